@@ -1,0 +1,519 @@
+//! `list`: what a folder holds, to some depth, with `.gitignore` and hidden rules.
+//!
+//! The walk is ours rather than `ignore::Walk` because `ignore` opens ambient
+//! absolute paths, and every file-system call here must go through the root's
+//! handle. The ignore *rules* are the `ignore` crate's own (`gitignore` module).
+
+use std::{
+    cmp::Ordering,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::{
+    error::{ErrorCode, FsError, FsResult},
+    roots::{Root, Roots, Target, kind_name, rfc3339},
+};
+
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
+/// An ignore file larger than this is not a real one; skip it.
+const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindFilter {
+    Any,
+    File,
+    Dir,
+    Symlink,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Path,
+    Name,
+    Size,
+    Modified,
+    Kind,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub depth: u32,
+    pub glob: Option<String>,
+    pub kind: KindFilter,
+    pub sort: SortKey,
+    pub descending: bool,
+    pub offset: usize,
+    pub limit: usize,
+    /// `None`: the server's default.
+    pub hidden: Option<bool>,
+    /// `None`: the server's default.
+    pub ignored: Option<bool>,
+}
+
+impl Default for ListRequest {
+    fn default() -> Self {
+        ListRequest {
+            depth: 1,
+            glob: None,
+            kind: KindFilter::Any,
+            sort: SortKey::Path,
+            descending: false,
+            offset: 0,
+            limit: 500,
+            hidden: None,
+            ignored: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ListEntry {
+    pub path: String,
+    pub kind: &'static str,
+    pub size: Option<u64>,
+    pub modified: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children: Option<u64>,
+    #[serde(skip)]
+    name: String,
+    #[serde(skip)]
+    modified_key: Option<std::time::SystemTime>,
+    #[serde(skip)]
+    location: Option<(usize, PathBuf)>,
+}
+
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Skipped {
+    pub hidden: u64,
+    pub ignored: u64,
+    /// Symlinks that lead outside the root: never listed.
+    pub outside_root: u64,
+    pub unreadable: u64,
+}
+
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Counts {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub other: u64,
+}
+
+#[derive(Debug)]
+pub struct ListOutcome {
+    pub path: String,
+    pub entries: Vec<ListEntry>,
+    pub total: u64,
+    pub truncated: bool,
+    pub next_offset: Option<usize>,
+    /// The walk stopped at the entry limit: `total` and `counts` are lower bounds.
+    pub walk_capped: bool,
+    pub counts: Counts,
+    pub skipped: Skipped,
+    pub summary: String,
+}
+
+/// Ignore rules found in one folder, with the folder they apply from.
+struct IgnoreLevel {
+    base: PathBuf,
+    rules: Gitignore,
+}
+
+struct Walk<'a> {
+    roots: &'a Roots,
+    request: &'a ListRequest,
+    glob: Option<GlobMatcher>,
+    hidden: bool,
+    ignored: bool,
+    entries: Vec<ListEntry>,
+    skipped: Skipped,
+    capped: bool,
+}
+
+impl Roots {
+    pub fn list(&self, input: &str, request: &ListRequest) -> FsResult<ListOutcome> {
+        let shown = input.trim();
+        let glob = match &request.glob {
+            Some(g) => Some(
+                GlobBuilder::new(g)
+                    .literal_separator(g.contains('/'))
+                    .build()
+                    .map_err(|e| {
+                        FsError::new(ErrorCode::IoError, format!("glob `{g}` is invalid: {e}"))
+                    })?
+                    .compile_matcher(),
+            ),
+            None => None,
+        };
+        let mut walk = Walk {
+            roots: self,
+            request,
+            glob,
+            hidden: request.hidden.unwrap_or(self.policy.hidden),
+            ignored: request.ignored.unwrap_or(self.policy.no_ignore),
+            entries: Vec::new(),
+            skipped: Skipped::default(),
+            capped: false,
+        };
+        let path = match self.resolve(input)? {
+            Target::AllRoots => {
+                for (index, root) in self.roots().iter().enumerate() {
+                    walk.add_root_entry(index, root);
+                    if request.depth > 1 {
+                        let levels = walk.ignore_levels_down_to(root, Path::new(""));
+                        walk.visit(index, root, Path::new(""), PathBuf::new(), 2, levels);
+                    }
+                }
+                ".".to_string()
+            }
+            Target::In(root, rel) => {
+                let real = self.real_path(root, &rel, shown)?;
+                let meta = root
+                    .dir()
+                    .metadata(real.as_os_path())
+                    .map_err(|e| FsError::from_io(&e, shown))?;
+                if !meta.is_dir() {
+                    return Err(FsError::new(
+                        ErrorCode::NotDirectory,
+                        format!("`{shown}` is a file, not a folder"),
+                    )
+                    .hint("call `read` to see its content, `stat` for its metadata")
+                    .suggest("read"));
+                }
+                let index = self
+                    .roots()
+                    .iter()
+                    .position(|r| std::ptr::eq(r, root))
+                    .unwrap_or(0);
+                let start = real.as_os_path().to_path_buf();
+                let start = if real.is_root() { PathBuf::new() } else { start };
+                let levels = walk.ignore_levels_down_to(root, &start);
+                // Shown paths keep the spelling asked for, even through an in-root symlink.
+                let shown_base = if rel.is_root() {
+                    PathBuf::new()
+                } else {
+                    PathBuf::from(rel.as_str())
+                };
+                walk.visit(index, root, &start, shown_base, 1, levels);
+                self.display(root, &rel)
+            }
+        };
+        Ok(walk.finish(path))
+    }
+}
+
+impl Walk<'_> {
+    fn add_root_entry(&mut self, index: usize, root: &Root) {
+        let meta = root.dir().dir_metadata().ok();
+        self.entries.push(ListEntry {
+            path: root.name.clone(),
+            kind: "dir",
+            size: meta.as_ref().map(|m| m.len()),
+            modified: meta.as_ref().and_then(|m| rfc3339(m.modified())),
+            children: None,
+            name: root.name.clone(),
+            modified_key: meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .map(|t| t.into_std()),
+            location: Some((index, PathBuf::new())),
+        });
+    }
+
+    /// The ignore rules of every folder from the root down to `start` (inclusive).
+    fn ignore_levels_down_to(&self, root: &Root, start: &Path) -> Vec<Arc<IgnoreLevel>> {
+        if self.ignored {
+            return Vec::new();
+        }
+        let mut levels = Vec::new();
+        let mut here = PathBuf::new();
+        if let Some(level) = load_ignore(root, &here, true) {
+            levels.push(Arc::new(level));
+        }
+        for part in start.components() {
+            here.push(part);
+            if let Some(level) = load_ignore(root, &here, false) {
+                levels.push(Arc::new(level));
+            }
+        }
+        levels
+    }
+
+    fn is_ignored(levels: &[Arc<IgnoreLevel>], path: &Path, is_dir: bool) -> bool {
+        for level in levels.iter().rev() {
+            let Ok(rel) = path.strip_prefix(&level.base) else {
+                continue;
+            };
+            let m = level.rules.matched(rel, is_dir);
+            if m.is_ignore() {
+                return true;
+            }
+            if m.is_whitelist() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Walk `dir` (a real path under `root`), showing children under `shown`.
+    fn visit(
+        &mut self,
+        index: usize,
+        root: &Root,
+        dir: &Path,
+        shown: PathBuf,
+        level: u32,
+        levels: Vec<Arc<IgnoreLevel>>,
+    ) {
+        let open = if dir.as_os_str().is_empty() {
+            root.dir().entries()
+        } else {
+            root.dir().read_dir(dir)
+        };
+        let Ok(read_dir) = open else {
+            self.skipped.unreadable += 1;
+            return;
+        };
+        let mut subdirs = Vec::new();
+        for entry in read_dir {
+            if self.entries.len() >= self.roots.policy.limits.max_walk_entries {
+                self.capped = true;
+                return;
+            }
+            let Ok(entry) = entry else {
+                self.skipped.unreadable += 1;
+                continue;
+            };
+            let name_os = entry.file_name();
+            let name = name_os.to_string_lossy().into_owned();
+            let real = dir.join(&name_os);
+            let Ok(file_type) = entry.file_type() else {
+                self.skipped.unreadable += 1;
+                continue;
+            };
+            if !self.hidden && name.starts_with('.') {
+                self.skipped.hidden += 1;
+                continue;
+            }
+            let is_dir = file_type.is_dir();
+            if !self.ignored && Walk::is_ignored(&levels, &real, is_dir) {
+                self.skipped.ignored += 1;
+                continue;
+            }
+            // Symlinks are described by their target, which must stay inside the root.
+            let meta = if file_type.is_symlink() {
+                match root.dir().metadata(&real) {
+                    Ok(m) => Some(m),
+                    Err(e) if crate::error::is_escape(&e) => {
+                        self.skipped.outside_root += 1;
+                        continue;
+                    }
+                    Err(_) => None, // dangling: listed, without size
+                }
+            } else {
+                entry.metadata().ok()
+            };
+            let shown_path = shown.join(&name_os);
+            let rel_shown = shown_path.to_string_lossy().replace('\\', "/");
+            let display = if self.roots.is_multi() {
+                format!("{}/{}", root.name, rel_shown)
+            } else {
+                rel_shown
+            };
+            let kind = kind_name(file_type);
+            let entry = ListEntry {
+                path: display,
+                kind,
+                size: meta.as_ref().filter(|m| !m.is_dir()).map(|m| m.len()),
+                modified: meta.as_ref().and_then(|m| rfc3339(m.modified())),
+                children: None,
+                name,
+                modified_key: meta
+                    .as_ref()
+                    .and_then(|m| m.modified().ok())
+                    .map(|t| t.into_std()),
+                location: is_dir.then(|| (index, real.clone())),
+            };
+            if self.matches(&entry, &shown_path, level) {
+                self.entries.push(entry);
+            }
+            if is_dir && level < self.request.depth {
+                subdirs.push((real, shown_path));
+            }
+        }
+        for (real, shown_path) in subdirs {
+            let mut child_levels = levels.clone();
+            if !self.ignored {
+                if let Some(l) = load_ignore(root, &real, false) {
+                    child_levels.push(Arc::new(l));
+                }
+            }
+            self.visit(index, root, &real, shown_path, level + 1, child_levels);
+            if self.capped {
+                return;
+            }
+        }
+    }
+
+    fn matches(&self, entry: &ListEntry, shown_path: &Path, _level: u32) -> bool {
+        let kind_ok = match self.request.kind {
+            KindFilter::Any => true,
+            KindFilter::File => entry.kind == "file",
+            KindFilter::Dir => entry.kind == "dir",
+            KindFilter::Symlink => entry.kind == "symlink",
+        };
+        let glob_ok = match &self.glob {
+            None => true,
+            Some(g) if self.request.glob.as_deref().is_some_and(|p| p.contains('/')) => {
+                g.is_match(shown_path)
+            }
+            Some(g) => g.is_match(&entry.name),
+        };
+        kind_ok && glob_ok
+    }
+
+    fn finish(mut self, path: String) -> ListOutcome {
+        let mut counts = Counts::default();
+        for e in &self.entries {
+            match e.kind {
+                "file" => counts.files += 1,
+                "dir" => counts.dirs += 1,
+                "symlink" => counts.symlinks += 1,
+                _ => counts.other += 1,
+            }
+        }
+        let sort = self.request.sort;
+        self.entries.sort_by(|a, b| {
+            let primary = match sort {
+                SortKey::Path => Ordering::Equal,
+                SortKey::Name => a.name.cmp(&b.name),
+                SortKey::Size => a.size.cmp(&b.size),
+                SortKey::Modified => a.modified_key.cmp(&b.modified_key),
+                SortKey::Kind => a.kind.cmp(b.kind),
+            };
+            primary.then_with(|| a.path.cmp(&b.path))
+        });
+        if self.request.descending {
+            self.entries.reverse();
+        }
+        let total = self.entries.len() as u64;
+        let offset = self.request.offset.min(self.entries.len());
+        let mut page: Vec<ListEntry> = self
+            .entries
+            .drain(offset..)
+            .take(self.request.limit)
+            .collect();
+        // Trim the page to the response budget (roughly, by the size of its JSON).
+        let budget = self.roots.policy.limits.max_response_bytes;
+        let mut used = 0;
+        let mut keep = page.len();
+        for (i, e) in page.iter().enumerate() {
+            used += e.path.len() + 96;
+            if used > budget {
+                keep = i;
+                break;
+            }
+        }
+        page.truncate(keep);
+        for e in &mut page {
+            if let Some((index, real)) = e.location.take() {
+                e.children = count_children(&self.roots.roots()[index], &real);
+            }
+        }
+        let end = offset + page.len();
+        let truncated = (end as u64) < total;
+        let at_least = if self.capped { "at least " } else { "" };
+        let summary = format!(
+            "{at_least}{total} entries: {} files, {} folders{}{}",
+            counts.files,
+            counts.dirs,
+            if counts.symlinks > 0 {
+                format!(", {} symlinks", counts.symlinks)
+            } else {
+                String::new()
+            },
+            skipped_note(&self.skipped),
+        );
+        ListOutcome {
+            path,
+            entries: page,
+            total,
+            truncated,
+            next_offset: truncated.then_some(end),
+            walk_capped: self.capped,
+            counts,
+            skipped: self.skipped,
+            summary,
+        }
+    }
+}
+
+fn skipped_note(s: &Skipped) -> String {
+    let mut parts = Vec::new();
+    if s.hidden > 0 {
+        parts.push(format!("{} hidden", s.hidden));
+    }
+    if s.ignored > 0 {
+        parts.push(format!("{} ignored", s.ignored));
+    }
+    if s.outside_root > 0 {
+        parts.push(format!("{} symlinks leading outside", s.outside_root));
+    }
+    if s.unreadable > 0 {
+        parts.push(format!("{} unreadable", s.unreadable));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" (not shown: {})", parts.join(", "))
+    }
+}
+
+/// Count a folder's entries, up to a bound that keeps this cheap.
+fn count_children(root: &Root, real: &Path) -> Option<u64> {
+    const MAX_COUNT: usize = 100_000;
+    let entries = if real.as_os_str().is_empty() {
+        root.dir().entries().ok()?
+    } else {
+        root.dir().read_dir(real).ok()?
+    };
+    Some(entries.take(MAX_COUNT).count() as u64)
+}
+
+/// Read the ignore files of one folder through the root handle.
+fn load_ignore(root: &Root, folder: &Path, is_root: bool) -> Option<IgnoreLevel> {
+    let mut builder = GitignoreBuilder::new("");
+    let mut found = false;
+    let mut files: Vec<PathBuf> = IGNORE_FILES.iter().map(|f| folder.join(f)).collect();
+    if is_root {
+        files.push(PathBuf::from(".git/info/exclude"));
+    }
+    for file in files {
+        let Ok(meta) = root.dir().metadata(&file) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > MAX_IGNORE_FILE_BYTES {
+            continue;
+        }
+        let Ok(text) = root.dir().read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            // A bad line is skipped, as git does.
+            if builder.add_line(None, line).is_ok() {
+                found = true;
+            }
+        }
+    }
+    if !found {
+        return None;
+    }
+    builder.build().ok().map(|rules| IgnoreLevel {
+        base: folder.to_path_buf(),
+        rules,
+    })
+}

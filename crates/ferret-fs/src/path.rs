@@ -1,0 +1,201 @@
+//! Turning what an agent typed into a path relative to one root, or a refusal.
+//!
+//! This is pure string work with no I/O. It is the first line of defence only:
+//! the second, which cannot be talked around, is that every file-system call goes
+//! through the root's directory handle (see `roots.rs`).
+
+use std::path::Path;
+
+/// A path relative to a root, made only of normal components (no `.`, `..`, or
+/// separators at either end). The empty path is the root itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct RelPath(String);
+
+impl RelPath {
+    pub fn root() -> Self {
+        RelPath(String::new())
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The path to hand to cap-std: `.` for the root itself.
+    pub fn as_os_path(&self) -> &Path {
+        if self.0.is_empty() {
+            Path::new(".")
+        } else {
+            Path::new(&self.0)
+        }
+    }
+
+    pub fn join(&self, name: &str) -> RelPath {
+        if self.0.is_empty() {
+            RelPath(name.to_string())
+        } else {
+            RelPath(format!("{}/{name}", self.0))
+        }
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/').filter(|c| !c.is_empty())
+    }
+
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or("")
+    }
+
+    /// Build from components that were already checked to be normal.
+    pub(crate) fn from_components<'a>(parts: impl IntoIterator<Item = &'a str>) -> RelPath {
+        RelPath(parts.into_iter().collect::<Vec<_>>().join("/"))
+    }
+
+    /// Build from a path that cap-std produced (already relative and normal).
+    pub(crate) fn from_cap_path(path: &Path) -> Option<RelPath> {
+        let mut parts = Vec::new();
+        for c in path.components() {
+            match c {
+                std::path::Component::Normal(s) => parts.push(s.to_str()?.to_string()),
+                std::path::Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        Some(RelPath(parts.join("/")))
+    }
+}
+
+/// A normalised request: either relative components, or an absolute path that
+/// still has to be matched against the roots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requested {
+    Relative(Vec<String>),
+    Absolute(Vec<String>),
+}
+
+/// Why a requested path was refused before any file-system call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    ParentComponent,
+    NulByte,
+    WindowsPath,
+}
+
+/// Normalise what the agent typed: trim, strip one pair of quotes, turn `\` into
+/// `/`, drop doubled and trailing separators and `.` components. Any `..`, NUL
+/// byte, drive letter or UNC path is refused.
+pub fn normalize(input: &str) -> Result<Requested, Refusal> {
+    let mut s = input.trim();
+    for q in ['"', '\'', '`'] {
+        if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
+            s = s[1..s.len() - 1].trim();
+            break;
+        }
+    }
+    if s.contains('\0') {
+        return Err(Refusal::NulByte);
+    }
+    let bytes = s.as_bytes();
+    let is_drive = bytes.len() >= 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && (bytes.len() == 2 || bytes[2] == b'\\' || bytes[2] == b'/');
+    if is_drive || s.starts_with("\\\\") {
+        return Err(Refusal::WindowsPath);
+    }
+    let unified = s.replace('\\', "/");
+    let absolute = unified.starts_with('/');
+    let mut parts = Vec::new();
+    for part in unified.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(Refusal::ParentComponent),
+            p => parts.push(p.to_string()),
+        }
+    }
+    Ok(if absolute {
+        Requested::Absolute(parts)
+    } else {
+        Requested::Relative(parts)
+    })
+}
+
+/// The components of an absolute root path, for lexical containment checks.
+pub(crate) fn absolute_components(path: &Path) -> Vec<String> {
+    path.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `Some(rest)` when `path` lies lexically at or below `base`.
+pub(crate) fn strip_base<'a>(path: &'a [String], base: &[String]) -> Option<&'a [String]> {
+    path.strip_prefix(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(s: &str) -> Vec<String> {
+        match normalize(s).unwrap() {
+            Requested::Relative(p) => p,
+            other => panic!("{s:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_and_messy_relative_paths_normalise() {
+        assert_eq!(rel("src/main.rs"), ["src", "main.rs"]);
+        assert_eq!(rel("  ./src//main.rs/ "), ["src", "main.rs"]);
+        assert_eq!(rel("src\\lib\\x.rs"), ["src", "lib", "x.rs"]);
+        assert_eq!(rel("\"src/a b.txt\""), ["src", "a b.txt"]);
+        assert_eq!(rel("'x'"), ["x"]);
+        assert!(rel(".").is_empty());
+        assert!(rel("").is_empty());
+        assert_eq!(rel("..foo/bar.."), ["..foo", "bar.."]);
+    }
+
+    #[test]
+    fn parent_components_anywhere_are_refused() {
+        for p in ["..", "../x", "a/../b", "a/..", "a\\..\\..\\b", "/root/../etc", "./.."] {
+            assert_eq!(normalize(p), Err(Refusal::ParentComponent), "{p}");
+        }
+    }
+
+    #[test]
+    fn nul_and_windows_forms_are_refused() {
+        assert_eq!(normalize("a\0b"), Err(Refusal::NulByte));
+        assert_eq!(normalize("C:\\Windows"), Err(Refusal::WindowsPath));
+        assert_eq!(normalize("c:/x"), Err(Refusal::WindowsPath));
+        assert_eq!(normalize("D:"), Err(Refusal::WindowsPath));
+        assert_eq!(normalize("\\\\server\\share\\x"), Err(Refusal::WindowsPath));
+    }
+
+    #[test]
+    fn absolute_paths_are_kept_for_root_matching() {
+        assert_eq!(
+            normalize("//etc///passwd").unwrap(),
+            Requested::Absolute(vec!["etc".into(), "passwd".into()])
+        );
+        assert_eq!(normalize("/").unwrap(), Requested::Absolute(vec![]));
+    }
+
+    #[test]
+    fn relpath_helpers() {
+        let r = RelPath::from_components(["a", "b.txt"]);
+        assert_eq!(r.file_name(), "b.txt");
+        assert_eq!(r.join("c").as_str(), "a/b.txt/c");
+        assert_eq!(RelPath::root().as_os_path(), Path::new("."));
+        assert_eq!(
+            RelPath::from_cap_path(Path::new("./x/y")).unwrap().as_str(),
+            "x/y"
+        );
+        assert!(RelPath::from_cap_path(Path::new("../x")).is_none());
+    }
+}

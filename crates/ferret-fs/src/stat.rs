@@ -1,0 +1,156 @@
+//! `stat`: what a path is, and for files under the size limit what their content is.
+
+use crate::{
+    error::{FsError, FsResult},
+    read::{checksum, image_dimensions, read_up_to},
+    roots::{Roots, Target, kind_name, rfc3339},
+    sniff::{self, Content},
+    text::{self, Window},
+};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ImageInfo {
+    pub format: &'static str,
+    pub width: Option<u64>,
+    pub height: Option<u64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StatInfo {
+    pub path: String,
+    pub kind: &'static str,
+    pub size: Option<u64>,
+    pub modified: Option<String>,
+    pub created: Option<String>,
+    /// True when ferret may not write it: the file's permissions, or a read-only root.
+    pub readonly: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_endings: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary: Option<&'static str>,
+}
+
+impl Roots {
+    pub fn stat(&self, input: &str) -> FsResult<StatInfo> {
+        let shown = input.trim();
+        let (root, rel) = match self.resolve(input)? {
+            Target::AllRoots => {
+                return Ok(StatInfo {
+                    path: ".".into(),
+                    kind: "dir",
+                    size: None,
+                    modified: None,
+                    created: None,
+                    readonly: true,
+                    symlink_target: None,
+                    lines: None,
+                    encoding: None,
+                    line_endings: None,
+                    checksum: None,
+                    image: None,
+                    binary: None,
+                });
+            }
+            Target::In(root, rel) => (root, rel),
+        };
+        let path = self.display(root, &rel);
+        let lmeta = root
+            .dir()
+            .symlink_metadata(rel.as_os_path())
+            .map_err(|e| FsError::from_io(&e, shown))?;
+        let kind = kind_name(lmeta.file_type());
+        let (meta, symlink_target, real) = if lmeta.is_symlink() {
+            match self.real_path(root, &rel, shown) {
+                Ok(real) => {
+                    let meta = root
+                        .dir()
+                        .metadata(real.as_os_path())
+                        .map_err(|e| FsError::from_io(&e, shown))?;
+                    (meta, Some(self.display(root, &real)), real)
+                }
+                Err(e) if e.code == crate::ErrorCode::NotFound => {
+                    // Dangling: it exists as a link, pointing nowhere.
+                    return Ok(StatInfo {
+                        path,
+                        kind,
+                        size: None,
+                        modified: rfc3339(lmeta.modified()),
+                        created: None,
+                        readonly: true,
+                        symlink_target: None,
+                        lines: None,
+                        encoding: None,
+                        line_endings: None,
+                        checksum: None,
+                        image: None,
+                        binary: None,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            (lmeta, None, rel.clone())
+        };
+        self.check_not_sensitive(&rel, &real, shown)?;
+        let mut info = StatInfo {
+            path,
+            kind,
+            size: (!meta.is_dir()).then(|| meta.len()),
+            modified: rfc3339(meta.modified()),
+            created: rfc3339(meta.created()),
+            readonly: !root.writable || meta.permissions().readonly(),
+            symlink_target,
+            lines: None,
+            encoding: None,
+            line_endings: None,
+            checksum: None,
+            image: None,
+            binary: None,
+        };
+        if !meta.is_file() {
+            return Ok(info);
+        }
+        let mut opened = self.open_for_content(root, &real, shown)?;
+        let limit = self.policy.limits.max_file_bytes;
+        let whole = meta.len() <= limit;
+        let read_limit = if whole { limit as usize + 1 } else { 64 * 1024 };
+        let bytes =
+            read_up_to(&mut opened.file, read_limit).map_err(|e| FsError::from_io(&e, shown))?;
+        match sniff::classify(&bytes) {
+            Content::Image(format) => {
+                let (width, height) = image_dimensions(&bytes);
+                info.image = Some(ImageInfo {
+                    format: format.name(),
+                    width,
+                    height,
+                });
+            }
+            Content::Binary(kind) => info.binary = Some(kind),
+            Content::Text if whole => {
+                let detected = sniff::detect_encoding(&bytes, true);
+                let scan = text::scan_lines(&bytes[..], &detected, &Window::none(), true)
+                    .map_err(|e| FsError::from_io(&e, shown))?;
+                info.lines = scan.total_lines;
+                info.line_endings = Some(scan.line_endings());
+                info.encoding = Some(detected.label);
+            }
+            Content::Text => {
+                info.encoding = Some(sniff::detect_encoding(&bytes, false).label);
+            }
+        }
+        if whole {
+            info.checksum = Some(checksum(&bytes));
+        }
+        Ok(info)
+    }
+}
