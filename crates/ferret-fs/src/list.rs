@@ -134,6 +134,14 @@ struct Walk<'a> {
     capped: bool,
 }
 
+/// Check a `glob` argument before any walk.
+pub fn validate_glob(pattern: &str) -> Result<(), String> {
+    GlobBuilder::new(pattern)
+        .build()
+        .map(|_| ())
+        .map_err(|e| e.kind().to_string())
+}
+
 impl Roots {
     pub fn list(&self, input: &str, request: &ListRequest) -> FsResult<ListOutcome> {
         let shown = input.trim();
@@ -427,17 +435,16 @@ impl Walk<'_> {
         let end = offset + page.len();
         let truncated = (end as u64) < total;
         let at_least = if self.capped { "at least " } else { "" };
-        let summary = format!(
-            "{at_least}{total} entries: {} files, {} folders{}{}",
-            counts.files,
-            counts.dirs,
-            if counts.symlinks > 0 {
-                format!(", {} symlinks", counts.symlinks)
-            } else {
-                String::new()
-            },
-            skipped_note(&self.skipped),
+        let mut summary = format!(
+            "{at_least}{}: {}, {}",
+            plural(total, "entry", "entries"),
+            plural(counts.files, "file", "files"),
+            plural(counts.dirs, "folder", "folders"),
         );
+        if counts.symlinks > 0 {
+            summary.push_str(&format!(", {}", plural(counts.symlinks, "symlink", "symlinks")));
+        }
+        summary.push_str(&skipped_note(&self.skipped));
         ListOutcome {
             path,
             entries: page,
@@ -450,6 +457,10 @@ impl Walk<'_> {
             summary,
         }
     }
+}
+
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn skipped_note(s: &Skipped) -> String {

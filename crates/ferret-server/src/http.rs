@@ -1,0 +1,205 @@
+//! Streamable HTTP: rmcp's stateless service mounted in axum at `/mcp` and `/`,
+//! with `/health`, DNS-rebinding checks (Host and Origin), a body limit, and a
+//! bearer token required whenever the bind address is not loopback.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use axum::{
+    Router,
+    extract::{Request, State},
+    http::{HeaderValue, StatusCode, header},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
+};
+
+use crate::Ferret;
+
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub bind: SocketAddr,
+    /// Extra Host names to accept (required for a non-loopback bind).
+    pub allowed_hosts: Vec<String>,
+    /// Extra browser origins to accept, e.g. `https://app.example:443`.
+    pub allowed_origins: Vec<String>,
+    /// Bearer token; required for a non-loopback bind.
+    pub token: Option<String>,
+    pub max_request_bytes: usize,
+}
+
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+impl HttpOptions {
+    /// Refuse configurations that would expose files without protection.
+    pub fn check(&self) -> Result<(), String> {
+        if self.bind.ip().is_loopback() {
+            return Ok(());
+        }
+        if self.allowed_hosts.is_empty() {
+            return Err(format!(
+                "binding {} (not loopback) needs --allowed-host NAME for each name clients use to reach it (FERRET_ALLOWED_HOSTS)",
+                self.bind
+            ));
+        }
+        if self.token.as_deref().is_none_or(str::is_empty) {
+            return Err(format!(
+                "binding {} (not loopback) needs a bearer token: set FERRET_TOKEN (or --token) to a long random secret",
+                self.bind
+            ));
+        }
+        Ok(())
+    }
+
+    fn config(&self) -> StreamableHttpServerConfig {
+        let loopback = self.bind.ip().is_loopback();
+        let mut hosts: Vec<String> = self.allowed_hosts.clone();
+        let mut origins: Vec<String> = self.allowed_origins.clone();
+        if loopback {
+            hosts.extend(LOOPBACK_HOSTS.iter().map(|h| h.to_string()));
+            origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
+        }
+        let config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts(hosts)
+            .with_max_request_body_bytes(self.max_request_bytes);
+        if origins.is_empty() {
+            // No browser origin is trusted: any request that carries one is refused.
+            config.enforce_origin_validation()
+        } else {
+            config.with_allowed_origins(origins)
+        }
+    }
+}
+
+/// The axum application: MCP at `/mcp` and `/`, probes at `/health`.
+pub fn router(server: Ferret, options: &HttpOptions) -> Router {
+    let factory_server = server.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(factory_server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        options.config(),
+    );
+    let mut app = Router::new()
+        .route_service("/mcp", mcp.clone())
+        .route_service("/", mcp);
+    if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
+        app = app.layer(middleware::from_fn_with_state(Arc::new(token), require_token));
+    }
+    let health_server = server;
+    app.route(
+        "/health",
+        get(move || {
+            let roots = health_server.roots().roots().len();
+            async move {
+                axum::Json(serde_json::json!({
+                    "status": "ok",
+                    "name": "ferret",
+                    "version": crate::VERSION,
+                    "roots": roots,
+                }))
+            }
+        }),
+    )
+}
+
+async fn require_token(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
+        return next.run(request).await;
+    }
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "missing or wrong bearer token (Authorization: Bearer …)\n",
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Compare secrets without leaking where they differ through timing. Written here
+/// because it is four lines and not worth a dependency.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | (a.len() != b.len()) as u8;
+    for (i, &byte) in b.iter().enumerate() {
+        diff |= a.get(i).copied().unwrap_or(0) ^ byte;
+    }
+    diff == 0
+}
+
+/// Serve until `shutdown` resolves. Logs the address actually bound (port 0 picks one).
+pub async fn serve_http(
+    server: Ferret,
+    options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    options.check().map_err(anyhow::Error::msg)?;
+    let listener = tokio::net::TcpListener::bind(options.bind)
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on {}: {e}; choose another address with --bind (FERRET_BIND) or stop the program using it",
+                options.bind
+            )
+        })?;
+    let local = listener.local_addr()?;
+    let app = router(server, &options);
+    tracing::info!("ferret listening on http://{local}/mcp");
+    eprintln!("ferret {} listening on http://{local}/mcp", crate::VERSION);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(!constant_time_eq(b"x", b""));
+    }
+
+    #[test]
+    fn exposed_binds_need_hosts_and_a_token() {
+        let mut o = HttpOptions {
+            bind: "0.0.0.0:8031".parse().unwrap(),
+            allowed_hosts: vec![],
+            allowed_origins: vec![],
+            token: None,
+            max_request_bytes: 1 << 20,
+        };
+        assert!(o.check().unwrap_err().contains("--allowed-host"));
+        o.allowed_hosts = vec!["files.lan".into()];
+        assert!(o.check().unwrap_err().contains("FERRET_TOKEN"));
+        o.token = Some("t0ken".into());
+        assert!(o.check().is_ok());
+        o.bind = "127.0.0.1:0".parse().unwrap();
+        o.allowed_hosts.clear();
+        o.token = None;
+        assert!(o.check().is_ok());
+    }
+}

@@ -1,0 +1,437 @@
+//! The tools of the contract (`spec/tools.md`): their definitions, and one
+//! function per tool that reads arguments, calls the file layer and renders.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use ferret_fs::{
+    KindFilter, ListRequest, ReadOutcome, ReadRequest, Roots, SortKey, list::validate_glob,
+};
+use rmcp::{
+    model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations},
+};
+use serde_json::{Value, json};
+
+use crate::{
+    args::{ArgResult, Args},
+    render::{self, frame, human_size},
+};
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+/// Annotations of a tool that only reads. The tool's own `title` carries its name;
+/// repeating it in the annotations would only spend `tools/list` bytes.
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
+/// The read-only tools, in the order `tools/list` shows them.
+pub fn definitions() -> Vec<Tool> {
+    let int = |min: u64| json!({"type": "integer", "minimum": min});
+    vec![
+        Tool::new(
+            "read",
+            "Read a text file by line window (paging via next_start_line), or an image. Reports encoding, line endings, checksum.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File, relative to a root"},
+                    "start_line": int(1),
+                    "end_line": int(1),
+                    "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 2000},
+                    "line_numbers": {"type": "boolean", "description": "Prefix lines with their number"},
+                    "max_line_chars": int(1),
+                },
+                "required": ["path"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("Read file")
+        .with_raw_output_schema(schema(json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "text": {"type": "string"},
+                "size": {"type": "integer"},
+                "total_lines": {"type": ["integer", "null"]},
+                "start_line": {"type": "integer"},
+                "end_line": {"type": "integer"},
+                "next_start_line": {"type": ["integer", "null"]},
+                "truncated": {"type": "boolean"},
+                "clipped_lines": {"type": "array"},
+                "encoding": {"type": "string"},
+                "line_endings": {"type": "string"},
+                "modified": {"type": ["string", "null"]},
+                "checksum": {"type": ["string", "null"]},
+                "image": {"type": "object"},
+            },
+            "required": ["path", "size"],
+        })))
+        .with_annotations(read_only()),
+        Tool::new(
+            "list",
+            "List a folder (depth, glob, kind, sort, paging). Honours .gitignore and hides dotfiles unless asked.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Folder; default: the root(s)"},
+                    "depth": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
+                    "glob": {"type": "string"},
+                    "kind": {"enum": ["any", "file", "dir", "symlink"]},
+                    "sort": {"enum": ["path", "name", "size", "modified", "kind"]},
+                    "descending": {"type": "boolean"},
+                    "offset": int(0),
+                    "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 500},
+                    "hidden": {"type": "boolean"},
+                    "ignored": {"type": "boolean", "description": "Include gitignored entries"},
+                },
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("List folder")
+        .with_raw_output_schema(schema(json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "entries": {"type": "array", "items": {"type": "object"}},
+                "count": {"type": "integer"},
+                "total": {"type": "integer"},
+                "truncated": {"type": "boolean"},
+                "next_offset": {"type": ["integer", "null"]},
+                "summary": {"type": "string"},
+            },
+            "required": ["path", "entries", "count", "total", "truncated"],
+        })))
+        .with_annotations(read_only()),
+        Tool::new(
+            "stat",
+            "Metadata of one or more paths: kind, size, times, and for files lines, encoding, checksum or image size.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "paths": {
+                        "anyOf": [
+                            {"type": "string"},
+                            {"type": "array", "items": {"type": "string"}, "maxItems": 100},
+                        ]
+                    },
+                },
+                "required": ["paths"],
+                "additionalProperties": false,
+            })),
+        )
+        .with_title("File metadata")
+        .with_raw_output_schema(schema(json!({
+            "type": "object",
+            "properties": {"results": {"type": "array", "items": {"type": "object"}}},
+            "required": ["results"],
+        })))
+        .with_annotations(read_only()),
+        Tool::new(
+            "diagnostics",
+            "Server health: version, roots, index state, limits, per-tool counters.",
+            schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+        )
+        .with_title("Diagnostics")
+        .with_raw_output_schema(schema(json!({"type": "object"})))
+        .with_annotations(read_only()),
+    ]
+}
+
+/// `read`, with its arguments already checked.
+pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)> {
+    let a = Args::new(
+        "read",
+        args,
+        &["path", "start_line", "end_line", "max_lines", "line_numbers", "max_line_chars"],
+        r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
+    )?;
+    let path = a.required_string("path")?;
+    let start_line = a.integer("start_line", 1, u64::MAX)?.unwrap_or(1);
+    let end_line = a.integer("end_line", 1, u64::MAX)?;
+    let max_lines = a.integer("max_lines", 1, 100_000)?;
+    if end_line.is_some() && max_lines.is_some() {
+        return Err(a.conflict("end_line", "give `end_line` or `max_lines`, not both"));
+    }
+    if let Some(end) = end_line {
+        if end < start_line {
+            return Err(a.conflict(
+                "end_line",
+                &format!("`end_line` ({end}) is before `start_line` ({start_line})"),
+            ));
+        }
+    }
+    let request = ReadRequest {
+        start_line,
+        end_line,
+        max_lines: max_lines.unwrap_or(2000),
+        max_bytes: None,
+        max_line_chars: a
+            .integer("max_line_chars", 1, 1 << 20)?
+            .map(|n| n as usize),
+        line_numbers: a.boolean("line_numbers")?.unwrap_or(false),
+    };
+    Ok((path, request))
+}
+
+pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult {
+    match roots.read(path, request) {
+        Err(e) => render::tool_error(&e),
+        Ok(ReadOutcome::Text(w)) => {
+            let mut header = format!(
+                "{} · lines {}-{} of {} · {} · {} · {}",
+                w.path,
+                w.start_line,
+                w.end_line,
+                w.total_lines
+                    .map_or_else(|| "? (large file, not counted)".to_string(), |n| n.to_string()),
+                w.encoding,
+                w.line_endings,
+                human_size(w.size),
+            );
+            if let Some(sum) = &w.checksum {
+                header.push_str(" · ");
+                header.push_str(sum);
+            }
+            if w.end_line < w.start_line {
+                header.push_str(&format!(
+                    "\nstart_line {} is past the end of the file",
+                    w.start_line
+                ));
+            }
+            if !w.clipped_lines.is_empty() {
+                let list: Vec<String> = w
+                    .clipped_lines
+                    .iter()
+                    .take(10)
+                    .map(|c| format!("{} ({} chars)", c.line, c.chars))
+                    .collect();
+                header.push_str(&format!(
+                    "\nclipped long lines: {}{}",
+                    list.join(", "),
+                    if w.clipped_lines.len() > 10 { ", …" } else { "" }
+                ));
+            }
+            let mut text = header;
+            text.push('\n');
+            text.push_str(&frame(&w.text));
+            if let Some(next) = w.next_start_line {
+                text.push_str(&format!("\nmore: read with start_line {next}"));
+            }
+            let structured = json!({
+                "path": w.path,
+                "text": w.text,
+                "size": w.size,
+                "total_lines": w.total_lines,
+                "start_line": w.start_line,
+                "end_line": w.end_line,
+                "next_start_line": w.next_start_line,
+                "truncated": w.truncated,
+                "clipped_lines": w.clipped_lines,
+                "encoding": w.encoding,
+                "line_endings": w.line_endings,
+                "modified": w.modified,
+                "checksum": w.checksum,
+            });
+            render::ok(structured, text)
+        }
+        Ok(ReadOutcome::Image(img)) => {
+            let size = img.bytes.len();
+            let data = base64::engine::general_purpose::STANDARD.encode(&img.bytes);
+            let structured = json!({
+                "path": img.path,
+                "size": size,
+                "image": {"format": img.format.name(), "width": img.width, "height": img.height},
+                "modified": img.modified,
+                "checksum": img.checksum,
+            });
+            let text = format!(
+                "{} · {} image {}x{} · {}",
+                img.path,
+                img.format.name(),
+                img.width.map_or("?".into(), |w| w.to_string()),
+                img.height.map_or("?".into(), |h| h.to_string()),
+                human_size(size as u64)
+            );
+            render::ok_with(
+                structured,
+                vec![ContentBlock::image(data, img.format.mime())],
+                text,
+            )
+        }
+    }
+}
+
+pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)> {
+    let a = Args::new(
+        "list",
+        args,
+        &[
+            "path",
+            "depth",
+            "glob",
+            "kind",
+            "sort",
+            "descending",
+            "offset",
+            "limit",
+            "hidden",
+            "ignored",
+        ],
+        r#"{"path":"src","depth":2,"glob":"*.rs"}"#,
+    )?;
+    let glob = a.string("glob")?;
+    if let Some(g) = &glob {
+        if let Err(e) = validate_glob(g) {
+            return Err(a.conflict("glob", &format!("`{g}` is not a valid glob ({e})")));
+        }
+    }
+    let request = ListRequest {
+        depth: a.integer("depth", 1, 64)?.unwrap_or(1) as u32,
+        glob,
+        kind: match a.choice("kind", &["any", "file", "dir", "symlink"])? {
+            Some("file") => KindFilter::File,
+            Some("dir") => KindFilter::Dir,
+            Some("symlink") => KindFilter::Symlink,
+            _ => KindFilter::Any,
+        },
+        sort: match a.choice("sort", &["path", "name", "size", "modified", "kind"])? {
+            Some("name") => SortKey::Name,
+            Some("size") => SortKey::Size,
+            Some("modified") => SortKey::Modified,
+            Some("kind") => SortKey::Kind,
+            _ => SortKey::Path,
+        },
+        descending: a.boolean("descending")?.unwrap_or(false),
+        offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
+        limit: a.integer("limit", 0, 2000)?.unwrap_or(500) as usize,
+        hidden: a.boolean("hidden")?,
+        ignored: a.boolean("ignored")?,
+    };
+    Ok((a.string("path")?.unwrap_or_else(|| ".".into()), request))
+}
+
+pub fn list(roots: &Roots, path: &str, request: &ListRequest) -> CallToolResult {
+    let outcome = match roots.list(path, request) {
+        Ok(o) => o,
+        Err(e) => return render::tool_error(&e),
+    };
+    let mut lines = String::new();
+    for e in &outcome.entries {
+        let marker = match e.kind {
+            "dir" => "d",
+            "symlink" => "l",
+            "file" => "f",
+            _ => "?",
+        };
+        let size = e.size.map(human_size).unwrap_or_else(|| "-".into());
+        let children = e
+            .children
+            .map(|c| format!(" ({})", ferret_fs::list::plural(c, "entry", "entries")))
+            .unwrap_or_default();
+        let slash = if e.kind == "dir" { "/" } else { "" };
+        lines.push_str(&format!(
+            "{marker} {size:>7} {} {}{slash}{children}\n",
+            e.modified.as_deref().unwrap_or("-"),
+            e.path
+        ));
+    }
+    let mut text = format!("{}: {}\n", outcome.path, outcome.summary);
+    text.push_str(&frame(&lines));
+    if let Some(next) = outcome.next_offset {
+        text.push_str(&format!(
+            "\nshowing {}-{} of {}; more: list with offset {next}",
+            next - outcome.entries.len() + 1,
+            next,
+            outcome.total
+        ));
+    }
+    let structured = json!({
+        "path": outcome.path,
+        "entries": outcome.entries,
+        "count": outcome.entries.len(),
+        "total": outcome.total,
+        "truncated": outcome.truncated,
+        "next_offset": outcome.next_offset,
+        "summary": outcome.summary,
+        "counts": outcome.counts,
+        "skipped": outcome.skipped,
+        "walk_capped": outcome.walk_capped,
+    });
+    render::ok(structured, text)
+}
+
+pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {
+    let a = Args::new(
+        "stat",
+        args,
+        &["paths"],
+        r#"{"paths":["README.md","src"]}"#,
+    )?;
+    let Some(paths) = a.strings("paths")? else {
+        return Err(a.conflict("paths", "`paths` is required"));
+    };
+    if paths.is_empty() || paths.len() > 100 {
+        return Err(a.conflict("paths", "give between 1 and 100 paths"));
+    }
+    Ok(paths)
+}
+
+pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
+    let mut results = Vec::with_capacity(paths.len());
+    let mut text = String::new();
+    let mut failures = 0;
+    for p in paths {
+        match roots.stat(p) {
+            Ok(info) => {
+                let mut line = format!(
+                    "{} · {} · {} · modified {}",
+                    info.path,
+                    info.kind,
+                    info.size.map(human_size).unwrap_or_else(|| "-".into()),
+                    info.modified.as_deref().unwrap_or("-")
+                );
+                if let Some(t) = &info.symlink_target {
+                    line.push_str(&format!(" · -> {t}"));
+                }
+                if let (Some(lines), Some(enc)) = (info.lines, &info.encoding) {
+                    line.push_str(&format!(" · {lines} lines · {enc}"));
+                }
+                if let Some(img) = &info.image {
+                    line.push_str(&format!(
+                        " · {} {}x{}",
+                        img.format,
+                        img.width.unwrap_or(0),
+                        img.height.unwrap_or(0)
+                    ));
+                }
+                if let Some(b) = info.binary {
+                    line.push_str(&format!(" · binary ({b})"));
+                }
+                if let Some(c) = &info.checksum {
+                    line.push_str(&format!(" · {c}"));
+                }
+                text.push_str(&line);
+                text.push('\n');
+                results.push(serde_json::to_value(&info).unwrap_or(Value::Null));
+            }
+            Err(e) => {
+                failures += 1;
+                text.push_str(&format!("{}: {} ({})\n", p.trim(), e.code, e.message));
+                results.push(json!({"path": p.trim(), "error": render::error_object(&e)}));
+            }
+        }
+    }
+    // Per-path errors never fail the whole call; the count is in the structure.
+    let structured = json!({"results": results, "errors": failures});
+    render::ok(structured, frame(&text))
+}
