@@ -78,7 +78,10 @@ impl Denylist {
         if folders.iter().any(|f| SECRET_FOLDERS.contains(&f.as_str())) {
             return true;
         }
-        if folders.windows(2).any(|w| w[0] == ".git" && w[1] == "objects") {
+        if folders
+            .windows(2)
+            .any(|w| w[0] == ".git" && w[1] == "objects")
+        {
             return true;
         }
         if is_secret_name(name) {

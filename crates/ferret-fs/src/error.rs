@@ -112,12 +112,11 @@ impl FsError {
             )
             .hint("`read` opens files; `list` opens folders")
             .suggest("read"),
-            io::ErrorKind::IsADirectory => FsError::new(
-                ErrorCode::IsDirectory,
-                format!("`{shown}` is a folder"),
-            )
-            .hint("call `list` on it")
-            .suggest("list"),
+            io::ErrorKind::IsADirectory => {
+                FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
+                    .hint("call `list` on it")
+                    .suggest("list")
+            }
             io::ErrorKind::PermissionDenied => FsError::new(
                 ErrorCode::IoError,
                 format!("permission denied on `{shown}`: {err}"),
@@ -138,7 +137,10 @@ impl FsError {
 /// cap-std reports an attempt to leave the directory handle as `PermissionDenied`
 /// with this message (and the kernel's `openat2(RESOLVE_BENEATH)` as `EXDEV`).
 pub(crate) fn is_escape(err: &io::Error) -> bool {
-    err.raw_os_error() == Some(18) || err.to_string().contains("a path led outside of the filesystem")
+    err.raw_os_error() == Some(18)
+        || err
+            .to_string()
+            .contains("a path led outside of the filesystem")
 }
 
 impl fmt::Display for FsError {

@@ -198,7 +198,11 @@ impl Roots {
                     .position(|r| std::ptr::eq(r, root))
                     .unwrap_or(0);
                 let start = real.as_os_path().to_path_buf();
-                let start = if real.is_root() { PathBuf::new() } else { start };
+                let start = if real.is_root() {
+                    PathBuf::new()
+                } else {
+                    start
+                };
                 let levels = walk.ignore_levels_down_to(root, &start);
                 // Shown paths keep the spelling asked for, even through an in-root symlink.
                 let shown_base = if rel.is_root() {
@@ -314,13 +318,18 @@ impl Walk<'_> {
             }
             // Symlinks are described by their target, which must stay inside the root.
             let meta = if file_type.is_symlink() {
-                match root.dir().metadata(&real) {
+                let target = self.roots.resolve_links(root, &real, &name).and_then(|t| {
+                    root.dir()
+                        .metadata(t.as_os_path())
+                        .map_err(|e| FsError::from_io(&e, &name))
+                });
+                match target {
                     Ok(m) => Some(m),
-                    Err(e) if crate::error::is_escape(&e) => {
+                    Err(e) if e.code == ErrorCode::PathOutsideRoot => {
                         self.skipped.outside_root += 1;
                         continue;
                     }
-                    Err(_) => None, // dangling: listed, without size
+                    Err(_) => None, // dangling or a loop: listed, without size
                 }
             } else {
                 entry.metadata().ok()
@@ -355,10 +364,11 @@ impl Walk<'_> {
         }
         for (real, shown_path) in subdirs {
             let mut child_levels = levels.clone();
-            if !self.ignored {
-                if let Some(l) = load_ignore(root, &real, false) {
-                    child_levels.push(Arc::new(l));
-                }
+            if let Some(l) = (!self.ignored)
+                .then(|| load_ignore(root, &real, false))
+                .flatten()
+            {
+                child_levels.push(Arc::new(l));
             }
             self.visit(index, root, &real, shown_path, level + 1, child_levels);
             if self.capped {
@@ -376,7 +386,13 @@ impl Walk<'_> {
         };
         let glob_ok = match &self.glob {
             None => true,
-            Some(g) if self.request.glob.as_deref().is_some_and(|p| p.contains('/')) => {
+            Some(g)
+                if self
+                    .request
+                    .glob
+                    .as_deref()
+                    .is_some_and(|p| p.contains('/')) =>
+            {
                 g.is_match(shown_path)
             }
             Some(g) => g.is_match(&entry.name),
@@ -442,7 +458,10 @@ impl Walk<'_> {
             plural(counts.dirs, "folder", "folders"),
         );
         if counts.symlinks > 0 {
-            summary.push_str(&format!(", {}", plural(counts.symlinks, "symlink", "symlinks")));
+            summary.push_str(&format!(
+                ", {}",
+                plural(counts.symlinks, "symlink", "symlinks")
+            ));
         }
         summary.push_str(&skipped_note(&self.skipped));
         ListOutcome {

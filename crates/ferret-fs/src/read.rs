@@ -108,9 +108,11 @@ impl Roots {
         let shown = input.trim();
         let (root, rel) = match self.resolve(input)? {
             Target::AllRoots => {
-                return Err(FsError::new(ErrorCode::IsDirectory, "`.` is the list of roots")
-                    .hint("call `list` to see them")
-                    .suggest("list"));
+                return Err(
+                    FsError::new(ErrorCode::IsDirectory, "`.` is the list of roots")
+                        .hint("call `list` to see them")
+                        .suggest("list"),
+                );
             }
             Target::In(root, rel) => (root, rel),
         };
@@ -176,14 +178,17 @@ impl Roots {
                 .max_bytes
                 .unwrap_or(limits.max_response_bytes)
                 .min(limits.max_response_bytes),
-            max_line_chars: request.max_line_chars.unwrap_or(limits.max_line_chars).max(1),
+            max_line_chars: request
+                .max_line_chars
+                .unwrap_or(limits.max_line_chars)
+                .max(1),
             line_numbers: request.line_numbers,
         };
 
         let whole = size <= limits.max_file_bytes;
         let (scan, detected, checksum) = if whole {
-            let rest = read_up_to(&mut opened.file, limits.max_file_bytes as usize + 1)
-                .map_err(io_err)?;
+            let rest =
+                read_up_to(&mut opened.file, limits.max_file_bytes as usize + 1).map_err(io_err)?;
             head.extend_from_slice(&rest);
             let detected = sniff::detect_encoding(&head, true);
             let scan = text::scan_lines(&head[..], &detected, &window, true).map_err(io_err)?;

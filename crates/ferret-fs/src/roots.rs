@@ -10,11 +10,11 @@ use std::{
     time::SystemTime,
 };
 
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::{
     ambient_authority,
     fs::{Dir, File, Metadata, OpenOptions},
 };
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 
 use crate::{
     deny::Denylist,
@@ -44,12 +44,12 @@ impl std::str::FromStr for RootSpec {
             }
             _ => (None, s),
         };
-        if let Some(name) = &name {
-            if name == "." || name == ".." || name.contains('\\') {
-                return Err(format!(
-                    "root name `{name}` is not allowed; use letters, digits, `-` or `_`, e.g. --root notes=~/notes"
-                ));
-            }
+        if let Some(name) = &name
+            && (name == "." || name == ".." || name.contains('\\'))
+        {
+            return Err(format!(
+                "root name `{name}` is not allowed; use letters, digits, `-` or `_`, e.g. --root notes=~/notes"
+            ));
         }
         Ok(RootSpec {
             name,
@@ -182,14 +182,18 @@ impl Roots {
         for spec in specs {
             let shown = spec.path.display();
             let absolute = std::path::absolute(&spec.path).map_err(|e| {
-                RootError(format!("root `{shown}`: cannot make the path absolute: {e}"))
+                RootError(format!(
+                    "root `{shown}`: cannot make the path absolute: {e}"
+                ))
             })?;
             let canonical = std::fs::canonicalize(&absolute).map_err(|e| {
                 RootError(match e.kind() {
                     io::ErrorKind::NotFound => format!(
                         "root `{shown}` does not exist; create it or correct --root (FERRET_ROOTS)"
                     ),
-                    _ => format!("root `{shown}` cannot be resolved: {e}; check the path and its permissions"),
+                    _ => format!(
+                        "root `{shown}` cannot be resolved: {e}; check the path and its permissions"
+                    ),
                 })
             })?;
             if !canonical.is_dir() {
@@ -258,12 +262,14 @@ impl Roots {
     pub fn resolve(&self, input: &str) -> FsResult<Target<'_>> {
         let shown = input.trim();
         let requested = path::normalize(input).map_err(|refusal| match refusal {
-            Refusal::NulByte => FsError::outside(&shown.replace('\0', "\\0"))
-                .hint("paths cannot contain NUL bytes"),
+            Refusal::NulByte => {
+                FsError::outside(&shown.replace('\0', "\\0")).hint("paths cannot contain NUL bytes")
+            }
             Refusal::ParentComponent => FsError::outside(shown)
                 .hint("`..` is never accepted; give the path from the root, e.g. `src/main.rs`"),
-            Refusal::WindowsPath => FsError::outside(shown)
-                .hint("drive letters and UNC paths do not exist here; use a path relative to a root"),
+            Refusal::WindowsPath => FsError::outside(shown).hint(
+                "drive letters and UNC paths do not exist here; use a path relative to a root",
+            ),
         })?;
         match requested {
             Requested::Relative(parts) => self.resolve_relative(&parts, shown),
@@ -296,10 +302,10 @@ impl Roots {
         for root in &self.roots {
             for base in [&root.path, &root.given] {
                 let base = path::absolute_components(base);
-                if let Some(rest) = path::strip_base(parts, &base) {
-                    if best.is_none_or(|(_, b)| rest.len() < b.len()) {
-                        best = Some((root, rest));
-                    }
+                if let Some(rest) = path::strip_base(parts, &base)
+                    && best.is_none_or(|(_, b)| rest.len() < b.len())
+                {
+                    best = Some((root, rest));
                 }
             }
         }
@@ -330,11 +336,90 @@ impl Roots {
     /// Resolve symlinks inside the root; a link that leads out is `PATH_OUTSIDE_ROOT`,
     /// a dangling one `NOT_FOUND`.
     pub fn real_path(&self, root: &Root, rel: &RelPath, shown: &str) -> FsResult<RelPath> {
-        let real = root
-            .dir
-            .canonicalize(rel.as_os_path())
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        RelPath::from_cap_path(&real).ok_or_else(|| FsError::outside(shown))
+        self.resolve_links(root, rel.as_os_path(), shown)
+    }
+
+    /// Follow symlinks one component at a time through the root handle.
+    ///
+    /// Written by hand because the kernel's `RESOLVE_BENEATH` (and so cap-std's
+    /// `canonicalize`) refuses every absolute symlink, even one that points back
+    /// inside the root, and projects do contain those. Each component is checked
+    /// with `symlink_metadata` under a prefix already known to hold no symlink, so
+    /// nothing is followed implicitly; a `..` can never climb above the root; an
+    /// absolute target is accepted only when it lies inside this root. The result
+    /// holds no symlink, and every later open still goes through the handle.
+    pub fn resolve_links(&self, root: &Root, path: &Path, shown: &str) -> FsResult<RelPath> {
+        const MAX_HOPS: usize = 40;
+        let mut done: Vec<String> = Vec::new();
+        let mut todo: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        for c in path.components() {
+            match c {
+                std::path::Component::Normal(s) => {
+                    todo.push_back(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
+                }
+                std::path::Component::CurDir => {}
+                _ => return Err(FsError::outside(shown)),
+            }
+        }
+        let mut hops = 0;
+        while let Some(part) = todo.pop_front() {
+            if part == "." {
+                continue;
+            }
+            if part == ".." {
+                if done.pop().is_none() {
+                    return Err(FsError::outside(shown));
+                }
+                continue;
+            }
+            done.push(part);
+            let candidate = done.join("/");
+            let meta = root
+                .dir
+                .symlink_metadata(&candidate)
+                .map_err(|e| FsError::from_io(&e, shown))?;
+            if !meta.is_symlink() {
+                if !todo.is_empty() && !meta.is_dir() {
+                    return Err(FsError::from_io(
+                        &io::Error::from(io::ErrorKind::NotADirectory),
+                        shown,
+                    ));
+                }
+                continue;
+            }
+            hops += 1;
+            if hops > MAX_HOPS {
+                return Err(FsError::new(
+                    ErrorCode::IoError,
+                    format!("`{shown}` goes through a symlink loop"),
+                ));
+            }
+            done.pop();
+            let target = root
+                .dir
+                .read_link_contents(&candidate)
+                .map_err(|e| FsError::from_io(&e, shown))?;
+            let mut parts: Vec<String> = Vec::new();
+            if target.is_absolute() {
+                parts =
+                    target_parts_from_root(&target, root).ok_or_else(|| FsError::outside(shown))?;
+                done.clear();
+            } else {
+                for c in target.components() {
+                    match c {
+                        std::path::Component::Normal(s) => {
+                            parts.push(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
+                        }
+                        std::path::Component::ParentDir => parts.push("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            for p in parts.into_iter().rev() {
+                todo.push_front(p);
+            }
+        }
+        Ok(RelPath::from_components(done.iter().map(String::as_str)))
     }
 
     /// Refuse sensitive files by the name asked for and by the name they resolve to.
@@ -347,7 +432,12 @@ impl Roots {
 
     /// Open a regular file for its content: confined, not sensitive, not a folder,
     /// not a device or FIFO. The sensitivity check happens before the open.
-    pub fn open_for_content(&self, root: &Root, rel: &RelPath, shown: &str) -> FsResult<OpenedFile> {
+    pub fn open_for_content(
+        &self,
+        root: &Root,
+        rel: &RelPath,
+        shown: &str,
+    ) -> FsResult<OpenedFile> {
         let real = self.real_path(root, rel, shown)?;
         self.check_not_sensitive(rel, &real, shown)?;
         let metadata = root
@@ -355,14 +445,18 @@ impl Roots {
             .metadata(real.as_os_path())
             .map_err(|e| FsError::from_io(&e, shown))?;
         if metadata.is_dir() {
-            return Err(FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                .hint("call `list` to see what it holds")
-                .suggest("list"));
+            return Err(
+                FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
+                    .hint("call `list` to see what it holds")
+                    .suggest("list"),
+            );
         }
         if !metadata.is_file() {
             return Err(FsError::new(
                 ErrorCode::IoError,
-                format!("`{shown}` is not a regular file (a device, socket or FIFO) and is not read"),
+                format!(
+                    "`{shown}` is not a regular file (a device, socket or FIFO) and is not read"
+                ),
             ));
         }
         let mut options = OpenOptions::new();
@@ -379,6 +473,31 @@ impl Roots {
             real,
         })
     }
+}
+
+fn not_utf8(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::IoError,
+        format!("`{shown}` goes through a name that is not valid UTF-8"),
+    )
+}
+
+/// The components of an absolute symlink target below the root, keeping `..` so
+/// that the resolver applies them physically. `None` when it starts elsewhere.
+fn target_parts_from_root(target: &Path, root: &Root) -> Option<Vec<String>> {
+    for base in [&root.path, &root.given] {
+        if let Ok(rest) = target.strip_prefix(base) {
+            return rest
+                .components()
+                .map(|c| match c {
+                    std::path::Component::Normal(s) => s.to_str().map(str::to_string),
+                    std::path::Component::ParentDir => Some("..".into()),
+                    _ => Some(".".into()),
+                })
+                .collect();
+        }
+    }
+    None
 }
 
 /// `file`, `dir`, `symlink` or `other`, as the contract names kinds.
@@ -412,8 +531,12 @@ mod tests {
         std::fs::create_dir_all(tmp.path().join("code/src")).unwrap();
         std::fs::create_dir_all(tmp.path().join("notes")).unwrap();
         let specs = vec![
-            format!("{}", tmp.path().join("code").display()).parse().unwrap(),
-            format!("n={}", tmp.path().join("notes").display()).parse().unwrap(),
+            format!("{}", tmp.path().join("code").display())
+                .parse()
+                .unwrap(),
+            format!("n={}", tmp.path().join("notes").display())
+                .parse()
+                .unwrap(),
         ];
         let roots = Roots::open(&specs, Policy::default()).unwrap();
         (tmp, roots)
@@ -442,7 +565,10 @@ mod tests {
             }
             t => panic!("{t:?}"),
         }
-        assert_eq!(roots.resolve("nope/x").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(
+            roots.resolve("nope/x").unwrap_err().code,
+            ErrorCode::NotFound
+        );
         let abs = tmp.path().join("notes/a.md");
         match roots.resolve(abs.to_str().unwrap()).unwrap() {
             Target::In(r, rel) => assert_eq!((r.name.as_str(), rel.as_str()), ("n", "a.md")),
@@ -454,7 +580,13 @@ mod tests {
     fn outside_and_sibling_prefixes_are_refused() {
         let (tmp, roots) = two_roots();
         let sibling = format!("{}-evil/x", tmp.path().join("code").display());
-        for p in ["/etc/passwd", sibling.as_str(), "code/../notes", "C:\\x", "a\0b"] {
+        for p in [
+            "/etc/passwd",
+            sibling.as_str(),
+            "code/../notes",
+            "C:\\x",
+            "a\0b",
+        ] {
             assert_eq!(
                 roots.resolve(p).unwrap_err().code,
                 ErrorCode::PathOutsideRoot,
@@ -466,13 +598,24 @@ mod tests {
     #[test]
     fn bad_roots_are_refused_with_the_fix() {
         let tmp = tempfile::tempdir().unwrap();
-        let missing: RootSpec = tmp.path().join("missing").display().to_string().parse().unwrap();
+        let missing: RootSpec = tmp
+            .path()
+            .join("missing")
+            .display()
+            .to_string()
+            .parse()
+            .unwrap();
         let err = Roots::open(&[missing], Policy::default()).unwrap_err();
         assert!(err.0.contains("does not exist"), "{err}");
         let file = tmp.path().join("f.txt");
         std::fs::write(&file, "x").unwrap();
         let spec: RootSpec = file.display().to_string().parse().unwrap();
-        assert!(Roots::open(&[spec], Policy::default()).unwrap_err().0.contains("not a folder"));
+        assert!(
+            Roots::open(&[spec], Policy::default())
+                .unwrap_err()
+                .0
+                .contains("not a folder")
+        );
         std::fs::create_dir_all(tmp.path().join("a/same")).unwrap();
         std::fs::create_dir_all(tmp.path().join("b/same")).unwrap();
         let specs: Vec<RootSpec> = ["a/same", "b/same"]
@@ -482,5 +625,50 @@ mod tests {
         let err = Roots::open(&specs, Policy::default()).unwrap_err();
         assert!(err.0.contains("two roots are named `same`"), "{err}");
         assert!(Roots::open(&[], Policy::default()).is_err());
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn links_resolve_inside_and_are_refused_outside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("out")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        let canonical = std::fs::canonicalize(&root).unwrap();
+        symlink("a/b/f.txt", root.join("rel")).unwrap();
+        symlink(canonical.join("a/b"), root.join("abs_dir")).unwrap();
+        symlink(canonical.join("a/../a/b/f.txt"), root.join("abs_dotdot")).unwrap();
+        symlink("../out", root.join("up")).unwrap();
+        symlink(canonical.join("../out"), root.join("abs_up")).unwrap();
+        symlink("b/../../..", root.join("a/climb")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        let spec: RootSpec = root.display().to_string().parse().unwrap();
+        let roots = Roots::open(&[spec], Policy::default()).unwrap();
+        let r = &roots.roots()[0];
+        let real = |p: &str| {
+            roots
+                .resolve_links(r, Path::new(p), p)
+                .map(|x| x.as_str().to_string())
+        };
+        assert_eq!(real("rel").unwrap(), "a/b/f.txt");
+        assert_eq!(real("abs_dir/f.txt").unwrap(), "a/b/f.txt");
+        assert_eq!(real("abs_dotdot").unwrap(), "a/b/f.txt");
+        assert_eq!(real("a/b/f.txt").unwrap(), "a/b/f.txt");
+        for bad in ["up", "up/x", "abs_up", "a/climb", "a/climb/out"] {
+            assert_eq!(
+                real(bad).unwrap_err().code,
+                ErrorCode::PathOutsideRoot,
+                "{bad}"
+            );
+        }
+        assert_eq!(real("missing/x").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(real("loop").unwrap_err().code, ErrorCode::IoError);
+        assert_eq!(real("rel/x").unwrap_err().code, ErrorCode::NotDirectory);
     }
 }

@@ -163,13 +163,19 @@ mod tests {
         assert_eq!(classify(b"ab\0cd"), Content::Binary("data"));
         assert_eq!(classify(b"%PDF-1.7\n"), Content::Binary("pdf"));
         assert_eq!(classify(b"\x7fELF\x02\x01\x01\0"), Content::Binary("elf"));
-        assert_eq!(classify(b"MZ is a text that starts like an exe"), Content::Text);
+        assert_eq!(
+            classify(b"MZ is a text that starts like an exe"),
+            Content::Text
+        );
         assert_eq!(
             classify(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
             Content::Image(ImageFormat::Png)
         );
         assert_eq!(classify(b"GIF89a..."), Content::Image(ImageFormat::Gif));
-        assert_eq!(classify(b"RIFF\0\0\0\0WEBPVP8 "), Content::Image(ImageFormat::Webp));
+        assert_eq!(
+            classify(b"RIFF\0\0\0\0WEBPVP8 "),
+            Content::Image(ImageFormat::Webp)
+        );
         // UTF-16 text is full of NUL bytes, but its BOM says it is text.
         assert_eq!(classify(b"\xff\xfeh\0i\0"), Content::Text);
     }
@@ -177,16 +183,21 @@ mod tests {
     #[test]
     fn encodings_are_detected() {
         assert_eq!(detect_encoding(b"plain", true).label, "utf-8");
-        assert_eq!(detect_encoding("h\u{e9}llo".as_bytes(), true).label, "utf-8");
+        assert_eq!(
+            detect_encoding("h\u{e9}llo".as_bytes(), true).label,
+            "utf-8"
+        );
         assert_eq!(detect_encoding(b"\xef\xbb\xbfx", true).label, "utf-8-bom");
         assert_eq!(detect_encoding(b"\xff\xfex\0", true).label, "utf-16le");
         assert_eq!(detect_encoding(b"\xfe\xff\0x", true).label, "utf-16be");
         // A cut multi-byte sequence is fine in a sample, not in a whole file.
         assert_eq!(detect_encoding(b"caf\xc3", false).label, "utf-8");
         assert_ne!(detect_encoding(b"caf\xc3", true).label, "utf-8");
-        let latin1 = b"Les \xe9l\xe8ves du lyc\xe9e ont r\xe9ussi l'examen de fran\xe7ais \xe0 No\xebl.";
+        let latin1 =
+            b"Les \xe9l\xe8ves du lyc\xe9e ont r\xe9ussi l'examen de fran\xe7ais \xe0 No\xebl.";
         assert_eq!(detect_encoding(latin1, true).label, "windows-1252");
-        let (gbk, _, _) = encoding_rs::GBK.encode("中文编码检测需要足够长的文本才能可靠地判断，这是一段测试文字。");
+        let (gbk, _, _) = encoding_rs::GBK
+            .encode("中文编码检测需要足够长的文本才能可靠地判断，这是一段测试文字。");
         assert_eq!(detect_encoding(&gbk, true).label, "gbk");
     }
 }

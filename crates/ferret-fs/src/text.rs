@@ -108,7 +108,10 @@ impl Scanner<'_> {
         }
         self.line.ends_with_cr = piece.ends_with('\r');
         if self.wants(self.line_no) {
-            let room = self.window.max_line_chars.saturating_sub(self.line.kept_chars);
+            let room = self
+                .window
+                .max_line_chars
+                .saturating_sub(self.line.kept_chars);
             let mut taken = 0;
             for (i, c) in piece.char_indices() {
                 if taken == room {
@@ -183,7 +186,10 @@ impl Scanner<'_> {
                 return;
             }
             // A single line larger than the whole budget: clip it to fit.
-            let room = self.window.max_bytes.saturating_sub(number.len() + ending.len());
+            let room = self
+                .window
+                .max_bytes
+                .saturating_sub(number.len() + ending.len());
             let mut cut = room.min(text.len());
             while !text.is_char_boundary(cut) {
                 cut -= 1;
@@ -248,7 +254,11 @@ pub fn scan_lines<R: Read>(
             bom_left -= skip;
         }
         decoded.clear();
-        decoded.reserve(decoder.max_utf8_buffer_length(input.len()).unwrap_or(input.len() * 3 + 16));
+        decoded.reserve(
+            decoder
+                .max_utf8_buffer_length(input.len())
+                .unwrap_or(input.len() * 3 + 16),
+        );
         let (_, _, replaced) = decoder.decode_to_string(input, &mut decoded, last);
         scanner.scan.replaced |= replaced;
         scanner.feed(&decoded);
@@ -312,7 +322,10 @@ mod tests {
         assert_eq!(s.next_start_line, Some(3));
         assert_eq!(s.line_endings(), "mixed");
         let s = scan(b"a\nb\n", &window(5, 9));
-        assert_eq!((s.text.as_str(), s.last_line, s.next_start_line), ("", 4, None));
+        assert_eq!(
+            (s.text.as_str(), s.last_line, s.next_start_line),
+            ("", 4, None)
+        );
     }
 
     #[test]
@@ -333,7 +346,13 @@ mod tests {
         w.max_line_chars = 50;
         let s = scan(bytes.as_bytes(), &w);
         assert_eq!(s.text, format!("short\n{}\nend\n", "x".repeat(50)));
-        assert_eq!(s.clipped, vec![ClippedLine { line: 2, chars: 100_000 }]);
+        assert_eq!(
+            s.clipped,
+            vec![ClippedLine {
+                line: 2,
+                chars: 100_000
+            }]
+        );
     }
 
     #[test]
@@ -361,7 +380,8 @@ mod tests {
         let s = scan(&utf16, &window(1, 10));
         assert_eq!(s.text, "héllo\r\nwörld\r\n");
         assert_eq!(s.total_lines, Some(2));
-        let (gbk, _, _) = encoding_rs::GBK.encode("第一行中文内容用于检测编码\n第二行中文内容继续测试\n");
+        let (gbk, _, _) =
+            encoding_rs::GBK.encode("第一行中文内容用于检测编码\n第二行中文内容继续测试\n");
         let s = scan(&gbk, &window(2, 2));
         assert_eq!(s.text, "第二行中文内容继续测试\n");
     }
@@ -379,7 +399,9 @@ mod tests {
                 Ok(n)
             }
         }
-        let data: Vec<u8> = (0..1000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+        let data: Vec<u8> = (0..1000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
         let det = detect_encoding(&data, false);
         let s = scan_lines(Limited(data, false), &det, &window(10, 20), false).unwrap();
         assert_eq!(s.text.lines().next(), Some("line 9"));

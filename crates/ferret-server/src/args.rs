@@ -186,7 +186,12 @@ mod tests {
         let e = Args::new("read", Some(&m), &["path"], "{}").err().unwrap();
         assert!(e.message.contains("no parameter `line_start`"));
         let a = Args::new("read", None, &["path"], "{}").unwrap();
-        assert!(a.required_string("path").unwrap_err().message.contains("needs"));
+        assert!(
+            a.required_string("path")
+                .unwrap_err()
+                .message
+                .contains("needs")
+        );
     }
 
     #[test]

@@ -95,7 +95,10 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
         .route_service("/mcp", mcp.clone())
         .route_service("/", mcp);
     if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
-        app = app.layer(middleware::from_fn_with_state(Arc::new(token), require_token));
+        app = app.layer(middleware::from_fn_with_state(
+            Arc::new(token),
+            require_token,
+        ));
     }
     let health_server = server;
     app.route(

@@ -240,7 +240,12 @@ impl ServerHandler for Ferret {
         if name != "unknown" {
             self.inner.stats.record(name, elapsed, ok);
         }
-        tracing::debug!(tool = name, ms = elapsed.as_millis() as u64, ok, "tool call");
+        tracing::debug!(
+            tool = name,
+            ms = elapsed.as_millis() as u64,
+            ok,
+            "tool call"
+        );
         outcome.map(CallToolResponse::from)
     }
 }

@@ -7,9 +7,7 @@ use base64::Engine;
 use ferret_fs::{
     KindFilter, ListRequest, ReadOutcome, ReadRequest, Roots, SortKey, list::validate_glob,
 };
-use rmcp::{
-    model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations},
-};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use crate::{
@@ -152,7 +150,14 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
     let a = Args::new(
         "read",
         args,
-        &["path", "start_line", "end_line", "max_lines", "line_numbers", "max_line_chars"],
+        &[
+            "path",
+            "start_line",
+            "end_line",
+            "max_lines",
+            "line_numbers",
+            "max_line_chars",
+        ],
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
     let path = a.required_string("path")?;
@@ -162,22 +167,20 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
     if end_line.is_some() && max_lines.is_some() {
         return Err(a.conflict("end_line", "give `end_line` or `max_lines`, not both"));
     }
-    if let Some(end) = end_line {
-        if end < start_line {
-            return Err(a.conflict(
-                "end_line",
-                &format!("`end_line` ({end}) is before `start_line` ({start_line})"),
-            ));
-        }
+    if let Some(end) = end_line
+        && end < start_line
+    {
+        return Err(a.conflict(
+            "end_line",
+            &format!("`end_line` ({end}) is before `start_line` ({start_line})"),
+        ));
     }
     let request = ReadRequest {
         start_line,
         end_line,
         max_lines: max_lines.unwrap_or(2000),
         max_bytes: None,
-        max_line_chars: a
-            .integer("max_line_chars", 1, 1 << 20)?
-            .map(|n| n as usize),
+        max_line_chars: a.integer("max_line_chars", 1, 1 << 20)?.map(|n| n as usize),
         line_numbers: a.boolean("line_numbers")?.unwrap_or(false),
     };
     Ok((path, request))
@@ -192,8 +195,10 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                 w.path,
                 w.start_line,
                 w.end_line,
-                w.total_lines
-                    .map_or_else(|| "? (large file, not counted)".to_string(), |n| n.to_string()),
+                w.total_lines.map_or_else(
+                    || "? (large file, not counted)".to_string(),
+                    |n| n.to_string()
+                ),
                 w.encoding,
                 w.line_endings,
                 human_size(w.size),
@@ -218,7 +223,11 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                 header.push_str(&format!(
                     "\nclipped long lines: {}{}",
                     list.join(", "),
-                    if w.clipped_lines.len() > 10 { ", …" } else { "" }
+                    if w.clipped_lines.len() > 10 {
+                        ", …"
+                    } else {
+                        ""
+                    }
                 ));
             }
             let mut text = header;
@@ -290,10 +299,10 @@ pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)>
         r#"{"path":"src","depth":2,"glob":"*.rs"}"#,
     )?;
     let glob = a.string("glob")?;
-    if let Some(g) = &glob {
-        if let Err(e) = validate_glob(g) {
-            return Err(a.conflict("glob", &format!("`{g}` is not a valid glob ({e})")));
-        }
+    if let Some(g) = &glob
+        && let Err(e) = validate_glob(g)
+    {
+        return Err(a.conflict("glob", &format!("`{g}` is not a valid glob ({e})")));
     }
     let request = ListRequest {
         depth: a.integer("depth", 1, 64)?.unwrap_or(1) as u32,
@@ -371,12 +380,7 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest) -> CallToolResult 
 }
 
 pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {
-    let a = Args::new(
-        "stat",
-        args,
-        &["paths"],
-        r#"{"paths":["README.md","src"]}"#,
-    )?;
+    let a = Args::new("stat", args, &["paths"], r#"{"paths":["README.md","src"]}"#)?;
     let Some(paths) = a.strings("paths")? else {
         return Err(a.conflict("paths", "`paths` is required"));
     };

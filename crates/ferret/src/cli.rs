@@ -35,8 +35,14 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// A folder to serve, as DIR or NAME=DIR; repeat for several roots.
-    #[arg(long = "root", short = 'r', value_name = "[NAME=]DIR", env = "FERRET_ROOTS",
-          value_delimiter = ',', required = true)]
+    #[arg(
+        long = "root",
+        short = 'r',
+        value_name = "[NAME=]DIR",
+        env = "FERRET_ROOTS",
+        value_delimiter = ',',
+        required = true
+    )]
     pub roots: Vec<RootSpec>,
 
     /// Speak MCP over stdin/stdout instead of HTTP.
@@ -44,7 +50,12 @@ pub struct ServeArgs {
     pub stdio: bool,
 
     /// Address for Streamable HTTP (MCP at /mcp and /, probes at /health).
-    #[arg(long, value_name = "ADDR", env = "FERRET_BIND", default_value = "127.0.0.1:8031")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        env = "FERRET_BIND",
+        default_value = "127.0.0.1:8031"
+    )]
     pub bind: SocketAddr,
 
     /// Show hidden (dot) files in listings by default.
@@ -66,7 +77,12 @@ pub struct ServeArgs {
     pub max_response_bytes: u64,
 
     /// Lines longer than this many characters are clipped in `read`.
-    #[arg(long, value_name = "CHARS", env = "FERRET_MAX_LINE_CHARS", default_value_t = 2000)]
+    #[arg(
+        long,
+        value_name = "CHARS",
+        env = "FERRET_MAX_LINE_CHARS",
+        default_value_t = 2000
+    )]
     pub max_line_chars: usize,
 
     /// Images above this size are refused instead of returned.
@@ -75,19 +91,39 @@ pub struct ServeArgs {
     pub max_image_bytes: u64,
 
     /// Extra sensitive-file glob (content never returned); repeatable. The built-in list always applies.
-    #[arg(long = "deny", value_name = "GLOB", env = "FERRET_DENY", value_delimiter = ',')]
+    #[arg(
+        long = "deny",
+        value_name = "GLOB",
+        env = "FERRET_DENY",
+        value_delimiter = ','
+    )]
     pub deny: Vec<String>,
 
     /// Host name clients use to reach ferret (needed for a non-loopback --bind); repeatable.
-    #[arg(long = "allowed-host", value_name = "HOST", env = "FERRET_ALLOWED_HOSTS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-host",
+        value_name = "HOST",
+        env = "FERRET_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
     pub allowed_hosts: Vec<String>,
 
     /// Browser origin to accept, e.g. https://app.example:443; repeatable.
-    #[arg(long = "allowed-origin", value_name = "ORIGIN", env = "FERRET_ALLOWED_ORIGINS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-origin",
+        value_name = "ORIGIN",
+        env = "FERRET_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
     pub allowed_origins: Vec<String>,
 
     /// Bearer token clients must send (required for a non-loopback --bind). Prefer the variable.
-    #[arg(long, value_name = "SECRET", env = "FERRET_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "FERRET_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
 
     /// Largest HTTP request body accepted.
@@ -115,7 +151,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "K" | "KB" | "KIB" => 1 << 10,
         "M" | "MB" | "MIB" => 1 << 20,
         "G" | "GB" | "GIB" => 1 << 30,
-        other => return Err(format!("unknown size unit `{other}` in `{s}`; use K, M or G")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{s}`; use K, M or G"
+            ));
+        }
     };
     n.checked_mul(scale)
         .ok_or_else(|| format!("`{s}` is too large"))
@@ -142,11 +182,15 @@ mod tests {
 
     #[test]
     fn roots_and_names_parse() {
-        let cli = Cli::try_parse_from(["ferret", "serve", "--stdio", "-r", "a=/x", "--root", "/y"]).unwrap();
+        let cli = Cli::try_parse_from(["ferret", "serve", "--stdio", "-r", "a=/x", "--root", "/y"])
+            .unwrap();
         let Command::Serve(s) = cli.command;
         assert_eq!(s.roots.len(), 2);
         assert_eq!(s.roots[0].name.as_deref(), Some("a"));
         assert!(s.stdio);
-        assert!(Cli::try_parse_from(["ferret", "serve"]).is_err(), "a root is required");
+        assert!(
+            Cli::try_parse_from(["ferret", "serve"]).is_err(),
+            "a root is required"
+        );
     }
 }

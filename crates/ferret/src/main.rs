@@ -92,7 +92,11 @@ fn serve(args: cli::ServeArgs) -> anyhow::Result<()> {
             bind: args.bind.to_string(),
         },
     );
-    runtime.block_on(ferret_server::serve_http(server, options, shutdown_signal()))
+    runtime.block_on(ferret_server::serve_http(
+        server,
+        options,
+        shutdown_signal(),
+    ))
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -1,0 +1,80 @@
+"""The binary's own behaviour: refusals at start, help, version, environment."""
+
+import subprocess
+
+from conftest import FERRET, call, connect, run
+
+
+def ferret(*args, env=None):
+    return subprocess.run([str(FERRET), *args], capture_output=True, text=True, timeout=30, env=env)
+
+
+def test_version_and_help_with_examples():
+    v = ferret("--version")
+    assert v.returncode == 0 and v.stdout.startswith("ferret ")
+    h = ferret("serve", "--help")
+    assert h.returncode == 0 and "Examples:" in h.stdout and "FERRET_ROOTS" in h.stdout
+
+
+def test_missing_root_is_named_with_the_fix(tmp_path):
+    p = ferret("serve", "--stdio", "--root", str(tmp_path / "absent"))
+    assert p.returncode == 1
+    assert str(tmp_path / "absent") in p.stderr and "does not exist" in p.stderr
+
+
+def test_duplicate_root_names_are_refused(tmp_path):
+    (tmp_path / "a" / "same").mkdir(parents=True)
+    (tmp_path / "b" / "same").mkdir(parents=True)
+    p = ferret("serve", "--stdio", "--root", str(tmp_path / "a" / "same"), "--root", str(tmp_path / "b" / "same"))
+    assert p.returncode == 1 and "two roots are named `same`" in p.stderr and "--root" in p.stderr
+
+
+def test_unreadable_root_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o000)
+    try:
+        p = ferret("serve", "--stdio", "--root", str(locked))
+        import os
+
+        if os.geteuid() == 0:
+            # root reads everything: the check cannot fail here, but must not crash.
+            assert p.returncode in (0, 1)
+        else:
+            assert p.returncode == 1 and "permission" in p.stderr
+    finally:
+        locked.chmod(0o755)
+
+
+def test_roots_can_come_from_the_environment(tree, tmp_path):
+    other = tmp_path / "envroot"
+    other.mkdir()
+    (other / "e.txt").write_text("from env\n")
+
+    async def go():
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(
+            command=str(FERRET), args=["serve", "--stdio"], env={"FERRET_ROOTS": f"t={tree},e={other}", "PATH": "/usr/bin:/bin"}
+        )
+        async with Client(params, mode="legacy") as c:
+            return await call(c, "read", {"path": "e/e.txt"})
+
+    _, s, _, _ = run(go())
+    assert s["text"] == "from env\n"
+
+
+def test_stdout_stays_clean_on_stdio(tree):
+    """Logs go to stderr: stdout carries only JSON-RPC lines."""
+    init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    p = subprocess.run(
+        [str(FERRET), "serve", "--stdio", "--root", str(tree)],
+        input=init,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"FERRET_LOG": "debug", "PATH": "/usr/bin:/bin"},
+    )
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith('{"jsonrpc":"2.0","id":1,"result"')
+    assert "serving root" in p.stderr

@@ -1,0 +1,165 @@
+"""Streamable HTTP hardening and the stateless era's wire rules, checked raw."""
+
+import json
+import subprocess
+
+import httpx2 as httpx  # the HTTP client the mcp SDK itself depends on
+import pytest
+from conftest import FERRET, call, connect, run
+
+MODERN = "2026-07-28"
+ACCEPT = "application/json, text/event-stream"
+
+
+def modern_request(method, params=None, id=1, version=MODERN):
+    params = dict(params or {})
+    params["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+
+
+def modern_headers(method, name=None, version=MODERN):
+    h = {"Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": version, "Mcp-Method": method}
+    if name:
+        h["Mcp-Name"] = name
+    return h
+
+
+def initialize_body():
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+
+
+def post(url, body, headers):
+    return httpx.post(url, content=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_health_answers_for_probes(http_server):
+    r = httpx.get(http_server.base + "/health", timeout=5)
+    assert r.status_code == 200 and r.json()["status"] == "ok" and r.json()["name"] == "ferret"
+
+
+def test_mcp_is_served_at_both_paths_without_sessions(http_server):
+    for path in ["/mcp", "/"]:
+        r = post(http_server.base + path, initialize_body(), {"Accept": ACCEPT, "Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+        assert "mcp-session-id" not in {k.lower() for k in r.headers}
+        assert r.json()["result"]["serverInfo"]["name"] == "ferret"
+
+
+def test_foreign_host_and_origin_are_forbidden(http_server):
+    base = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    bad_host = post(http_server.url, initialize_body(), {**base, "Host": "evil.example.com"})
+    assert bad_host.status_code == 403
+    bad_origin = post(http_server.url, initialize_body(), {**base, "Origin": "http://evil.example.com"})
+    assert bad_origin.status_code == 403
+    rebinding = post(http_server.url, initialize_body(), {**base, "Host": "evil.example.com", "Origin": "http://evil.example.com"})
+    assert rebinding.status_code == 403
+    good = post(
+        http_server.url,
+        initialize_body(),
+        {**base, "Host": f"localhost:{http_server.port}", "Origin": f"http://localhost:{http_server.port}"},
+    )
+    assert good.status_code == 200
+
+
+def test_get_and_delete_are_not_allowed_when_stateless(http_server):
+    assert httpx.get(http_server.url, headers={"Accept": "text/event-stream"}, timeout=5).status_code == 405
+    assert httpx.delete(http_server.url, timeout=5).status_code == 405
+
+
+def test_oversized_bodies_are_refused(http_server):
+    body = modern_request("tools/call", {"name": "read", "arguments": {"path": "x" * (2 << 20)}})
+    r = post(http_server.url, body, modern_headers("tools/call", "read"))
+    assert r.status_code == 413
+
+
+def test_stateless_era_answers_discover_with_cache_hints(http_server):
+    r = post(http_server.url, modern_request("server/discover"), modern_headers("server/discover"))
+    assert r.status_code == 200
+    result = r.json()["result"]
+    assert result["resultType"] == "complete"
+    assert MODERN in result["supportedVersions"] and "2025-11-25" in result["supportedVersions"]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "ferret"
+    assert "ttlMs" in result and "cacheScope" in result
+    r = post(http_server.url, modern_request("tools/list"), modern_headers("tools/list"))
+    listed = r.json()["result"]
+    assert listed["resultType"] == "complete" and "ttlMs" in listed and "cacheScope" in listed
+    r = post(
+        http_server.url,
+        modern_request("tools/call", {"name": "stat", "arguments": {"paths": "README.md"}}),
+        modern_headers("tools/call", "stat"),
+    )
+    assert r.json()["result"]["resultType"] == "complete"
+
+
+def test_stateless_era_error_codes(http_server):
+    url = http_server.url
+    # Header and body disagree on the method.
+    r = post(url, modern_request("tools/list"), modern_headers("tools/call"))
+    assert (r.status_code, r.json()["error"]["code"]) == (400, -32020)
+    # Mcp-Name disagrees with the tool called.
+    r = post(url, modern_request("tools/call", {"name": "read", "arguments": {"path": "README.md"}}), modern_headers("tools/call", "list"))
+    assert (r.status_code, r.json()["error"]["code"]) == (400, -32020)
+    # Base64-encoded header values are decoded before comparing.
+    r = post(
+        url,
+        modern_request("tools/call", {"name": "stat", "arguments": {"paths": "README.md"}}),
+        modern_headers("tools/call", "=?base64?c3RhdA==?="),
+    )
+    assert r.status_code == 200, r.text
+    # Unsupported version.
+    r = post(url, modern_request("tools/list", version="1900-01-01"), modern_headers("tools/list", version="1900-01-01"))
+    assert r.status_code == 400
+    err = r.json()["error"]
+    assert err["code"] == -32022 and err["data"]["requested"] == "1900-01-01" and MODERN in err["data"]["supported"]
+    # Required _meta fields missing.
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}}
+    r = post(url, body, modern_headers("tools/list"))
+    assert (r.status_code, r.json()["error"]["code"]) == (400, -32602)
+    # Methods removed in the stateless era.
+    for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe"]:
+        r = post(url, modern_request(method), modern_headers(method))
+        assert (r.status_code, r.json()["error"]["code"]) == (404, -32601), method
+
+
+def test_a_token_is_required_when_configured(tree, start_http):
+    server = start_http("--root", str(tree), "--token", "s3cret-token")
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    assert post(server.url, initialize_body(), headers).status_code == 401
+    assert post(server.url, initialize_body(), {**headers, "Authorization": "Bearer wrong"}).status_code == 401
+    r = post(server.url, initialize_body(), {**headers, "Authorization": "Bearer s3cret-token"})
+    assert r.status_code == 200
+    assert httpx.get(server.base + "/health", timeout=5).status_code == 200
+
+
+def test_non_loopback_binds_are_refused_without_hosts_and_token(tree):
+    p = subprocess.run(
+        [str(FERRET), "serve", "--root", str(tree), "--bind", "0.0.0.0:0"], capture_output=True, text=True, timeout=20
+    )
+    assert p.returncode == 1 and "--allowed-host" in p.stderr
+    p = subprocess.run(
+        [str(FERRET), "serve", "--root", str(tree), "--bind", "0.0.0.0:0", "--allowed-host", "files.lan"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert p.returncode == 1 and "FERRET_TOKEN" in p.stderr
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+def test_sdk_client_over_http_reads_and_lists(http_server, era):
+    async def go():
+        async with connect("http", era, [], http_server) as c:
+            return await call(c, "list", {"path": "src"}), await call(c, "read", {"path": "enc/utf16le.txt"})
+
+    (e1, s1, _, _), (e2, s2, _, _) = run(go())
+    assert [e["path"] for e in s1["entries"]] == ["src/lib.rs", "src/main.rs"]
+    assert s2["encoding"] == "utf-16le"
