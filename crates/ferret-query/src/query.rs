@@ -1,0 +1,697 @@
+//! The compiled query and its evaluator.
+
+use regex::bytes::Regex;
+
+use crate::ast::DateField;
+use crate::compile::{Compiler, Ctx};
+use crate::parser::{fix_example, parse_raw};
+use crate::text::{Glob, Literal, fold_case, fold_into, give_buf, take_buf};
+use crate::{Clock, Entry, Kind, Options, QueryError};
+
+/// A compiled query: immutable, `Send + Sync`, cheap to evaluate on millions of
+/// entries. Build it with [`Query::compile`]; combine with [`Query::and`] and
+/// [`Query::negate`].
+#[derive(Debug, Clone)]
+pub struct Query {
+    root: Node,
+}
+
+impl Default for Query {
+    fn default() -> Self {
+        Query::match_all()
+    }
+}
+
+/// An inclusive range, possibly negated; empty when `lo > hi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Interval<T> {
+    pub lo: T,
+    pub hi: T,
+    pub negate: bool,
+}
+
+impl<T: PartialOrd + Copy> Interval<T> {
+    #[inline]
+    pub fn contains(&self, x: T) -> bool {
+        (self.lo <= x && x <= self.hi) != self.negate
+    }
+}
+
+/// The evaluation tree. `And`/`Or` children are ordered cheapest first.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    Const(bool),
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Not(Box<Node>),
+    Kind(Kind),
+    Ext(ExtSet),
+    /// Sizes never match folders (their size is not known here).
+    Size(Interval<u64>),
+    /// Entries without that time never match.
+    Time(DateField, Interval<i64>),
+    Depth(Interval<u64>),
+    Len(Interval<u64>),
+    /// Name starts with a dot.
+    Hidden,
+    /// Nobody may write.
+    ReadOnly,
+    /// A regular file with an execute bit.
+    Exec,
+    /// Zero-byte regular file or folder without children.
+    Empty,
+    Name(NameMatch),
+    Path(PathMatch),
+    /// Direct child of a folder.
+    Parent(Folder),
+    /// Anywhere below a folder.
+    Under(Folder),
+    /// A folder with a direct child whose name matches.
+    Child(NameMatch),
+}
+
+/// How a term matches a name.
+#[derive(Debug, Clone)]
+pub(crate) enum NameMatch {
+    /// On the folded name when `fold`, else on the raw name.
+    Literal {
+        lit: Literal,
+        fold: bool,
+    },
+    Glob {
+        glob: Glob,
+        fold: bool,
+    },
+    /// Case-insensitivity is built into the regex.
+    Regex(Regex),
+}
+
+/// How a term matches the path.
+#[derive(Debug, Clone)]
+pub(crate) enum PathMatch {
+    /// Searched in `"/" + rel_path`, plus a trailing `/` for folders (so `src/`
+    /// matches the folder `src` itself, and a leading `/` means "at a component
+    /// boundary"). With `trim`, the folder's trailing `/` is left off (for `endwith:`
+    /// and `wfn:` when the needle does not end with `/`).
+    Literal {
+        lit: Literal,
+        fold: bool,
+        trim: bool,
+    },
+    /// On `rel_path` as it is.
+    Regex(Regex),
+}
+
+/// A folder for `parent:` / `in:`: `prefix` is `"/a/b"` (parent) or `"/a/b/"`
+/// (under), folded when `fold`; `components` is how many names the folder has.
+#[derive(Debug, Clone)]
+pub(crate) struct Folder {
+    pub prefix: Vec<u8>,
+    pub components: u32,
+    pub fold: bool,
+}
+
+/// An `ext:` list (or an extension group), folded.
+#[derive(Debug, Clone)]
+pub(crate) struct ExtSet {
+    /// Extensions without dots, sorted.
+    pub plain: Vec<Box<[u8]>>,
+    /// Multi-part extensions with their leading dot (`.tar.gz`).
+    pub dotted: Vec<Box<[u8]>>,
+    /// `ext:` with no value: matches names without an extension.
+    pub none: bool,
+}
+
+/// The extension of a name: after the last `.`, when that `.` is not the first
+/// character and something follows it.
+#[inline]
+pub(crate) fn extension(name: &[u8]) -> Option<&[u8]> {
+    match memchr::memrchr(b'.', name) {
+        Some(i) if i > 0 && i + 1 < name.len() => Some(&name[i + 1..]),
+        _ => None,
+    }
+}
+
+impl ExtSet {
+    fn is_match<E: Entry + ?Sized>(&self, cx: &mut Cx<'_, E>) -> bool {
+        let name = cx.e.name();
+        let Some(ext) = extension(name) else {
+            return self.none;
+        };
+        if !self.plain.is_empty() {
+            let mut stack = [0u8; 32];
+            let found = if ext.is_ascii() && self.plain.len() <= 8 {
+                // Few extensions (`ext:rs;toml`): compare in place.
+                self.plain
+                    .iter()
+                    .any(|p| p.len() == ext.len() && ext.eq_ignore_ascii_case(p))
+            } else if ext.is_ascii() && ext.len() <= stack.len() {
+                let buf = &mut stack[..ext.len()];
+                buf.copy_from_slice(ext);
+                buf.make_ascii_lowercase();
+                self.plain.binary_search_by(|p| (**p).cmp(buf)).is_ok()
+            } else {
+                let folded = fold_case(ext);
+                self.plain
+                    .binary_search_by(|p| (**p).cmp(folded.as_ref()))
+                    .is_ok()
+            };
+            if found {
+                return true;
+            }
+        }
+        if !self.dotted.is_empty() {
+            let folded = cx.folded_name();
+            return self
+                .dotted
+                .iter()
+                .any(|d| folded.len() > d.len() && folded.ends_with(d));
+        }
+        false
+    }
+}
+
+/// Per-entry evaluation state: folded name and path are computed at most once, into
+/// reused buffers.
+struct Cx<'e, E: Entry + ?Sized> {
+    e: &'e E,
+    name_fold: Option<Vec<u8>>,
+    /// `"/" + rel_path`, plus `/` for folders other than the root.
+    path: Option<Vec<u8>>,
+    path_fold: Option<Vec<u8>>,
+    dir_slash: bool,
+}
+
+impl<'e, E: Entry + ?Sized> Cx<'e, E> {
+    fn new(e: &'e E) -> Self {
+        Cx {
+            e,
+            name_fold: None,
+            path: None,
+            path_fold: None,
+            dir_slash: false,
+        }
+    }
+
+    fn folded_name(&mut self) -> &[u8] {
+        let e = self.e;
+        self.name_fold.get_or_insert_with(|| {
+            let mut b = take_buf();
+            fold_into(e.name(), &mut b);
+            b
+        })
+    }
+
+    fn ensure_path(&mut self) {
+        if self.path.is_none() {
+            let rel = self.e.rel_path();
+            let mut b = take_buf();
+            b.push(b'/');
+            b.extend_from_slice(&rel);
+            if !rel.is_empty() && self.e.kind() == Kind::Dir {
+                b.push(b'/');
+                self.dir_slash = true;
+            }
+            self.path = Some(b);
+        }
+    }
+
+    /// The decorated path (see [`PathMatch::Literal`]), folded or not.
+    fn path(&mut self, fold: bool) -> &[u8] {
+        self.ensure_path();
+        let raw = self.path.as_deref().unwrap_or_default();
+        if !fold {
+            return raw;
+        }
+        self.path_fold.get_or_insert_with(|| {
+            let mut b = take_buf();
+            fold_into(raw, &mut b);
+            b
+        })
+    }
+
+    /// The decorated path without the folder's trailing `/`.
+    fn path_trimmed(&mut self, fold: bool) -> &[u8] {
+        self.ensure_path();
+        let cut = usize::from(self.dir_slash);
+        let p = self.path(fold);
+        &p[..p.len() - cut]
+    }
+
+    /// `rel_path` as the entry gave it.
+    fn rel(&mut self) -> &[u8] {
+        self.ensure_path();
+        let cut = usize::from(self.dir_slash);
+        let p = self.path.as_deref().unwrap_or_default();
+        &p[1.min(p.len())..p.len() - cut]
+    }
+}
+
+impl<E: Entry + ?Sized> Drop for Cx<'_, E> {
+    fn drop(&mut self) {
+        for b in [
+            self.name_fold.take(),
+            self.path.take(),
+            self.path_fold.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            give_buf(b);
+        }
+    }
+}
+
+fn name_len(name: &[u8]) -> u64 {
+    // Characters = bytes that are not UTF-8 continuation bytes.
+    name.iter().filter(|&&b| b & 0xc0 != 0x80).count() as u64
+}
+
+fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
+    match node {
+        Node::Const(b) => *b,
+        Node::And(v) => v.iter().all(|n| eval(n, cx)),
+        Node::Or(v) => v.iter().any(|n| eval(n, cx)),
+        Node::Not(n) => !eval(n, cx),
+        Node::Kind(k) => cx.e.kind() == *k,
+        Node::Ext(set) => set.is_match(cx),
+        Node::Size(iv) => cx.e.kind() != Kind::Dir && iv.contains(cx.e.size()),
+        Node::Time(field, iv) => match field {
+            DateField::Modified => cx.e.modified(),
+            DateField::Created => cx.e.created(),
+        }
+        .is_some_and(|t| iv.contains(t)),
+        Node::Depth(iv) => iv.contains(u64::from(cx.e.depth())),
+        Node::Len(iv) => iv.contains(name_len(cx.e.name())),
+        Node::Hidden => cx.e.name().first() == Some(&b'.'),
+        Node::ReadOnly => cx.e.mode() & 0o222 == 0,
+        Node::Exec => cx.e.kind() == Kind::File && cx.e.mode() & 0o111 != 0,
+        Node::Empty => match cx.e.kind() {
+            Kind::File => cx.e.size() == 0,
+            Kind::Dir => {
+                let mut any = false;
+                cx.e.for_each_child(&mut |_, _| {
+                    any = true;
+                    false
+                });
+                !any
+            }
+            Kind::Symlink | Kind::Other => false,
+        },
+        // Case-insensitive tests on ASCII text compare in place (the fast path);
+        // other text is folded once into a reused buffer.
+        Node::Name(m) => {
+            let name = cx.e.name();
+            match m {
+                NameMatch::Literal { lit, fold: true } if name.is_ascii() => {
+                    lit.is_match_ascii_ci(name)
+                }
+                NameMatch::Literal { lit, fold: true } => lit.is_match(cx.folded_name()),
+                NameMatch::Literal { lit, fold: false } => lit.is_match(name),
+                NameMatch::Glob { glob, fold: true } if name.is_ascii() => {
+                    glob.is_match_ascii_ci(name)
+                }
+                NameMatch::Glob { glob, fold: true } => glob.is_match(cx.folded_name()),
+                NameMatch::Glob { glob, fold: false } => glob.is_match(name),
+                NameMatch::Regex(re) => re.is_match(name),
+            }
+        }
+        Node::Path(m) => match m {
+            PathMatch::Literal { lit, fold, trim } => {
+                let raw = if *trim {
+                    cx.path_trimmed(false)
+                } else {
+                    cx.path(false)
+                };
+                if !*fold {
+                    lit.is_match(raw)
+                } else if raw.is_ascii() {
+                    lit.is_match_ascii_ci(raw)
+                } else if *trim {
+                    lit.is_match(cx.path_trimmed(true))
+                } else {
+                    lit.is_match(cx.path(true))
+                }
+            }
+            PathMatch::Regex(re) => re.is_match(cx.rel()),
+        },
+        Node::Parent(f) => {
+            if u64::from(cx.e.depth()) != u64::from(f.components) + 1 {
+                return false;
+            }
+            let raw = cx.path_trimmed(false);
+            if f.fold && !raw.is_ascii() {
+                let p = cx.path_trimmed(true);
+                let cut = memchr::memrchr(b'/', p).unwrap_or(0);
+                return p[..cut] == f.prefix[..];
+            }
+            let cut = memchr::memrchr(b'/', raw).unwrap_or(0);
+            if f.fold {
+                raw[..cut].eq_ignore_ascii_case(&f.prefix)
+            } else {
+                raw[..cut] == f.prefix[..]
+            }
+        }
+        Node::Under(f) => {
+            if cx.e.depth() <= f.components {
+                return false;
+            }
+            let raw = cx.path(false);
+            let n = f.prefix.len();
+            if !f.fold {
+                raw.starts_with(&f.prefix)
+            } else if raw.is_ascii() {
+                raw.len() >= n && raw[..n].eq_ignore_ascii_case(&f.prefix)
+            } else {
+                cx.path(true).starts_with(&f.prefix)
+            }
+        }
+        Node::Child(m) => {
+            if cx.e.kind() != Kind::Dir {
+                return false;
+            }
+            let mut found = false;
+            let mut buf = take_buf();
+            cx.e.for_each_child(&mut |name, _| {
+                found = child_matches(m, name, &mut buf);
+                !found
+            });
+            give_buf(buf);
+            found
+        }
+    }
+}
+
+fn child_matches(m: &NameMatch, name: &[u8], buf: &mut Vec<u8>) -> bool {
+    let folded = |buf: &mut Vec<u8>| {
+        buf.clear();
+        fold_into(name, buf);
+    };
+    match m {
+        NameMatch::Literal { lit, fold: true } if name.is_ascii() => lit.is_match_ascii_ci(name),
+        NameMatch::Literal { lit, fold: true } => {
+            folded(buf);
+            lit.is_match(buf)
+        }
+        NameMatch::Literal { lit, fold: false } => lit.is_match(name),
+        NameMatch::Glob { glob, fold: true } if name.is_ascii() => glob.is_match_ascii_ci(name),
+        NameMatch::Glob { glob, fold: true } => {
+            folded(buf);
+            glob.is_match(buf)
+        }
+        NameMatch::Glob { glob, fold: false } => glob.is_match(name),
+        NameMatch::Regex(re) => re.is_match(name),
+    }
+}
+
+/// Relative cost of evaluating a node, to put cheap tests first.
+pub(crate) fn cost(node: &Node) -> u32 {
+    match node {
+        Node::Const(_) => 0,
+        Node::Kind(_)
+        | Node::Size(_)
+        | Node::Time(..)
+        | Node::Depth(_)
+        | Node::Hidden
+        | Node::ReadOnly
+        | Node::Exec => 1,
+        Node::Ext(_) | Node::Len(_) => 2,
+        Node::Name(NameMatch::Literal { .. }) => 3,
+        Node::Name(NameMatch::Glob { .. }) | Node::Empty => 4,
+        Node::Name(NameMatch::Regex(_)) => 6,
+        Node::Parent(_) | Node::Under(_) => 7,
+        Node::Path(PathMatch::Literal { .. }) => 8,
+        Node::Path(PathMatch::Regex(_)) => 10,
+        Node::Child(_) => 12,
+        Node::Not(n) => cost(n),
+        Node::And(v) | Node::Or(v) => v.iter().map(cost).max().unwrap_or(0) + 1,
+    }
+}
+
+/// AND of nodes: flattened, constants folded, cheapest first.
+pub(crate) fn and_nodes(nodes: Vec<Node>) -> Node {
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        match n {
+            Node::Const(true) => {}
+            Node::Const(false) => return Node::Const(false),
+            Node::And(v) => out.extend(v),
+            n => out.push(n),
+        }
+    }
+    match out.len() {
+        0 => Node::Const(true),
+        1 => out.pop().unwrap_or(Node::Const(true)),
+        _ => {
+            out.sort_by_key(cost);
+            Node::And(out)
+        }
+    }
+}
+
+/// OR of nodes: flattened, constants folded, cheapest first.
+pub(crate) fn or_nodes(nodes: Vec<Node>) -> Node {
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        match n {
+            Node::Const(false) => {}
+            Node::Const(true) => return Node::Const(true),
+            Node::Or(v) => out.extend(v),
+            n => out.push(n),
+        }
+    }
+    match out.len() {
+        0 => Node::Const(false),
+        1 => out.pop().unwrap_or(Node::Const(false)),
+        _ => {
+            out.sort_by_key(cost);
+            Node::Or(out)
+        }
+    }
+}
+
+pub(crate) fn not_node(n: Node) -> Node {
+    match n {
+        Node::Const(b) => Node::Const(!b),
+        Node::Not(inner) => *inner,
+        n => Node::Not(Box::new(n)),
+    }
+}
+
+impl Query {
+    /// Parses and compiles `query`. `options` are the defaults for plain terms (the
+    /// search tool's `match_case`, `whole_word`, `regex`, `match_path`); `clock` gives
+    /// "now" and the time zone for dates. An empty query matches everything.
+    ///
+    /// Errors carry the position and a corrected query that compiles with the same
+    /// options. `content:` is an error here (the grep engine answers it), and so are
+    /// `dupe:` and `sizedupe:` (not supported yet).
+    pub fn compile(query: &str, options: &Options, clock: &Clock) -> Result<Query, QueryError> {
+        let run = |q: &str| {
+            let ast = parse_raw(q)?;
+            let chars: Vec<char> = q.chars().collect();
+            Compiler {
+                chars: &chars,
+                clock,
+            }
+            .node(&ast, Ctx::from_options(options))
+        };
+        match run(query) {
+            Ok(root) => Ok(Query { root }),
+            Err(e) => Err(fix_example(e, |q| run(q).map(|_| ()))),
+        }
+    }
+
+    /// Whether `entry` matches. Allocates nothing once the thread's buffers are warm;
+    /// calls [`Entry::rel_path`] only when a term needs the path (at most once).
+    pub fn matches<E: Entry + ?Sized>(&self, entry: &E) -> bool {
+        let mut cx = Cx::new(entry);
+        eval(&self.root, &mut cx)
+    }
+
+    /// Both this query and `other` (the search tool's `exclude`, `kind` and `path`).
+    pub fn and(self, other: Query) -> Query {
+        Query {
+            root: and_nodes(vec![self.root, other.root]),
+        }
+    }
+
+    /// Exactly the entries this query does not match.
+    pub fn negate(self) -> Query {
+        Query {
+            root: not_node(self.root),
+        }
+    }
+
+    /// A query that matches every entry (what the empty query compiles to).
+    pub fn match_all() -> Query {
+        Query {
+            root: Node::Const(true),
+        }
+    }
+
+    /// True when evaluating may call [`Entry::rel_path`] (path terms, `parent:`,
+    /// `in:`), so the index can skip building paths otherwise.
+    pub fn needs_path(&self) -> bool {
+        fn walk(n: &Node) -> bool {
+            match n {
+                Node::Path(_) | Node::Parent(_) | Node::Under(_) => true,
+                Node::And(v) | Node::Or(v) => v.iter().any(walk),
+                Node::Not(n) => walk(n),
+                _ => false,
+            }
+        }
+        walk(&self.root)
+    }
+
+    /// Byte strings that every matching entry's name contains once case-folded with
+    /// [`crate::fold_case`] (ASCII lowercase for ASCII names), taken from the
+    /// top-level AND: plain name terms that are not negated, the literal pieces of
+    /// wildcard terms (`report-??.txt` gives `report-` and `.txt`), and `.ext` for an
+    /// `ext:` with a single extension. Regex, path and OR-ed terms give nothing. An
+    /// empty `Vec` is always a correct answer; every literal returned is a necessary
+    /// condition (checked by a property test), never a guess.
+    ///
+    /// Intended use: scan a lowercase copy of all names for the longest literal
+    /// (`memchr::memmem`), and call [`Query::matches`] only on the hits; names that are
+    /// not ASCII should be folded with [`crate::fold_case`] or simply always checked.
+    ///
+    /// Why it pays (no benchmark here, just the arithmetic): `matches` costs a few
+    /// tens of nanoseconds per entry even on the fast path (a virtual call or two, a
+    /// cache miss on the name), while a `memmem` scan over one contiguous arena of
+    /// names runs at several GB/s, i.e. a few nanoseconds per entry, and a selective
+    /// literal leaves `matches` to a small fraction of the entries.
+    pub fn required_name_literals(&self) -> Vec<Vec<u8>> {
+        fn walk(n: &Node, out: &mut Vec<Vec<u8>>) {
+            match n {
+                Node::And(v) => v.iter().for_each(|n| walk(n, out)),
+                Node::Name(NameMatch::Literal { lit, fold }) => {
+                    let l = lit.needle();
+                    out.push(if *fold {
+                        l.to_vec()
+                    } else {
+                        fold_case(l).into_owned()
+                    });
+                }
+                Node::Name(NameMatch::Glob { glob, fold }) => {
+                    for l in glob.literals() {
+                        out.push(if *fold {
+                            l.to_vec()
+                        } else {
+                            fold_case(l).into_owned()
+                        });
+                    }
+                }
+                Node::Ext(set) if !set.none && set.plain.len() + set.dotted.len() == 1 => {
+                    if let Some(p) = set.plain.first() {
+                        let mut l = vec![b'.'];
+                        l.extend_from_slice(p);
+                        out.push(l);
+                    } else if let Some(d) = set.dotted.first() {
+                        out.push(d.to_vec());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out.retain(|l| !l.is_empty());
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Lowercased byte strings that `"/" + rel_path` of EVERY matching entry must
+    /// contain (plus a trailing `/` for folders): the path literals and the
+    /// `parent:`/`in:` folders of the top-level AND. The index splits them at `/`:
+    /// each piece then lies inside one path component, so the entries whose own name
+    /// holds a piece, and everything below such folders, are the only candidates.
+    /// An empty Vec is always correct.
+    pub fn required_path_literals(&self) -> Vec<Vec<u8>> {
+        fn folded(bytes: &[u8], already: bool) -> Vec<u8> {
+            if already {
+                bytes.to_vec()
+            } else {
+                fold_case(bytes).into_owned()
+            }
+        }
+        fn walk(n: &Node, out: &mut Vec<Vec<u8>>) {
+            match n {
+                Node::And(v) => v.iter().for_each(|n| walk(n, out)),
+                Node::Path(PathMatch::Literal { lit, fold, .. }) => {
+                    out.push(folded(lit.needle(), *fold))
+                }
+                Node::Parent(f) | Node::Under(f) => out.push(folded(&f.prefix, f.fold)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out.retain(|l| l.iter().any(|&b| b != b'/'));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The kind every match must have, when the top-level AND requires one (`file:`,
+    /// `folder:`, `type:symlink`, `attrib:D`, `child:` …).
+    pub fn kind_restriction(&self) -> Option<Kind> {
+        fn walk(n: &Node) -> Option<Kind> {
+            match n {
+                Node::Kind(k) => Some(*k),
+                Node::Exec => Some(Kind::File),
+                Node::And(v) => v.iter().find_map(walk),
+                _ => None,
+            }
+        }
+        walk(&self.root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_is_send_sync() {
+        fn assert<T: Send + Sync + Clone + 'static>() {}
+        assert::<Query>();
+    }
+
+    #[test]
+    fn extensions() {
+        assert_eq!(extension(b"a.tar.gz"), Some(&b"gz"[..]));
+        assert_eq!(extension(b".bashrc"), None);
+        assert_eq!(extension(b"Makefile"), None);
+        assert_eq!(extension(b"x."), None);
+        assert_eq!(extension(b".a.b"), Some(&b"b"[..]));
+    }
+
+    #[test]
+    fn node_algebra() {
+        assert!(matches!(and_nodes(vec![]), Node::Const(true)));
+        assert!(matches!(or_nodes(vec![]), Node::Const(false)));
+        assert!(matches!(
+            and_nodes(vec![Node::Hidden, Node::Const(false)]),
+            Node::Const(false)
+        ));
+        assert!(matches!(not_node(not_node(Node::Hidden)), Node::Hidden));
+        let n = and_nodes(vec![
+            Node::Child(NameMatch::Literal {
+                lit: Literal::new(vec![], crate::text::Anchor::Anywhere, false),
+                fold: true,
+            }),
+            Node::Kind(Kind::Dir),
+        ]);
+        let Node::And(v) = n else { panic!() };
+        assert!(matches!(v[0], Node::Kind(Kind::Dir)));
+    }
+
+    #[test]
+    fn name_lengths() {
+        assert_eq!(name_len(b"abc"), 3);
+        assert_eq!(name_len("héllo".as_bytes()), 5);
+        assert_eq!(name_len("😀".as_bytes()), 1);
+    }
+}
