@@ -1,0 +1,490 @@
+//! ferret's live index: every file and folder under the roots, in memory.
+//!
+//! [`Index::open`] loads the last snapshot (so answers come at once after a
+//! restart), [`Index::start`] walks or reconciles the roots in the background and
+//! then follows the file-system watcher (inotify through `notify`), journalling what
+//! changed. Searches run on a read lock while updates take short write locks.
+//!
+//! ```no_run
+//! use ferret_index::{Index, IndexConfig, IndexRoot};
+//! let index = Index::open(IndexConfig::new(vec![IndexRoot::new("docs", "/srv/docs")])).unwrap();
+//! index.build_now(None);
+//! let query = ferret_query::Query::compile("ext:md", &Default::default(), &ferret_query::Clock::system()).unwrap();
+//! println!("{} markdown files", index.count(&query));
+//! ```
+//!
+//! Invariants: this crate reads names and metadata, never file contents, and never
+//! follows a symlink; it knows nothing of MCP.
+
+pub mod journal;
+mod rules;
+pub mod search;
+pub mod snapshot;
+pub mod store;
+pub mod walk;
+mod watch;
+pub mod when;
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Condvar, Mutex, RwLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+pub use journal::{Action, Change, ChangesQuery, Journal};
+pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
+pub use store::{EntryId, Kind, Meta, Store};
+pub use walk::Rules;
+
+/// A folder the index covers.
+#[derive(Debug, Clone)]
+pub struct IndexRoot {
+    pub name: String,
+    /// The canonical path, as shown to operators and stored in the snapshot key.
+    pub path: PathBuf,
+    /// The path walked and watched: `/proc/self/fd/N` of the root's open handle
+    /// where the caller has one, else `path`.
+    pub walk_path: PathBuf,
+}
+
+impl IndexRoot {
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> IndexRoot {
+        let path = path.into();
+        IndexRoot {
+            name: name.into(),
+            walk_path: path.clone(),
+            path,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct IndexConfig {
+    pub roots: Vec<IndexRoot>,
+    pub rules: Rules,
+    /// Where the snapshot and the journal live; `None` keeps everything in memory.
+    pub state_dir: Option<PathBuf>,
+    pub journal_max_age: Duration,
+    pub journal_max_rows: u64,
+    /// How often a changed index is written to its snapshot.
+    pub snapshot_every: Duration,
+    /// Follow changes with the file-system watcher.
+    pub watch: bool,
+}
+
+impl IndexConfig {
+    pub fn new(roots: Vec<IndexRoot>) -> IndexConfig {
+        IndexConfig {
+            roots,
+            rules: Rules::default(),
+            state_dir: None,
+            journal_max_age: Duration::from_secs(30 * 24 * 3600),
+            journal_max_rows: 1_000_000,
+            snapshot_every: Duration::from_secs(300),
+            watch: true,
+        }
+    }
+
+    /// What makes a snapshot belong to this configuration.
+    fn key(&self) -> Vec<u8> {
+        let mut key = format!(
+            "hidden={} no_ignore={}",
+            self.rules.hidden, self.rules.no_ignore
+        );
+        for r in &self.roots {
+            key.push_str(&format!("\n{}={}", r.name, r.path.display()));
+        }
+        key.into_bytes()
+    }
+
+    fn file_stem(&self) -> String {
+        format!("index-{:016x}", snapshot::hash64(&self.key()))
+    }
+
+    pub fn snapshot_path(&self) -> Option<PathBuf> {
+        self.state_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}.snap", self.file_stem())))
+    }
+
+    pub fn journal_path(&self) -> Option<PathBuf> {
+        self.state_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}.journal.sqlite", self.file_stem())))
+    }
+}
+
+/// What `diagnostics` and every answer's `index` block report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Status {
+    pub entries: u64,
+    /// The index holds a complete picture (built, or loaded and being checked).
+    pub ready: bool,
+    /// Loaded from a snapshot and still being compared with the disk.
+    pub reconciling: bool,
+    pub updated_at: Option<String>,
+    pub build_ms: Option<u64>,
+    pub loaded_from_snapshot: bool,
+    pub snapshot_load_ms: Option<u64>,
+    pub watcher: String,
+    pub overflow_rescans: u64,
+    pub watch_limit_reached: bool,
+    pub last_snapshot: Option<String>,
+    pub snapshot_error: Option<String>,
+    pub journal_error: Option<String>,
+    pub missing_roots: Vec<String>,
+}
+
+pub(crate) struct Shared {
+    pub config: IndexConfig,
+    pub store: RwLock<Store>,
+    pub status: Mutex<Status>,
+    pub ready: Condvar,
+    pub journal: Mutex<Option<Journal>>,
+    pub dirty: AtomicBool,
+    pub stop: AtomicBool,
+    pub progress: AtomicU64,
+}
+
+/// The live index. Cheap to clone.
+#[derive(Clone)]
+pub struct Index {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn root_meta(root: &IndexRoot) -> Meta {
+    std::fs::metadata(&root.walk_path)
+        .map(|m| walk::meta_of(&m))
+        .unwrap_or_default()
+}
+
+impl Index {
+    /// Load the snapshot when there is one (logging why not otherwise) and open
+    /// the journal. Nothing is walked yet: see [`Index::start`] and [`Index::build_now`].
+    pub fn open(config: IndexConfig) -> Result<Index, String> {
+        let mut status = Status {
+            watcher: "not started".into(),
+            ..Status::default()
+        };
+        let mut store = None;
+        if let Some(path) = config.snapshot_path() {
+            let started = Instant::now();
+            match snapshot::load(&path, &config.key()) {
+                Ok(loaded) if loaded.roots().len() == config.roots.len() => {
+                    status.loaded_from_snapshot = true;
+                    status.ready = true;
+                    status.reconciling = true;
+                    status.snapshot_load_ms = Some(started.elapsed().as_millis() as u64);
+                    status.entries = loaded.len() as u64;
+                    tracing::info!(
+                        entries = loaded.len(),
+                        ms = started.elapsed().as_millis() as u64,
+                        "index snapshot loaded"
+                    );
+                    store = Some(loaded);
+                }
+                Ok(_) => tracing::warn!(
+                    "index snapshot {} does not match the roots; discarded",
+                    path.display()
+                ),
+                Err(snapshot::SnapshotError::Missing) => {}
+                Err(e) => tracing::warn!("index snapshot {} discarded: {e}", path.display()),
+            }
+        }
+        let store = store.unwrap_or_else(|| {
+            let mut s = Store::new();
+            for r in &config.roots {
+                s.add_root(r.name.as_bytes(), root_meta(r));
+            }
+            s
+        });
+        let journal = match config.journal_path() {
+            Some(path) => match Journal::open(
+                &path,
+                config.journal_max_age.as_millis() as i64,
+                config.journal_max_rows,
+            ) {
+                Ok(j) => Some(j),
+                Err(e) => {
+                    let msg = format!("journal {} unusable: {e}", path.display());
+                    tracing::warn!("{msg}; changes are kept in memory");
+                    status.journal_error = Some(msg);
+                    Journal::in_memory(
+                        config.journal_max_age.as_millis() as i64,
+                        config.journal_max_rows,
+                    )
+                    .ok()
+                }
+            },
+            None => Journal::in_memory(
+                config.journal_max_age.as_millis() as i64,
+                config.journal_max_rows,
+            )
+            .ok(),
+        };
+        Ok(Index {
+            shared: Arc::new(Shared {
+                config,
+                store: RwLock::new(store),
+                status: Mutex::new(status),
+                ready: Condvar::new(),
+                journal: Mutex::new(journal),
+                dirty: AtomicBool::new(false),
+                stop: AtomicBool::new(false),
+                progress: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &IndexConfig {
+        &self.shared.config
+    }
+
+    /// Entries walked so far by the current build (for progress bars).
+    pub fn progress(&self) -> u64 {
+        self.shared.progress.load(Ordering::Relaxed)
+    }
+
+    pub fn status(&self) -> Status {
+        let mut s = self
+            .shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        s.entries = self
+            .read_store()
+            .len()
+            .saturating_sub(self.shared.config.roots.len()) as u64;
+        s
+    }
+
+    pub fn journal_len(&self) -> u64 {
+        self.shared
+            .journal
+            .lock()
+            .ok()
+            .and_then(|j| j.as_ref().map(Journal::len))
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn read_store(&self) -> std::sync::RwLockReadGuard<'_, Store> {
+        self.shared.store.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn write_store(&self) -> std::sync::RwLockWriteGuard<'_, Store> {
+        self.shared.store.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` on the store under the read lock.
+    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> T) -> T {
+        f(&self.read_store())
+    }
+
+    /// Wait until the first build (or snapshot load) is done, at most `timeout`.
+    pub fn wait_ready(&self, timeout: Duration) -> bool {
+        let status = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+        let (status, _) = self
+            .shared
+            .ready
+            .wait_timeout_while(status, timeout, |s| !s.ready)
+            .unwrap_or_else(|p| p.into_inner());
+        status.ready
+    }
+
+    pub(crate) fn set_status(&self, f: impl FnOnce(&mut Status)) {
+        let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut s);
+        if s.ready {
+            self.shared.ready.notify_all();
+        }
+    }
+
+    /// Walk every root now, in this thread, replacing what the index held (or, after
+    /// a snapshot load, reconciling with it). `progress` ticks once per entry.
+    pub fn build_now(&self, progress: Option<&AtomicU64>) {
+        let started = Instant::now();
+        let reconcile = self.status().loaded_from_snapshot;
+        let counter = progress.unwrap_or(&self.shared.progress);
+        if reconcile {
+            for i in 0..self.shared.config.roots.len() {
+                watch::rescan_root(self, i, counter);
+            }
+        } else {
+            let mut fresh = Store::new();
+            for r in &self.shared.config.roots {
+                let root = fresh.add_root(r.name.as_bytes(), root_meta(r));
+                let walked = walk::walk(&r.walk_path, self.shared.config.rules, counter);
+                walk::insert_walked(&mut fresh, root, walked);
+            }
+            fresh.shrink_to_fit();
+            *self.write_store() = fresh;
+        }
+        let ms = started.elapsed().as_millis() as u64;
+        self.shared.dirty.store(true, Ordering::Relaxed);
+        let missing: Vec<String> = self
+            .shared
+            .config
+            .roots
+            .iter()
+            .filter(|r| !r.walk_path.is_dir())
+            .map(|r| r.name.clone())
+            .collect();
+        self.set_status(|s| {
+            s.ready = true;
+            s.reconciling = false;
+            s.build_ms = Some(ms);
+            s.updated_at = Some(now_rfc3339());
+            s.missing_roots = missing;
+        });
+        tracing::info!(
+            entries = self.status().entries,
+            ms,
+            reconcile,
+            "index built"
+        );
+    }
+
+    /// Build (or reconcile) in the background, then follow the watcher; also
+    /// writes the snapshot periodically. Returns at once.
+    pub fn start(&self) -> std::thread::JoinHandle<()> {
+        let index = self.clone();
+        std::thread::Builder::new()
+            .name("ferret-index".into())
+            .spawn(move || watch::run(index))
+            .expect("spawning the index thread")
+    }
+
+    /// Ask the background thread to stop, and write the snapshot.
+    pub fn shutdown(&self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Err(e) = self.save_snapshot() {
+            tracing::warn!("index snapshot not written: {e}");
+        }
+    }
+
+    /// Write the snapshot now (when persistence is on and the index is complete).
+    pub fn save_snapshot(&self) -> Result<Option<u64>, String> {
+        let Some(path) = self.shared.config.snapshot_path() else {
+            return Ok(None);
+        };
+        if !self.status().ready {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        let bytes = {
+            let store = self.read_store();
+            snapshot::encode(&store, &self.shared.config.key())
+        };
+        let result = write_atomically(&path, &bytes);
+        match result {
+            Ok(()) => {
+                self.shared.dirty.store(false, Ordering::Relaxed);
+                self.set_status(|s| {
+                    s.last_snapshot = Some(now_rfc3339());
+                    s.snapshot_error = None;
+                });
+                tracing::debug!(
+                    bytes = bytes.len(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "index snapshot written"
+                );
+                Ok(Some(bytes.len() as u64))
+            }
+            Err(e) => {
+                let msg = format!("cannot write {}: {e}", path.display());
+                self.set_status(|s| s.snapshot_error = Some(msg.clone()));
+                Err(msg)
+            }
+        }
+    }
+
+    /// Run a search.
+    pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
+        search::search(&self.read_store(), request)
+    }
+
+    /// How many entries match (no paging).
+    pub fn count(&self, query: &ferret_query::Query) -> u64 {
+        let request = SearchRequest {
+            query,
+            under: None,
+            sort: SortKey::Name,
+            descending: false,
+            offset: 0,
+            limit: 0,
+            group_by: None,
+        };
+        self.search(&request).total
+    }
+
+    /// The record of a folder given as shown to agents (`.`, `src`, `root/src` with
+    /// several roots); `None` when the index has no such folder.
+    pub fn folder(&self, shown: &str) -> Option<EntryId> {
+        let store = self.read_store();
+        let trimmed = shown.trim_matches('/');
+        if trimmed.is_empty() || trimmed == "." {
+            return (store.roots().len() == 1).then(|| store.roots()[0]);
+        }
+        let (root, rest) = if store.roots().len() == 1 {
+            (store.roots()[0], trimmed)
+        } else {
+            let (first, rest) = trimmed.split_once('/').unwrap_or((trimmed, ""));
+            let root = *store
+                .roots()
+                .iter()
+                .find(|&&r| store.name(r) == first.as_bytes())?;
+            (root, rest)
+        };
+        store.lookup(root, rest.as_bytes())
+    }
+
+    /// Journal entries, newest first, with the total.
+    pub fn changes(&self, query: &ChangesQuery) -> Result<(Vec<Change>, u64), String> {
+        let journal = self
+            .shared
+            .journal
+            .lock()
+            .map_err(|_| "journal lock poisoned".to_string())?;
+        match journal.as_ref() {
+            Some(j) => j
+                .query(query)
+                .map_err(|e| format!("journal query failed: {e}")),
+            None => Ok((Vec::new(), 0)),
+        }
+    }
+
+    /// Record changes made by ferret itself (`by: ferret`).
+    pub fn record(&self, changes: &[Change]) {
+        if let Ok(mut j) = self.shared.journal.lock()
+            && let Some(j) = j.as_mut()
+            && let Err(e) = j.record(changes)
+        {
+            tracing::warn!("journal write failed: {e}");
+        }
+    }
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
