@@ -15,18 +15,24 @@ import re
 import signal
 import struct
 import subprocess
+import tempfile
 import time
 import zlib
 from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 
 REPO = Path(__file__).resolve().parents[2]
 FERRET = Path(os.environ.get("FERRET_BIN", REPO / "target" / "debug" / "ferret"))
 OUTSIDE_SECRET = "TOP-SECRET-OUTSIDE-THE-ROOT"
 ENV_SECRET = "API_KEY=sk-never-leak-this"
+
+# Servers started by the tests keep their index snapshots and journals here, never
+# in the user's own state folder.
+STATE_HOME = tempfile.mkdtemp(prefix="ferret-e2e-state-")
+os.environ["XDG_STATE_HOME"] = STATE_HOME
 
 TRANSPORTS = ["stdio", "http"]
 ERAS = ["legacy", "2026-07-28"]
@@ -193,7 +199,11 @@ def start_http():
 async def connect(transport: str, era: str, root_args: list[str], http: HttpServer | None = None):
     """A connected official-SDK client, in the given era, over the given transport."""
     if transport == "stdio":
-        target = StdioServerParameters(command=str(FERRET), args=["serve", "--stdio", *root_args])
+        target = StdioServerParameters(
+            command=str(FERRET),
+            args=["serve", "--stdio", *root_args],
+            env={**get_default_environment(), "XDG_STATE_HOME": STATE_HOME},
+        )
     else:
         target = http.url
     async with Client(target, mode=era) as client:

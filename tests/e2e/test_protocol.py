@@ -6,7 +6,7 @@ import pytest
 from conftest import ERAS, call, connect, run
 from mcp.shared.exceptions import MCPError
 
-READ_ONLY_TOOLS = ["read", "list", "stat", "diagnostics"]
+READ_ONLY_TOOLS = ["search", "read", "list", "stat", "changes", "diagnostics"]
 
 
 def test_tools_are_listed_with_schemas_and_truthful_annotations(session):
@@ -97,7 +97,8 @@ def test_diagnostics_reports_roots_limits_and_counters(session, tree):
     assert not is_error
     assert s["version"] and "2026-07-28" in s["protocol_versions"] and "2024-11-05" in s["protocol_versions"]
     assert s["roots"] == [{"name": tree.name, "path": str(tree.resolve()), "writable": False}]
-    assert s["index"]["state"] == "not built"
+    assert s["index"]["state"] in ("ready", "building", "ready (reconciling with disk)")
+    assert isinstance(s["index"]["entries"], int) and s["index"]["watcher"]
     assert s["limits"]["max_file_bytes"] == 10 * 1024 * 1024
     assert s["transport"].startswith("stdio" if session.transport == "stdio" else "streamable-http")
     if session.transport == "stdio":

@@ -133,6 +133,21 @@ impl Root {
     pub fn dir(&self) -> &Dir {
         &self.dir
     }
+
+    /// A path that names the open handle itself (`/proc/self/fd/N`), for tools that
+    /// can only take paths (the index's walker and watcher): it keeps pointing at
+    /// the folder opened at start even if the root's path is later swapped for a
+    /// symlink. Falls back to the canonical path where `/proc` is missing.
+    pub fn handle_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        // The trailing `/` makes walkers that never follow symlinks enter it.
+        let proc_path = PathBuf::from(format!("/proc/self/fd/{}/", self.dir.as_raw_fd()));
+        if proc_path.is_dir() {
+            proc_path
+        } else {
+            self.path.clone()
+        }
+    }
 }
 
 /// Why the roots could not be opened; the message names the root and the fix.

@@ -30,10 +30,23 @@ pub enum Command {
     /// Serve the roots over MCP (Streamable HTTP by default, or stdio).
     #[command(after_help = EXAMPLES)]
     Serve(ServeArgs),
+    /// Build the index of the roots and save it, so that `serve` and `search` start at once.
+    #[command(after_help = "Example:\n  ferret index --root ~/projects")]
+    Index(IndexCommand),
+    /// Search the saved index from the command line, like Everything's es.exe.
+    #[command(after_help = SEARCH_EXAMPLES)]
+    Search(SearchCommand),
 }
 
+const SEARCH_EXAMPLES: &str = "\
+Examples:
+  ferret search 'ext:rs main' --root ~/src
+  ferret search 'dm:today' --root ~/notes --sort modified --descending --limit 20
+  ferret search '*.pdf size:>10mb' --root ~/docs --json";
+
+/// The folders and the rules shared by every command.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub struct RootArgs {
     /// A folder to serve, as DIR or NAME=DIR; repeat for several roots.
     #[arg(
         long = "root",
@@ -44,6 +57,80 @@ pub struct ServeArgs {
         required = true
     )]
     pub roots: Vec<RootSpec>,
+
+    /// Show and index hidden (dot) files by default.
+    #[arg(long, env = "FERRET_HIDDEN")]
+    pub hidden: bool,
+
+    /// Do not apply .gitignore/.ignore rules (listing and index).
+    #[arg(long, env = "FERRET_NO_IGNORE")]
+    pub no_ignore: bool,
+}
+
+/// Where the index lives and how much history it keeps.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Folder for the index snapshot and the change journal [default: $XDG_STATE_HOME/ferret, else ~/.local/state/ferret].
+    #[arg(long, value_name = "DIR", env = "FERRET_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Keep the index and the journal in memory only.
+    #[arg(long, env = "FERRET_NO_PERSIST")]
+    pub no_persist: bool,
+
+    /// Forget journal entries older than this (s, m, h, d suffix).
+    #[arg(long, value_name = "AGE", env = "FERRET_JOURNAL_MAX_AGE", default_value = "30d",
+          value_parser = parse_age)]
+    pub journal_max_age: std::time::Duration,
+
+    /// Keep at most this many journal entries.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "FERRET_JOURNAL_MAX_ENTRIES",
+        default_value_t = 1_000_000
+    )]
+    pub journal_max_entries: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexCommand {
+    #[command(flatten)]
+    pub roots: RootArgs,
+    #[command(flatten)]
+    pub index: IndexArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchCommand {
+    /// The query, in ferret's Everything-style syntax ("" matches everything).
+    pub query: String,
+    #[command(flatten)]
+    pub roots: RootArgs,
+    #[command(flatten)]
+    pub index: IndexArgs,
+    /// Only under this folder.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// name, path, size, modified, created or extension.
+    #[arg(long, default_value = "name")]
+    pub sort: String,
+    #[arg(long)]
+    pub descending: bool,
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// Print JSON lines instead of paths.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub root_args: RootArgs,
+
+    #[command(flatten)]
+    pub index: IndexArgs,
 
     /// Speak MCP over stdin/stdout instead of HTTP.
     #[arg(long, env = "FERRET_STDIO", conflicts_with = "bind")]
@@ -57,14 +144,6 @@ pub struct ServeArgs {
         default_value = "127.0.0.1:8031"
     )]
     pub bind: SocketAddr,
-
-    /// Show hidden (dot) files in listings by default.
-    #[arg(long, env = "FERRET_HIDDEN")]
-    pub hidden: bool,
-
-    /// Do not apply .gitignore/.ignore rules by default.
-    #[arg(long, env = "FERRET_NO_IGNORE")]
-    pub no_ignore: bool,
 
     /// Files above this size are never loaded whole (read streams a window; no checksum).
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_FILE_BYTES", default_value = "10M",
@@ -136,6 +215,22 @@ pub struct ServeArgs {
     pub log_file: Option<PathBuf>,
 }
 
+/// `90s`, `30m`, `12h`, `30d`.
+pub fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let bad = || format!("`{s}` is not an age; write e.g. 12h or 30d");
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
+    };
+    Ok(std::time::Duration::from_secs(n * secs))
+}
+
 /// `4096`, `64K`, `10M`, `1G` (powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -178,15 +273,19 @@ mod tests {
         assert_eq!(parse_bytes("10m"), Ok(10 << 20));
         assert!(parse_bytes("ten").is_err());
         assert!(parse_bytes("5X").is_err());
+        assert_eq!(parse_age("30d").unwrap().as_secs(), 30 * 86_400);
+        assert!(parse_age("30").is_err() && parse_age("x").is_err());
     }
 
     #[test]
     fn roots_and_names_parse() {
         let cli = Cli::try_parse_from(["ferret", "serve", "--stdio", "-r", "a=/x", "--root", "/y"])
             .unwrap();
-        let Command::Serve(s) = cli.command;
-        assert_eq!(s.roots.len(), 2);
-        assert_eq!(s.roots[0].name.as_deref(), Some("a"));
+        let Command::Serve(s) = cli.command else {
+            panic!("serve expected")
+        };
+        assert_eq!(s.root_args.roots.len(), 2);
+        assert_eq!(s.root_args.roots[0].name.as_deref(), Some("a"));
         assert!(s.stdio);
         assert!(
             Cli::try_parse_from(["ferret", "serve"]).is_err(),

@@ -1,45 +1,53 @@
-//! The `ferret` binary: parse flags, open the roots, serve. The work lives in the
-//! library crates (`ferret-fs`, `ferret-server`).
+//! The `ferret` binary: parse flags, open the roots and the index, then serve or
+//! answer. The work lives in the library crates (`ferret-fs`, `ferret-index`,
+//! `ferret-query`, `ferret-server`).
 
 mod cli;
+mod commands;
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use ferret_fs::{Denylist, Limits, Policy, Roots};
-use ferret_server::{Ferret, HttpOptions, Transport};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    match cli.command {
-        cli::Command::Serve(args) => {
-            if let Err(e) = init_logging(&args) {
-                eprintln!("ferret: {e}");
-                return ExitCode::FAILURE;
-            }
-            match serve(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    tracing::error!("{e:#}");
-                    eprintln!("ferret: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+    let log_file = match &cli.command {
+        cli::Command::Serve(args) => args.log_file.clone(),
+        _ => None,
+    };
+    let quiet_default = !matches!(cli.command, cli::Command::Serve(_));
+    if let Err(e) = init_logging(log_file.as_deref(), quiet_default) {
+        eprintln!("ferret: {e}");
+        return ExitCode::FAILURE;
+    }
+    let result = match cli.command {
+        cli::Command::Serve(args) => commands::serve(args),
+        cli::Command::Index(args) => commands::index(args),
+        cli::Command::Search(args) => commands::search(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::debug!("{e:#}");
+            eprintln!("ferret: {e:#}");
+            ExitCode::FAILURE
         }
     }
 }
 
-fn init_logging(args: &cli::ServeArgs) -> anyhow::Result<()> {
+/// Logs go to stderr (stdout carries the protocol with --stdio, results with
+/// `search`) or to a file. `FERRET_LOG` or `RUST_LOG` set the level.
+fn init_logging(log_file: Option<&std::path::Path>, quiet: bool) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
+    let default = if quiet { "warn" } else { "info,rmcp=warn" };
     let filter = std::env::var("FERRET_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
-        .unwrap_or_else(|| "info,rmcp=warn".into());
+        .unwrap_or_else(|| default.into());
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default)))
         .with_ansi(false);
-    // Logs never go to stdout: with --stdio it carries the protocol.
-    match &args.log_file {
+    match log_file {
         Some(path) => {
             let file = std::fs::OpenOptions::new()
                 .create(true)
@@ -51,73 +59,4 @@ fn init_logging(args: &cli::ServeArgs) -> anyhow::Result<()> {
         None => builder.with_writer(std::io::stderr).init(),
     }
     Ok(())
-}
-
-fn serve(args: cli::ServeArgs) -> anyhow::Result<()> {
-    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
-    let policy = Policy {
-        hidden: args.hidden,
-        no_ignore: args.no_ignore,
-        deny,
-        limits: Limits {
-            max_file_bytes: args.max_file_bytes,
-            max_response_bytes: args.max_response_bytes as usize,
-            max_line_chars: args.max_line_chars.max(1),
-            max_image_bytes: args.max_image_bytes,
-            ..Limits::default()
-        },
-    };
-    let roots = Roots::open(&args.roots, policy)?;
-    for root in roots.roots() {
-        tracing::info!(name = %root.name, path = %root.path.display(), "serving root");
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    if args.stdio {
-        let server = Ferret::new(roots, Transport::Stdio);
-        return runtime.block_on(ferret_server::serve_stdio(server));
-    }
-    let options = HttpOptions {
-        bind: args.bind,
-        allowed_hosts: args.allowed_hosts,
-        allowed_origins: args.allowed_origins,
-        token: args.token,
-        max_request_bytes: args.max_request_bytes as usize,
-    };
-    options.check().map_err(anyhow::Error::msg)?;
-    let server = Ferret::new(
-        roots,
-        Transport::Http {
-            bind: args.bind.to_string(),
-        },
-    );
-    runtime.block_on(ferret_server::serve_http(
-        server,
-        options,
-        shutdown_signal(),
-    ))
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = interrupt => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = interrupt.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
-    tracing::info!("shutting down");
 }

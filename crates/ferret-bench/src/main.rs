@@ -1,0 +1,313 @@
+//! `ferret-bench`: the index benchmark. `bench/index.sh` drives it beside plocate
+//! and fd; see docs/benchmarks.md for the figures and the exact command.
+//!
+//! ```text
+//! ferret-bench tree DIR --entries N [--seed S]   build a synthetic tree
+//! ferret-bench index DIR [--queries FILE]        build, snapshot, load, query, freshness
+//! ```
+
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use ferret_index::{Index, IndexConfig, IndexRoot, SearchRequest, SortKey};
+use ferret_query::{Clock, Options, Query};
+
+/// A small deterministic generator (xorshift64*), so trees are the same on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const WORDS: &[&str] = &[
+    "alpha", "beta", "report", "draft", "final", "notes", "main", "util", "config", "test", "data",
+    "image", "render", "parser", "index", "server", "client", "model", "view", "build", "cache",
+    "photo", "invoice", "summary", "archive", "module", "handler", "schema", "backup", "readme",
+];
+const EXTS: &[&str] = &[
+    "rs", "md", "txt", "json", "toml", "py", "js", "png", "jpg", "pdf", "log", "csv", "html", "c",
+    "h",
+];
+
+/// Build `entries` files and folders under `dir`: folders of 5-40 entries, names
+/// from a word list, extensions from a fixed list, a few rare names.
+fn make_tree(dir: &Path, entries: u64, seed: u64) -> anyhow::Result<()> {
+    let mut rng = Rng(seed | 1);
+    std::fs::create_dir_all(dir)?;
+    let mut folders: Vec<PathBuf> = vec![dir.to_path_buf()];
+    let mut made = 0u64;
+    let mut cursor = 0usize;
+    while made < entries {
+        let parent = folders[cursor % folders.len()].clone();
+        cursor += 1 + rng.below(3) as usize;
+        let fanout = 5 + rng.below(36);
+        for _ in 0..fanout {
+            if made >= entries {
+                break;
+            }
+            let w1 = WORDS[rng.below(WORDS.len() as u64) as usize];
+            let w2 = WORDS[rng.below(WORDS.len() as u64) as usize];
+            let n = rng.below(100_000);
+            if rng.below(10) == 0 {
+                let path = parent.join(format!("{w1}_{w2}_{n}"));
+                if std::fs::create_dir(&path).is_ok() {
+                    folders.push(path);
+                    made += 1;
+                }
+            } else {
+                let ext = EXTS[rng.below(EXTS.len() as u64) as usize];
+                let rare = if rng.below(200_000) == 0 {
+                    "zyzzyva-"
+                } else {
+                    ""
+                };
+                let path = parent.join(format!("{rare}{w1}-{w2}-{n}.{ext}"));
+                let size = rng.below(4096) as usize;
+                if std::fs::write(&path, vec![b'x'; size]).is_ok() {
+                    made += 1;
+                }
+            }
+        }
+        if made % 100_000 < 40 {
+            eprint!("\r{made} entries");
+        }
+    }
+    eprintln!("\r{made} entries under {}", dir.display());
+    Ok(())
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The fixed query set (also run through plocate and fd by bench/index.sh).
+pub const QUERIES: &[(&str, &str)] = &[
+    ("rare substring", "zyzzyva"),
+    ("common substring", "report"),
+    ("extension", "ext:pdf"),
+    ("wildcard", "invoice-*.csv"),
+    ("path term", "/alpha_beta_"),
+    ("size function", "size:>4000"),
+    ("date function", "dm:today"),
+    ("sorted by date, limit 50", "ext:rs"),
+];
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn bench_index(dir: &Path, freshness_changes: usize) -> anyhow::Result<()> {
+    let dir = std::fs::canonicalize(dir)?;
+    let state = tempdir_in_target()?;
+    let mut config = IndexConfig::new(vec![IndexRoot::new("bench", &dir)]);
+    config.state_dir = Some(state.clone());
+    config.watch = false;
+    let index = Index::open(config.clone()).map_err(anyhow::Error::msg)?;
+    let started = Instant::now();
+    index.build_now(None);
+    let build = started.elapsed();
+    let entries = index.status().entries;
+    let heap = index.with_store(|s| s.heap_bytes());
+    let names = index.with_store(|s| s.name_bytes());
+    println!("entries                 {entries}");
+    println!("build (warm)            {:.2} s", build.as_secs_f64());
+    println!(
+        "memory                  {:.1} bytes/entry in the store: {:.1} of records + {:.1} of names (stored twice: as is and lowercased, {:.1} each)",
+        heap as f64 / entries as f64,
+        (heap - 2 * names) as f64 / entries as f64,
+        (2 * names) as f64 / entries as f64,
+        names as f64 / entries as f64,
+    );
+    let started = Instant::now();
+    let bytes = index
+        .save_snapshot()
+        .map_err(anyhow::Error::msg)?
+        .unwrap_or(0);
+    println!(
+        "snapshot save           {:.2} s ({:.1} bytes/entry on disk)",
+        started.elapsed().as_secs_f64(),
+        bytes as f64 / entries as f64
+    );
+    drop(index);
+    let rss_before = rss_bytes();
+    let started = Instant::now();
+    let loaded = Index::open(config).map_err(anyhow::Error::msg)?;
+    println!(
+        "snapshot load           {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "process RSS             {:.1} MiB after the load ({:.1} bytes/entry grown by the load)",
+        rss_bytes() as f64 / (1 << 20) as f64,
+        rss_bytes().saturating_sub(rss_before) as f64 / entries as f64
+    );
+    assert_eq!(
+        loaded.status().entries,
+        entries,
+        "the snapshot holds every entry"
+    );
+
+    let clock = Clock::system();
+    println!("\nquery latency, in-process, {} runs each (ms):", 50);
+    println!("{:<26} {:>8} {:>8} {:>9}", "query", "p50", "p99", "matches");
+    let only = std::env::var("FERRET_BENCH_ONLY").ok();
+    for (label, text) in QUERIES {
+        if only.as_deref().is_some_and(|o| o != *label) {
+            continue;
+        }
+        let query = Query::compile(text, &Options::default(), &clock)
+            .map_err(|e| anyhow::anyhow!(e.render(text)))?;
+        let sort = if label.starts_with("sorted") {
+            SortKey::Modified
+        } else {
+            SortKey::Name
+        };
+        let mut times = Vec::new();
+        let mut total = 0;
+        let runs: usize = std::env::var("FERRET_BENCH_RUNS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(50);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let out = loaded.search(&SearchRequest {
+                query: &query,
+                under: None,
+                sort,
+                descending: sort == SortKey::Modified,
+                offset: 0,
+                limit: 50,
+                group_by: None,
+            });
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            total = out.total;
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{:<26} {:>8.3} {:>8.3} {:>9}   {text}",
+            label,
+            percentile(&times, 0.5),
+            percentile(&times, 0.99),
+            total
+        );
+    }
+    if freshness_changes > 0 {
+        freshness(&dir, freshness_changes)?;
+    }
+    let _ = std::fs::remove_dir_all(&state);
+    Ok(())
+}
+
+/// Create, rename and delete files on disk with the watcher running, and time
+/// until `search` sees each change.
+fn freshness(dir: &Path, changes: usize) -> anyhow::Result<()> {
+    let work = dir.join("ferret-freshness");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let mut config = IndexConfig::new(vec![IndexRoot::new("bench", dir)]);
+    config.state_dir = None;
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    index.start();
+    index.wait_ready(Duration::from_secs(600));
+    std::thread::sleep(Duration::from_millis(500));
+    let clock = Clock::system();
+    let mut latencies = Vec::new();
+    let seen = |name: &str| -> bool {
+        let q = Query::compile(&format!("wfn:{name}"), &Options::default(), &clock).expect("query");
+        index.count(&q) > 0
+    };
+    let wait = |cond: &dyn Fn() -> bool| -> f64 {
+        let t = Instant::now();
+        while !cond() {
+            if t.elapsed() > Duration::from_secs(10) {
+                return f64::INFINITY;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        t.elapsed().as_secs_f64() * 1000.0
+    };
+    for i in 0..changes / 3 + 1 {
+        let a = format!("fresh-{i}-a.txt");
+        let b = format!("fresh-{i}-b.txt");
+        std::fs::write(work.join(&a), b"x")?;
+        latencies.push(wait(&|| seen(&a)));
+        std::fs::rename(work.join(&a), work.join(&b))?;
+        latencies.push(wait(&|| seen(&b) && !seen(&a)));
+        std::fs::remove_file(work.join(&b))?;
+        latencies.push(wait(&|| !seen(&b)));
+    }
+    index.shutdown();
+    let _ = std::fs::remove_dir_all(&work);
+    latencies.sort_by(f64::total_cmp);
+    println!(
+        "\nfreshness over {} changes (create, rename, delete): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        latencies.len(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.95),
+        latencies.last().copied().unwrap_or(0.0)
+    );
+    Ok(())
+}
+
+fn tempdir_in_target() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("ferret-bench-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    match args.first().map(String::as_str) {
+        Some("tree") => {
+            let dir = PathBuf::from(
+                args.get(1)
+                    .ok_or_else(|| anyhow::anyhow!("tree DIR --entries N"))?,
+            );
+            let entries = flag("--entries").map_or(Ok(1_000_000), |s| s.parse())?;
+            let seed = flag("--seed").map_or(Ok(42), |s| s.parse())?;
+            make_tree(&dir, entries, seed)
+        }
+        Some("index") => {
+            let dir = PathBuf::from(args.get(1).ok_or_else(|| anyhow::anyhow!("index DIR"))?);
+            let changes = flag("--freshness").map_or(Ok(210), |s| s.parse())?;
+            bench_index(&dir, changes)
+        }
+        Some("queries") => {
+            for (label, q) in QUERIES {
+                println!("{label}\t{q}");
+            }
+            Ok(())
+        }
+        _ => anyhow::bail!(
+            "usage: ferret-bench tree DIR --entries N [--seed S] | index DIR [--freshness N] | queries"
+        ),
+    }
+}

@@ -1,0 +1,400 @@
+//! `search` and `changes`: the tools answered from the live index.
+
+use std::sync::Arc;
+
+use ferret_fs::{Roots, Target};
+use ferret_index::{
+    Action, ChangesQuery, GroupBy, Index, SearchRequest, SortKey, when::parse_when,
+};
+use ferret_query::{Clock, Options, Query};
+use rmcp::{
+    ErrorData,
+    model::{CallToolResult, JsonObject, Tool, ToolAnnotations},
+};
+use serde_json::{Value, json};
+
+use crate::{
+    args::{ArgResult, Args},
+    render::{self, frame, human_size},
+};
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
+pub fn search_definition() -> Tool {
+    let flag = json!({"type": "boolean"});
+    Tool::new(
+        "search",
+        "Find files and folders by name or path from the live index, instantly. Everything-style query: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`, `\"exact phrase\"`.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "\"\" matches everything"},
+                "path": {"type": "string", "description": "Folder to search under"},
+                "sort": {"enum": ["name", "path", "size", "modified", "created", "extension"]},
+                "descending": flag,
+                "kind": {"enum": ["any", "file", "dir"]},
+                "match_case": flag,
+                "whole_word": flag,
+                "regex": flag,
+                "match_path": flag,
+                "exclude": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+                "group_by": {"enum": ["extension", "kind", "folder"]},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 50},
+            },
+            "additionalProperties": false,
+        })),
+    )
+    .with_title("Search the index")
+    .with_raw_output_schema(schema(json!({
+        "type": "object",
+        "properties": {
+            "results": {"type": "array", "items": {"type": "object"}},
+            "groups": {"type": "array"},
+            "count": {"type": "integer"},
+            "total": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "next_offset": {"type": ["integer", "null"]},
+            "index": {"type": "object"},
+            "warning": {"type": "string"},
+        },
+        "required": ["count", "total", "truncated", "index"],
+    })))
+    .with_annotations(read_only())
+}
+
+pub fn changes_definition() -> Tool {
+    Tool::new(
+        "changes",
+        "What changed under the roots, newest first, from the index's journal: created, modified, deleted, renamed, moved.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "action": {"enum": ["any", "created", "modified", "deleted", "renamed", "moved"]},
+                "path": {"type": "string", "description": "Path prefix"},
+                "name": {"type": "string", "description": "Name substring"},
+                "since": {"type": "string", "description": "RFC 3339, YYYY-MM-DD[ HH:MM[:SS]], Unix seconds, or 10m/2h/3d"},
+                "until": {"type": "string"},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 100},
+            },
+            "additionalProperties": false,
+        })),
+    )
+    .with_title("Recent changes")
+    .with_raw_output_schema(schema(json!({
+        "type": "object",
+        "properties": {
+            "changes": {"type": "array", "items": {"type": "object"}},
+            "count": {"type": "integer"},
+            "total": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "next_offset": {"type": ["integer", "null"]},
+            "index": {"type": "object"},
+        },
+        "required": ["changes", "count", "total", "truncated"],
+    })))
+    .with_annotations(read_only())
+}
+
+/// A `search` call, checked and compiled.
+pub struct SearchCall {
+    query: Query,
+    path: Option<String>,
+    sort: SortKey,
+    descending: bool,
+    group_by: Option<GroupBy>,
+    offset: usize,
+    limit: usize,
+}
+
+fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
+    Query::compile(text, options, clock).map_err(|e| a.conflict(key, &e.render(text)))
+}
+
+pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
+    let a = Args::new(
+        "search",
+        args,
+        &[
+            "query",
+            "path",
+            "sort",
+            "descending",
+            "kind",
+            "match_case",
+            "whole_word",
+            "regex",
+            "match_path",
+            "exclude",
+            "group_by",
+            "offset",
+            "limit",
+        ],
+        r#"{"query":"ext:rs main","limit":20}"#,
+    )?;
+    let options = Options {
+        match_case: a.boolean("match_case")?.unwrap_or(false),
+        whole_word: a.boolean("whole_word")?.unwrap_or(false),
+        regex: a.boolean("regex")?.unwrap_or(false),
+        match_path: a.boolean("match_path")?.unwrap_or(false),
+    };
+    let clock = Clock::system();
+    let text = a.string("query")?.unwrap_or_default();
+    let mut query = compile(&a, "query", &text, &options, &clock)?;
+    for term in a.strings("exclude")?.unwrap_or_default() {
+        query = query.and(compile(&a, "exclude", &term, &options, &clock)?.negate());
+    }
+    match a.choice("kind", &["any", "file", "dir"])? {
+        Some("file") => {
+            query = query.and(compile(&a, "kind", "file:", &Options::default(), &clock)?)
+        }
+        Some("dir") => {
+            query = query.and(compile(&a, "kind", "folder:", &Options::default(), &clock)?)
+        }
+        _ => {}
+    }
+    Ok(SearchCall {
+        query,
+        path: a.string("path")?,
+        sort: match a.choice(
+            "sort",
+            &["name", "path", "size", "modified", "created", "extension"],
+        )? {
+            Some("path") => SortKey::Path,
+            Some("size") => SortKey::Size,
+            Some("modified") => SortKey::Modified,
+            Some("created") => SortKey::Created,
+            Some("extension") => SortKey::Extension,
+            _ => SortKey::Name,
+        },
+        descending: a.boolean("descending")?.unwrap_or(false),
+        group_by: match a.choice("group_by", &["extension", "kind", "folder"])? {
+            Some("extension") => Some(GroupBy::Extension),
+            Some("kind") => Some(GroupBy::Kind),
+            Some("folder") => Some(GroupBy::Folder),
+            _ => None,
+        },
+        offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
+        limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
+    })
+}
+
+/// The freshness block every index answer carries.
+pub fn index_block(index: &Index) -> Value {
+    let s = index.status();
+    json!({
+        "entries": s.entries,
+        "ready": s.ready,
+        "reconciling": s.reconciling,
+        "updated_at": s.updated_at,
+    })
+}
+
+/// How long a search waits for the first build before answering with what it has.
+const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult {
+    index.wait_ready(FIRST_BUILD_WAIT);
+    let mut warning = None;
+    let mut under = None;
+    if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
+        let shown = match roots.resolve(path) {
+            Err(e) => return render::tool_error(&e),
+            Ok(Target::AllRoots) => None,
+            Ok(Target::In(root, rel)) => Some(roots.display(root, &rel)),
+        };
+        if let Some(shown) = shown {
+            match index.folder(&shown) {
+                Some(id) => under = Some(id),
+                None => {
+                    let on_disk = roots.stat(path).is_ok();
+                    warning = Some(if on_disk {
+                        format!(
+                            "`{shown}` exists but is not indexed (hidden or ignored); `list` it with hidden/ignored, or start ferret with --hidden/--no-ignore"
+                        )
+                    } else {
+                        format!(
+                            "`{shown}` does not exist, so nothing can match under it (empty is not the same as missing)"
+                        )
+                    });
+                }
+            }
+        }
+    }
+    let outcome = if warning.is_some() {
+        ferret_index::SearchOutcome::default()
+    } else {
+        index.search(&SearchRequest {
+            query: &call.query,
+            under,
+            sort: call.sort,
+            descending: call.descending,
+            offset: call.offset,
+            limit: call.limit,
+            group_by: call.group_by,
+        })
+    };
+    let shown_count = outcome.groups.as_ref().map_or(outcome.hits.len(), Vec::len);
+    let end = call.offset + shown_count;
+    let truncated = (end as u64) < outcome.total;
+    let block = index_block(index);
+    let mut text = String::new();
+    if let Some(groups) = &outcome.groups {
+        for g in groups {
+            text.push_str(&format!("{:>8}  {}\n", g.count, g.group));
+        }
+    } else {
+        for h in &outcome.hits {
+            let size = h.size.map(human_size).unwrap_or_else(|| "-".into());
+            let slash = if h.kind == "dir" { "/" } else { "" };
+            text.push_str(&format!(
+                "{size:>7} {} {}{slash}\n",
+                h.modified.as_deref().unwrap_or("-"),
+                h.path
+            ));
+        }
+    }
+    let mut rendered = format!(
+        "{} of {} {} (index: {} entries{})\n",
+        shown_count,
+        outcome.total,
+        if outcome.groups.is_some() {
+            "groups"
+        } else {
+            "matches"
+        },
+        block["entries"],
+        if block["ready"] == true {
+            ""
+        } else {
+            ", still building"
+        },
+    );
+    if let Some(w) = &warning {
+        rendered.push_str(&format!("warning: {w}\n"));
+    }
+    rendered.push_str(&frame(&text));
+    if truncated {
+        rendered.push_str(&format!("\nmore: search with offset {end}"));
+    }
+    let mut structured = json!({
+        "count": shown_count,
+        "total": outcome.total,
+        "truncated": truncated,
+        "next_offset": truncated.then_some(end),
+        "index": block,
+    });
+    match outcome.groups {
+        Some(groups) => structured["groups"] = json!(groups),
+        None => structured["results"] = json!(outcome.hits),
+    }
+    if let Some(w) = warning {
+        structured["warning"] = json!(w);
+    }
+    render::ok(structured, rendered)
+}
+
+pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
+    let a = Args::new(
+        "changes",
+        args,
+        &[
+            "action", "path", "name", "since", "until", "offset", "limit",
+        ],
+        r#"{"since":"1h","action":"modified"}"#,
+    )?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let when = |key: &str| -> ArgResult<Option<i64>> {
+        match a.string(key)? {
+            None => Ok(None),
+            Some(t) => parse_when(&t, now)
+                .map(Some)
+                .map_err(|e| a.conflict(key, &e)),
+        }
+    };
+    let action = match a.choice(
+        "action",
+        &["any", "created", "modified", "deleted", "renamed", "moved"],
+    )? {
+        Some("any") | None => None,
+        Some(other) => Action::parse(other),
+    };
+    Ok(ChangesQuery {
+        action,
+        path_prefix: a.string("path")?.map(|p| {
+            p.trim()
+                .replace('\\', "/")
+                .trim_start_matches("./")
+                .to_string()
+        }),
+        name: a.string("name")?,
+        since_ms: when("since")?,
+        until_ms: when("until")?,
+        offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0),
+        limit: a.integer("limit", 0, 2000)?.unwrap_or(100),
+    })
+}
+
+pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, ErrorData> {
+    let (rows, total) = index
+        .changes(query)
+        .map_err(|e| ErrorData::internal_error(e, None))?;
+    let end = query.offset + rows.len() as u64;
+    let truncated = end < total;
+    let mut text = String::new();
+    let mut items = Vec::with_capacity(rows.len());
+    for c in &rows {
+        let at = chrono::DateTime::from_timestamp_millis(c.at_ms)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .unwrap_or_default();
+        match &c.old_path {
+            Some(old) => text.push_str(&format!(
+                "{at} {:<8} {} <- {} ({})\n",
+                c.action.as_str(),
+                c.path,
+                old,
+                c.by
+            )),
+            None => text.push_str(&format!(
+                "{at} {:<8} {} ({})\n",
+                c.action.as_str(),
+                c.path,
+                c.by
+            )),
+        }
+        let mut item = serde_json::to_value(c).unwrap_or(Value::Null);
+        item["at"] = json!(at);
+        items.push(item);
+    }
+    let rendered = format!("{} of {} changes\n{}", rows.len(), total, frame(&text))
+        + &if truncated {
+            format!("\nmore: changes with offset {end}")
+        } else {
+            String::new()
+        };
+    Ok(render::ok(
+        json!({
+            "changes": items,
+            "count": rows.len(),
+            "total": total,
+            "truncated": truncated,
+            "next_offset": truncated.then_some(end),
+            "index": index_block(index),
+        }),
+        rendered,
+    ))
+}

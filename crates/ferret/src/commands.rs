@@ -1,0 +1,256 @@
+//! One function per subcommand.
+
+use std::{
+    io::{IsTerminal, Write},
+    path::PathBuf,
+    process::ExitCode,
+    sync::{Arc, atomic::AtomicU64},
+    time::{Duration, Instant},
+};
+
+use ferret_fs::{Denylist, Limits, Policy, Roots};
+use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
+use ferret_server::{Ferret, HttpOptions, Transport};
+
+use crate::cli;
+
+fn default_state_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("ferret"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state/ferret"))
+}
+
+fn open_roots(args: &cli::RootArgs, deny: Denylist, limits: Limits) -> anyhow::Result<Roots> {
+    let policy = Policy {
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+        deny,
+        limits,
+    };
+    Ok(Roots::open(&args.roots, policy)?)
+}
+
+fn index_config(roots: &Roots, args: &cli::RootArgs, index: &cli::IndexArgs) -> IndexConfig {
+    let mut config = IndexConfig::new(
+        roots
+            .roots()
+            .iter()
+            .map(|r| IndexRoot {
+                name: r.name.clone(),
+                path: r.path.clone(),
+                walk_path: r.handle_path(),
+            })
+            .collect(),
+    );
+    config.rules = Rules {
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+    };
+    config.state_dir = if index.no_persist {
+        None
+    } else {
+        index.state_dir.clone().or_else(default_state_dir)
+    };
+    config.journal_max_age = index.journal_max_age;
+    config.journal_max_rows = index.journal_max_entries;
+    config
+}
+
+pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
+    let limits = Limits {
+        max_file_bytes: args.max_file_bytes,
+        max_response_bytes: args.max_response_bytes as usize,
+        max_line_chars: args.max_line_chars.max(1),
+        max_image_bytes: args.max_image_bytes,
+        ..Limits::default()
+    };
+    let roots = open_roots(&args.root_args, deny, limits)?;
+    for root in roots.roots() {
+        tracing::info!(name = %root.name, path = %root.path.display(), "serving root");
+    }
+    let http = (!args.stdio).then(|| HttpOptions {
+        bind: args.bind,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        token: args.token.clone(),
+        max_request_bytes: args.max_request_bytes as usize,
+    });
+    if let Some(options) = &http {
+        options.check().map_err(anyhow::Error::msg)?;
+    }
+    let config = index_config(&roots, &args.root_args, &args.index);
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    index.start();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = match http {
+        None => {
+            let server = Ferret::new(roots, index.clone(), Transport::Stdio);
+            runtime.block_on(async {
+                tokio::select! {
+                    r = ferret_server::serve_stdio(server) => r,
+                    _ = shutdown_signal() => Ok(()),
+                }
+            })
+        }
+        Some(options) => {
+            let transport = Transport::Http {
+                bind: options.bind.to_string(),
+            };
+            let server = Ferret::new(roots, index.clone(), transport);
+            runtime.block_on(ferret_server::serve_http(
+                server,
+                options,
+                shutdown_signal(),
+            ))
+        }
+    };
+    index.shutdown();
+    runtime.shutdown_timeout(ferret_server::SHUTDOWN_GRACE);
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let interrupt = tokio::signal::ctrl_c();
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = interrupt => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = interrupt.await;
+        }
+    }
+    tracing::info!("shutting down");
+}
+
+/// Build with a progress line on a terminal (entries, rate, elapsed); quiet otherwise.
+fn build_with_progress(index: &Index) {
+    let counter = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    });
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        if let Some(bar) = &bar {
+            let counter = counter.clone();
+            let done = &done;
+            scope.spawn(move || {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let n = counter.load(std::sync::atomic::Ordering::Relaxed);
+                    let secs = started.elapsed().as_secs_f64().max(0.001);
+                    bar.set_message(format!(
+                        "indexing: {n} entries, {:.0}/s, {:.1}s",
+                        n as f64 / secs,
+                        secs
+                    ));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+        }
+        index.build_now(Some(&counter));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+}
+
+pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
+    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    let config = index_config(&roots, &args.roots, &args.index);
+    let persisted = config.snapshot_path();
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    let started = Instant::now();
+    build_with_progress(&index);
+    let status = index.status();
+    let saved = index.save_snapshot().map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "indexed {} entries in {:.2}s{}",
+        status.entries,
+        started.elapsed().as_secs_f64(),
+        match (saved, persisted) {
+            (Some(bytes), Some(path)) => format!("; saved {} ({bytes} bytes)", path.display()),
+            _ => "; not saved (--no-persist)".into(),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
+    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    let config = index_config(&roots, &args.roots, &args.index);
+    let clock = ferret_query::Clock::system();
+    let query = ferret_query::Query::compile(&args.query, &Default::default(), &clock)
+        .map_err(|e| anyhow::anyhow!("{}", e.render(&args.query)))?;
+    let sort = match args.sort.as_str() {
+        "name" => SortKey::Name,
+        "path" => SortKey::Path,
+        "size" => SortKey::Size,
+        "modified" => SortKey::Modified,
+        "created" => SortKey::Created,
+        "extension" => SortKey::Extension,
+        other => anyhow::bail!(
+            "unknown sort `{other}`; use name, path, size, modified, created or extension"
+        ),
+    };
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    if !index.status().ready {
+        eprintln!(
+            "ferret: no saved index for these roots yet; building one (run `ferret index` to keep it)"
+        );
+        build_with_progress(&index);
+        let _ = index.save_snapshot();
+    }
+    let under = match &args.path {
+        None => None,
+        Some(p) => Some(
+            index
+                .folder(p)
+                .ok_or_else(|| anyhow::anyhow!("`{p}` is not an indexed folder"))?,
+        ),
+    };
+    let outcome = index.search(&SearchRequest {
+        query: &query,
+        under,
+        sort,
+        descending: args.descending,
+        offset: 0,
+        limit: args.limit,
+        group_by: None,
+    });
+    let mut out = std::io::stdout().lock();
+    for hit in &outcome.hits {
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(hit)?)?;
+        } else {
+            writeln!(out, "{}", hit.path)?;
+        }
+    }
+    if (outcome.hits.len() as u64) < outcome.total {
+        eprintln!(
+            "({} of {} matches; raise --limit for more)",
+            outcome.hits.len(),
+            outcome.total
+        );
+    }
+    Ok(if outcome.total == 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
