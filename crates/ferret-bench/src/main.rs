@@ -252,11 +252,21 @@ fn freshness(dir: &Path, changes: usize) -> anyhow::Result<()> {
         let a = format!("fresh-{i}-a.txt");
         let b = format!("fresh-{i}-b.txt");
         std::fs::write(work.join(&a), b"x")?;
-        latencies.push(wait(&|| seen(&a)));
+        let created = wait(&|| seen(&a));
         std::fs::rename(work.join(&a), work.join(&b))?;
-        latencies.push(wait(&|| seen(&b) && !seen(&a)));
+        let renamed = wait(&|| seen(&b) && !seen(&a));
         std::fs::remove_file(work.join(&b))?;
-        latencies.push(wait(&|| !seen(&b)));
+        let deleted = wait(&|| !seen(&b));
+        for (what, ms) in [
+            ("create", created),
+            ("rename", renamed),
+            ("delete", deleted),
+        ] {
+            if !ms.is_finite() {
+                eprintln!("change {i}: {what} never became visible");
+            }
+            latencies.push(ms);
+        }
     }
     index.shutdown();
     let _ = std::fs::remove_dir_all(&work);

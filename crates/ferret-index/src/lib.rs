@@ -2,7 +2,7 @@
 //!
 //! [`Index::open`] loads the last snapshot (so answers come at once after a
 //! restart), [`Index::start`] walks or reconciles the roots in the background and
-//! then follows the file-system watcher (inotify through `notify`), journalling what
+//! then follows inotify, journalling what
 //! changed. Searches run on a read lock while updates take short write locks.
 //!
 //! ```no_run
@@ -16,6 +16,7 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
+mod inotify_watch;
 pub mod journal;
 mod rules;
 pub mod search;
@@ -147,7 +148,13 @@ pub(crate) struct Shared {
     pub dirty: AtomicBool,
     pub stop: AtomicBool,
     pub progress: AtomicU64,
+    /// Paths ferret itself just changed, so that the watcher's echo of the same
+    /// change is not journalled a second time as `external`.
+    pub own_changes: Mutex<Vec<(String, Instant)>>,
 }
+
+/// How long after its own write ferret ignores the watcher's report of it.
+const OWN_ECHO_WINDOW: Duration = Duration::from_secs(3);
 
 /// The live index. Cheap to clone.
 #[derive(Clone)]
@@ -239,6 +246,7 @@ impl Index {
                 dirty: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
+                own_changes: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -461,11 +469,32 @@ impl Index {
         }
     }
 
-    /// Record changes made by ferret itself (`by: ferret`).
+    /// Journal changes. Those made by ferret itself (`by: ferret`) are remembered
+    /// for a moment, so that the watcher's report of the same paths is dropped.
     pub fn record(&self, changes: &[Change]) {
+        let mut own = self
+            .shared
+            .own_changes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        own.retain(|(_, at)| at.elapsed() < OWN_ECHO_WINDOW);
+        for c in changes.iter().filter(|c| c.by == "ferret") {
+            own.push((c.path.clone(), Instant::now()));
+            if let Some(old) = &c.old_path {
+                own.push((old.clone(), Instant::now()));
+            }
+        }
+        let is_echo = |c: &Change| {
+            c.by != "ferret"
+                && own
+                    .iter()
+                    .any(|(p, _)| *p == c.path || c.old_path.as_ref() == Some(p))
+        };
+        let kept: Vec<Change> = changes.iter().filter(|c| !is_echo(c)).cloned().collect();
+        drop(own);
         if let Ok(mut j) = self.shared.journal.lock()
             && let Some(j) = j.as_mut()
-            && let Err(e) = j.record(changes)
+            && let Err(e) = j.record(&kept)
         {
             tracing::warn!("journal write failed: {e}");
         }

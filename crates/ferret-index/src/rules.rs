@@ -12,6 +12,9 @@ use crate::walk::Rules;
 
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
 
+/// ferret's own temporary files (atomic writes): never indexed, never journalled.
+pub(crate) const OWN_TEMP_PREFIX: &[u8] = b".ferret-tmp-";
+
 /// Parsed ignore files per folder (relative to the root), filled on demand.
 #[derive(Default)]
 pub(crate) struct IgnoreCache {
@@ -58,6 +61,9 @@ impl IgnoreCache {
             .split(|&b| b == b'/')
             .filter(|p| !p.is_empty())
             .collect();
+        if parts.last().is_some_and(|p| p.starts_with(OWN_TEMP_PREFIX)) {
+            return true;
+        }
         if !rules.hidden && parts.iter().any(|p| p.starts_with(b".")) {
             return true;
         }
@@ -127,5 +133,6 @@ mod tests {
             no_ignore: true,
         };
         assert!(!c.excluded(root, all, b".hidden/a.log", false));
+        assert!(c.excluded(root, all, b"src/.ferret-tmp-1a2b", false));
     }
 }

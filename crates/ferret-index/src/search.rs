@@ -137,13 +137,13 @@ fn matching(store: &Store, query: &Query, under: Option<EntryId>) -> Vec<EntryId
             Some(lit) => {
                 let finder = memchr::memmem::Finder::new(lit);
                 let start = store
-                    .records
+                    .offsets
                     .get(lo)
-                    .map_or(store.lower.len(), |r| r.name_off as usize);
+                    .map_or(store.lower.len(), |&o| o as usize);
                 let end = store
-                    .records
+                    .offsets
                     .get(hi)
-                    .map_or(store.lower.len(), |r| r.name_off as usize);
+                    .map_or(store.lower.len(), |&o| o as usize);
                 let hay = &store.lower[..end];
                 let mut pos = start;
                 let mut cursor = lo.min(n.saturating_sub(1)) as EntryId;
@@ -151,7 +151,7 @@ fn matching(store: &Store, query: &Query, under: Option<EntryId>) -> Vec<EntryId
                     let id = store.entry_at_offset_from(pos + found, cursor);
                     cursor = id;
                     let r = &store.records[id as usize];
-                    pos = r.name_off as usize + r.name_len as usize + 1;
+                    pos = store.offsets[id as usize] as usize + r.name_len as usize + 1;
                     if r.kind != Kind::Free as u8
                         && r.parent != NONE
                         && !store.has_non_ascii_name(id)
@@ -222,7 +222,7 @@ fn matching_under_anchors(
         let id = store.entry_at_offset_from(pos + found, cursor);
         cursor = id;
         let r = &store.records[id as usize];
-        pos = r.name_off as usize + r.name_len as usize + 1;
+        pos = store.offsets[id as usize] as usize + r.name_len as usize + 1;
         if r.kind != Kind::Free as u8 && r.parent != NONE && !store.has_non_ascii_name(id) {
             anchors.push(id);
         }
@@ -268,7 +268,7 @@ fn extension(name: &[u8]) -> &[u8] {
 }
 
 pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
-    let mut matched = matching(store, request.query, request.under);
+    let matched = matching(store, request.query, request.under);
     if let Some(group_by) = request.group_by {
         return group(store, &matched, group_by, request);
     }
@@ -277,6 +277,13 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
         .offset
         .saturating_add(request.limit)
         .min(matched.len());
+    if wanted == 0 {
+        return SearchOutcome {
+            hits: Vec::new(),
+            groups: None,
+            total,
+        };
+    }
     let name_cmp = |a: EntryId, b: EntryId| {
         store
             .lower_name(a)
@@ -301,26 +308,38 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
             .map(|(_, id)| id)
             .collect()
     } else {
-        let cmp = |&a: &EntryId, &b: &EntryId| {
-            let ra = &store.records[a as usize];
-            let rb = &store.records[b as usize];
-            let primary = match request.sort {
-                SortKey::Name | SortKey::Path => Ordering::Equal,
-                SortKey::Size => ra.size.cmp(&rb.size),
-                SortKey::Modified => ra.mtime.cmp(&rb.mtime),
-                SortKey::Created => ra.btime.cmp(&rb.btime),
-                SortKey::Extension => {
-                    extension(store.lower_name(a)).cmp(extension(store.lower_name(b)))
+        // Compare on a u64 key read once per match (the first 8 bytes of the name,
+        // or the number sorted by), so that selecting the page touches one
+        // contiguous array; only equal keys look further.
+        let key = |id: EntryId| -> u64 {
+            let r = &store.records[id as usize];
+            match request.sort {
+                SortKey::Name | SortKey::Path => prefix_key(store.lower_name(id)),
+                SortKey::Size => r.size,
+                SortKey::Modified => r.mtime as u64,
+                SortKey::Created => r.btime as u64,
+                SortKey::Extension => prefix_key(extension(store.lower_name(id))),
+            }
+        };
+        let mut keyed: Vec<(u64, EntryId)> = matched.iter().map(|&id| (key(id), id)).collect();
+        let cmp = |a: &(u64, EntryId), b: &(u64, EntryId)| {
+            let o = a.0.cmp(&b.0).then_with(|| {
+                if request.sort == SortKey::Extension {
+                    extension(store.lower_name(a.1))
+                        .cmp(extension(store.lower_name(b.1)))
+                        .then_with(|| name_cmp(a.1, b.1))
+                } else {
+                    name_cmp(a.1, b.1)
                 }
-            };
-            let o = primary.then_with(|| name_cmp(a, b));
+            });
             if request.descending { o.reverse() } else { o }
         };
-        top_k(&mut matched, wanted, cmp);
-        matched
+        top_k(&mut keyed, wanted, cmp);
+        keyed
             .into_iter()
             .skip(request.offset)
             .take(request.limit)
+            .map(|(_, id)| id)
             .collect()
     };
     SearchOutcome {
@@ -328,6 +347,14 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
         groups: None,
         total,
     }
+}
+
+/// The first eight bytes, big-endian, zero-padded: orders like the bytes do.
+fn prefix_key(bytes: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = bytes.len().min(8);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u64::from_be_bytes(buf)
 }
 
 /// Order only the first `k` items (selection, then a sort of those k).

@@ -10,7 +10,7 @@ use std::{fs, io, path::Path};
 use crate::store::{NONE, Record, Store};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// Why a snapshot was not used.
 #[derive(Debug, thiserror::Error)]
@@ -105,25 +105,25 @@ pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
     } else {
         store
     };
-    let mut body = Vec::with_capacity(store.records.len() * 48 + store.names.len() * 2 + 64);
+    let mut body = Vec::with_capacity(store.records.len() * 34 + store.names.len() + 64);
     put_bytes(&mut body, config_key);
     put_u32(&mut body, store.roots.len() as u32);
     for &r in &store.roots {
         put_u32(&mut body, r);
     }
     put_u64(&mut body, store.records.len() as u64);
-    for r in &store.records {
-        put_u32(&mut body, r.name_off);
+    for (r, &off) in store.records.iter().zip(&store.offsets) {
+        put_u32(&mut body, off);
         body.extend_from_slice(&r.name_len.to_le_bytes());
         body.push(r.kind);
         body.push(r.flags);
         put_u32(&mut body, r.parent);
         put_u32(&mut body, r.first_child);
         put_u32(&mut body, r.next_sibling);
-        put_u32(&mut body, r.mode);
+        body.extend_from_slice(&r.mode.to_le_bytes());
         put_u64(&mut body, r.size);
-        put_u64(&mut body, r.mtime as u64);
-        put_u64(&mut body, r.btime as u64);
+        put_u32(&mut body, r.mtime);
+        put_u32(&mut body, r.btime);
     }
     put_bytes(&mut body, &store.names);
     let mut out = Vec::with_capacity(body.len() + 20);
@@ -157,31 +157,32 @@ pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
         store.roots.push(r.u32()?);
     }
     let count = r.u64()? as usize;
-    if count > body.len() / 48 + 1 {
+    if count > body.len() / 34 + 1 {
         return Err(SnapshotError::Corrupt("record count"));
     }
     store.records.reserve_exact(count);
+    store.offsets.reserve_exact(count);
     for _ in 0..count {
+        store.offsets.push(r.u32()?);
         store.records.push(Record {
-            name_off: r.u32()?,
             name_len: r.u16()?,
             kind: r.u8()?,
             flags: r.u8()?,
             parent: r.u32()?,
             first_child: r.u32()?,
             next_sibling: r.u32()?,
-            mode: r.u32()?,
+            mode: r.u16()?,
             size: r.u64()?,
-            mtime: r.u64()? as i64,
-            btime: r.u64()? as i64,
+            mtime: r.u32()?,
+            btime: r.u32()?,
         });
     }
     store.names = r.bytes()?.to_vec();
     // Check every reference before trusting the structure.
     let n = store.records.len() as u32;
     let ok_ref = |id: u32| id == NONE || id < n;
-    for rec in &store.records {
-        let end = rec.name_off as usize + rec.name_len as usize;
+    for (rec, &off) in store.records.iter().zip(&store.offsets) {
+        let end = off as usize + rec.name_len as usize;
         if end >= store.names.len()
             || !ok_ref(rec.parent)
             || !ok_ref(rec.first_child)

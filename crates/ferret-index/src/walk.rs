@@ -78,6 +78,11 @@ pub(crate) fn walk(dir: &Path, rules: Rules, progress: &AtomicU64) -> Vec<Walked
         .parents(false)
         .require_git(false)
         .follow_links(false)
+        .filter_entry(|e| {
+            !e.file_name()
+                .as_encoded_bytes()
+                .starts_with(crate::rules::OWN_TEMP_PREFIX)
+        })
         .threads(threads)
         .build_parallel();
     let collected: Arc<Mutex<Vec<Vec<Walked>>>> = Arc::default();

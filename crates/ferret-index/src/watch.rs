@@ -5,7 +5,7 @@
 use std::{
     collections::HashMap,
     os::unix::ffi::OsStrExt,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::{
         atomic::{AtomicU64, Ordering},
         mpsc,
@@ -13,13 +13,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use notify::{
-    Event, EventKind, RecursiveMode, Watcher,
-    event::{ModifyKind, RenameMode},
-};
-
 use crate::{
     Index,
+    inotify_watch::{FsEvent, RawEvent, WatchError, Watcher},
     journal::{Action, Change},
     now_rfc3339,
     rules::{IgnoreCache, bytes_to_path, is_ignore_file},
@@ -31,8 +27,12 @@ use crate::{
 /// How long to gather events before applying them: short, so that a change shows
 /// within the freshness budget, long enough to batch a burst.
 const BATCH_WINDOW: Duration = Duration::from_millis(5);
-/// How long the first half of a rename waits for its second half.
+/// How long the first half of a rename waits for its second half when no event
+/// comes at all. (The kernel queues both halves together, so a half still alone
+/// after the next batch has been applied moved out of the roots.)
 const RENAME_PAIRING: Duration = Duration::from_millis(50);
+/// Quiet time after which folders touched by folder moves are read again.
+const SETTLE_AFTER: Duration = Duration::from_millis(100);
 /// With the watch limit reached, unwatched folders are rescanned this often.
 const LIMIT_RESCAN_EVERY: Duration = Duration::from_secs(60);
 
@@ -40,31 +40,35 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The background thread: build or reconcile, then follow the watcher.
+/// The background thread: watch, build or reconcile, then follow the watcher.
+/// Folders are watched before they are walked, so no change falls in between.
 pub(crate) fn run(index: Index) {
-    let (tx, rx) = mpsc::channel::<notify::Result<Event>>();
+    let (tx, rx) = mpsc::channel::<RawEvent>();
     let mut watcher = None;
     if index.shared.config.watch {
-        match notify::recommended_watcher(tx).and_then(|mut w| {
-            w.configure(notify::Config::default().with_follow_symlinks(false))?;
-            Ok(w)
-        }) {
-            Ok(mut w) => {
-                let mut failed = Vec::new();
-                for r in &index.shared.config.roots {
-                    if let Err(e) = w.watch(&r.walk_path, RecursiveMode::Recursive) {
-                        if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-                            index.set_status(|s| s.watch_limit_reached = true);
-                        }
-                        failed.push(format!("{}: {e}", r.name));
-                    }
+        let roots = index
+            .shared
+            .config
+            .roots
+            .iter()
+            .map(|r| r.walk_path.clone())
+            .collect();
+        match Watcher::start(roots, tx) {
+            Ok(w) => {
+                for root in 0..index.shared.config.roots.len() {
+                    watch_tree(&index, &w, root, b"");
                 }
-                let health = if failed.is_empty() {
-                    "watching".to_string()
-                } else {
-                    format!("degraded ({})", failed.join("; "))
-                };
-                index.set_status(|s| s.watcher = health);
+                let limited = index.status().watch_limit_reached;
+                index.set_status(|s| {
+                    s.watcher = if limited {
+                        format!(
+                            "degraded: the inotify watch limit was reached after {} folders",
+                            w.watched_folders()
+                        )
+                    } else {
+                        format!("watching {} folders", w.watched_folders())
+                    }
+                });
                 watcher = Some(w);
             }
             Err(e) => {
@@ -79,18 +83,21 @@ pub(crate) fn run(index: Index) {
     }
     index.build_now(None);
 
-    let mut applier = Applier::new(&index);
+    let mut applier = Applier::new(&index, watcher.as_ref());
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
     let snapshot_every = index.shared.config.snapshot_every;
     while !index.shared.stop.load(Ordering::Relaxed) {
-        let wait = if applier.pending_from.is_empty() {
-            Duration::from_millis(200)
-        } else {
+        let wait = if !applier.pending_from.is_empty() {
             RENAME_PAIRING
+        } else if !applier.settle.is_empty() {
+            SETTLE_AFTER
+        } else {
+            Duration::from_millis(200)
         };
         match rx.recv_timeout(wait) {
             Ok(first) => {
+                applier.batches += 1;
                 let mut batch = vec![first];
                 let deadline = Instant::now() + BATCH_WINDOW;
                 while let Ok(ev) =
@@ -103,17 +110,18 @@ pub(crate) fn run(index: Index) {
                 }
                 applier.apply(batch);
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                applier.batches += 1;
+                applier.settle_now();
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                if watcher.is_some() {
-                    index.set_status(|s| s.watcher = "stopped".into());
-                }
-                std::thread::sleep(Duration::from_millis(200));
+                std::thread::sleep(Duration::from_millis(200))
             }
         }
-        applier.expire_renames(false);
+        applier.expire_renames();
         let limited = index.status().watch_limit_reached || watcher.is_none();
-        if limited && last_limit_rescan.elapsed() >= LIMIT_RESCAN_EVERY {
+        if limited && index.shared.config.watch && last_limit_rescan.elapsed() >= LIMIT_RESCAN_EVERY
+        {
             last_limit_rescan = Instant::now();
             for i in 0..index.shared.config.roots.len() {
                 rescan_root(&index, i, &AtomicU64::new(0));
@@ -126,7 +134,50 @@ pub(crate) fn run(index: Index) {
             }
         }
     }
-    drop(watcher);
+}
+
+/// Watch `rel` and every folder below it that the index covers (hidden and
+/// ignore rules apply, symlinks are not followed). Reads folder entries only.
+fn watch_tree(index: &Index, watcher: &Watcher, root: usize, rel: &[u8]) {
+    let rules = index.shared.config.rules;
+    let mut ignore = IgnoreCache::default();
+    let mut stack = vec![rel.to_vec()];
+    while let Some(dir) = stack.pop() {
+        match watcher.watch(root, &dir) {
+            Ok(()) => {}
+            Err(WatchError::Limit) => {
+                if !index.status().watch_limit_reached {
+                    tracing::warn!(
+                        "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
+                        LIMIT_RESCAN_EVERY.as_secs()
+                    );
+                }
+                index.set_status(|s| {
+                    s.watch_limit_reached = true;
+                    s.watcher = "degraded: the inotify watch limit was reached".into();
+                });
+                return;
+            }
+            Err(WatchError::Other) => continue, // vanished or unreadable
+        }
+        let path = watcher.root_path(root).join(bytes_to_path(&dir));
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let child = if dir.is_empty() {
+                entry.file_name().as_bytes().to_vec()
+            } else {
+                [&dir[..], b"/", entry.file_name().as_bytes()].concat()
+            };
+            if !ignore.excluded(watcher.root_path(root), rules, &child, true) {
+                stack.push(child);
+            }
+        }
+    }
 }
 
 /// Reconcile a whole root with the disk.
@@ -237,15 +288,25 @@ fn copy_subtree(
 
 struct Applier<'a> {
     index: &'a Index,
+    watcher: Option<&'a Watcher>,
     ignore: Vec<IgnoreCache>,
     /// First halves of renames, by inotify cookie: (root, rel, when).
-    pending_from: HashMap<usize, (usize, Vec<u8>, Instant)>,
+    pending_from: HashMap<u32, (usize, Vec<u8>, u64)>,
+    /// Batches received so far (timeouts count too): the clock renames pair by.
+    batches: u64,
+    /// Folders found missing from the index while applying events: rescanned.
+    missed_folders: Vec<(usize, Vec<u8>)>,
+    /// Folders that took part in folder moves, read again once events pause:
+    /// inotify names a folder by the path it had when its watch reported, so
+    /// under churn an event can name a folder by a name it no longer has.
+    settle: Vec<(usize, Vec<u8>)>,
 }
 
 impl<'a> Applier<'a> {
-    fn new(index: &'a Index) -> Applier<'a> {
+    fn new(index: &'a Index, watcher: Option<&'a Watcher>) -> Applier<'a> {
         Applier {
             index,
+            watcher,
             ignore: index
                 .shared
                 .config
@@ -254,94 +315,52 @@ impl<'a> Applier<'a> {
                 .map(|_| IgnoreCache::default())
                 .collect(),
             pending_from: HashMap::new(),
+            batches: 0,
+            missed_folders: Vec::new(),
+            settle: Vec::new(),
         }
     }
 
-    /// Which root an event path belongs to, and the path below it.
-    fn locate(&self, path: &Path) -> Option<(usize, Vec<u8>)> {
-        for (i, r) in self.index.shared.config.roots.iter().enumerate() {
-            if let Ok(rest) = path.strip_prefix(&r.walk_path) {
-                return Some((i, rest.as_os_str().as_bytes().to_vec()));
-            }
-        }
-        None
-    }
-
-    fn apply(&mut self, batch: Vec<notify::Result<Event>>) {
+    fn apply(&mut self, batch: Vec<RawEvent>) {
         let mut changes = Vec::new();
         let mut rescans: Vec<(usize, Vec<u8>)> = Vec::new();
-        for item in batch {
-            let event = match item {
-                Ok(e) => e,
-                Err(e) => {
-                    if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-                        tracing::warn!(
-                            "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
-                            LIMIT_RESCAN_EVERY.as_secs()
-                        );
-                        self.index.set_status(|s| {
-                            s.watch_limit_reached = true;
-                            s.watcher = "degraded (watch limit reached)".into();
-                        });
-                    } else {
-                        tracing::warn!("watcher error: {e}");
-                    }
-                    continue;
-                }
-            };
-            if event.need_rescan() {
-                tracing::warn!("watcher queue overflowed; rescanning");
-                self.index.set_status(|s| s.overflow_rescans += 1);
-                let targets: Vec<_> = event.paths.iter().filter_map(|p| self.locate(p)).collect();
-                if targets.is_empty() {
-                    rescans.extend((0..self.ignore.len()).map(|i| (i, Vec::new())));
-                } else {
-                    rescans.extend(targets);
-                }
+        for raw in batch {
+            // Translated here, in order: a folder renamed by an earlier event of
+            // this batch already has its new path.
+            let Some(event) = self.watcher.and_then(|w| w.translate(raw)) else {
                 continue;
-            }
-            match event.kind {
-                EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
-                    let (Some(cookie), Some(path)) = (event.tracker(), event.paths.first()) else {
-                        continue; // a watched folder moved itself: its parent reports it
-                    };
-                    if let Some((root, rel)) = self.locate(path) {
-                        self.pending_from
-                            .insert(cookie, (root, rel, Instant::now()));
-                    }
+            };
+            match event {
+                FsEvent::Overflow => {
+                    tracing::warn!("inotify queue overflowed; rescanning the roots");
+                    self.index.set_status(|s| s.overflow_rescans += 1);
+                    rescans.extend((0..self.ignore.len()).map(|i| (i, Vec::new())));
                 }
-                EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
-                    let Some(path) = event.paths.first() else {
-                        continue;
-                    };
-                    let Some((root, rel)) = self.locate(path) else {
-                        continue;
-                    };
-                    match event.tracker().and_then(|c| self.pending_from.remove(&c)) {
-                        Some((from_root, from_rel, _)) if from_root == root => {
-                            self.rename(root, &from_rel, &rel, &mut changes, &mut rescans)
-                        }
-                        Some((from_root, from_rel, _)) => {
-                            self.removed(from_root, &from_rel, &mut changes);
-                            self.refresh(root, &rel, &mut changes, &mut rescans);
-                        }
-                        None => self.refresh(root, &rel, &mut changes, &mut rescans),
-                    }
+                FsEvent::RootGone { root } => self.removed(root, b"", &mut changes),
+                FsEvent::MovedFrom { root, rel, cookie } => {
+                    self.pending_from.insert(cookie, (root, rel, self.batches));
                 }
-                EventKind::Modify(ModifyKind::Name(_)) | EventKind::Access(_) => {}
-                EventKind::Remove(_) => {
-                    for p in &event.paths {
-                        if let Some((root, rel)) = self.locate(p) {
-                            self.removed(root, &rel, &mut changes);
+                FsEvent::MovedTo { root, rel, cookie } => match self.pending_from.remove(&cookie) {
+                    Some((from_root, from_rel, _)) if from_root == root => {
+                        self.rename(root, &from_rel, &rel, &mut changes, &mut rescans)
+                    }
+                    Some((from_root, from_rel, _)) => {
+                        self.moved_out(from_root, &from_rel, &mut changes);
+                        self.refresh(root, &rel, &mut changes, &mut rescans);
+                    }
+                    None => {
+                        // Moved in from outside: whatever it holds is new to the index.
+                        self.refresh(root, &rel, &mut changes, &mut rescans);
+                        if std::fs::symlink_metadata(self.walk_path(root, &rel))
+                            .is_ok_and(|m| m.is_dir())
+                        {
+                            rescans.push((root, rel));
                         }
                     }
-                }
-                _ => {
-                    for p in &event.paths {
-                        if let Some((root, rel)) = self.locate(p) {
-                            self.refresh(root, &rel, &mut changes, &mut rescans);
-                        }
-                    }
+                },
+                FsEvent::Removed { root, rel } => self.removed(root, &rel, &mut changes),
+                FsEvent::Changed { root, rel } => {
+                    self.refresh(root, &rel, &mut changes, &mut rescans)
                 }
             }
         }
@@ -349,6 +368,7 @@ impl<'a> Applier<'a> {
     }
 
     fn finish(&mut self, changes: Vec<Change>, mut rescans: Vec<(usize, Vec<u8>)>) {
+        rescans.append(&mut self.missed_folders);
         rescans.sort();
         rescans.dedup();
         let had_changes = !changes.is_empty();
@@ -356,6 +376,11 @@ impl<'a> Applier<'a> {
             self.index.record(&changes);
         }
         for (root, rel) in rescans {
+            // Folders are (re)watched before they are read, so nothing falls between
+            // and every watch names the folder's current path.
+            if let Some(w) = self.watcher {
+                watch_tree(self.index, w, root, &rel);
+            }
             rescan(self.index, root, &rel, &AtomicU64::new(0));
         }
         if had_changes {
@@ -365,12 +390,28 @@ impl<'a> Applier<'a> {
         }
     }
 
+    /// Events paused: read again the folders that folder moves touched.
+    fn settle_now(&mut self) {
+        if self.settle.is_empty() {
+            return;
+        }
+        let mut folders = std::mem::take(&mut self.settle);
+        folders.sort();
+        folders.dedup();
+        // Many folders: one walk of their roots is cheaper than many small ones.
+        if folders.len() > 64 {
+            folders = folders.into_iter().map(|(r, _)| (r, Vec::new())).collect();
+            folders.dedup();
+        }
+        self.finish(Vec::new(), folders);
+    }
+
     /// Renames whose second half never came: the entry left the roots.
-    fn expire_renames(&mut self, all: bool) {
-        let expired: Vec<usize> = self
+    fn expire_renames(&mut self) {
+        let expired: Vec<u32> = self
             .pending_from
             .iter()
-            .filter(|(_, (_, _, at))| all || at.elapsed() >= RENAME_PAIRING)
+            .filter(|(_, (_, _, batch))| *batch < self.batches)
             .map(|(&c, _)| c)
             .collect();
         if expired.is_empty() {
@@ -379,10 +420,18 @@ impl<'a> Applier<'a> {
         let mut changes = Vec::new();
         for c in expired {
             if let Some((root, rel, _)) = self.pending_from.remove(&c) {
-                self.removed(root, &rel, &mut changes);
+                self.moved_out(root, &rel, &mut changes);
             }
         }
         self.finish(changes, Vec::new());
+    }
+
+    /// An entry moved out of the roots: gone from the index, and its folders unwatched.
+    fn moved_out(&mut self, root: usize, rel: &[u8], changes: &mut Vec<Change>) {
+        if let Some(w) = self.watcher {
+            w.forget(root, rel);
+        }
+        self.removed(root, rel, changes);
     }
 
     fn walk_path(&self, root: usize, rel: &[u8]) -> PathBuf {
@@ -482,6 +531,8 @@ impl<'a> Applier<'a> {
                     let mut store = self.index.write_store();
                     let id = store.insert_new(at, parts[i], Kind::Dir, walk::meta_of(&m));
                     changes.push(change(&store, id, Action::Created, None));
+                    // A folder the index did not know: the rest of it is unknown too.
+                    self.missed_folders.push((root, prefix));
                     id
                 }
             };
@@ -544,6 +595,14 @@ impl<'a> Applier<'a> {
             return;
         };
         let name = to.rsplit(|&b| b == b'/').next().unwrap_or(to);
+        if !self.index.read_store().is_live(id) || self.index.read_store().is_within(parent, id) {
+            // The index's picture of this corner is already stale (the destination
+            // would lie inside the entry itself): drop it and look at the disk.
+            self.removed(root, from, changes);
+            self.refresh(root, to, changes, rescans);
+            rescans.push((root, to.to_vec()));
+            return;
+        }
         let mut store = self.index.write_store();
         let old_path = display_path(&store, id);
         let old_parent = store.parent(id);
@@ -551,6 +610,20 @@ impl<'a> Applier<'a> {
         if let Ok(m) = std::fs::symlink_metadata(&full) {
             let kind = walk::kind_of(&m.file_type());
             store.upsert(parent, name, kind, walk::meta_of(&m));
+        }
+        if let Some(w) = self.watcher {
+            w.moved(root, from, to);
+        }
+        if is_dir {
+            // Changes made inside the folder just before it moved were reported under
+            // its old name, which no longer exists: look at it again, now and once
+            // events pause, with the folders on both sides.
+            rescans.push((root, to.to_vec()));
+            let parent_of =
+                |p: &[u8]| p[..p.iter().rposition(|&b| b == b'/').unwrap_or(0)].to_vec();
+            self.settle.push((root, to.to_vec()));
+            self.settle.push((root, parent_of(to)));
+            self.settle.push((root, parent_of(from)));
         }
         let action = if old_parent == parent {
             Action::Renamed

@@ -1,0 +1,164 @@
+//! The live index must end up equal to a fresh walk, whatever happens on disk:
+//! random creates, writes, renames and moves of files and folders, deletes of
+//! whole subtrees, all while the watcher runs.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use ferret_index::{Index, IndexConfig, IndexRoot, SearchRequest, SortKey};
+use ferret_query::{Clock, Options, Query};
+
+/// Every entry of an index as `(path, kind)`.
+fn contents(index: &Index) -> BTreeSet<(String, &'static str)> {
+    let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
+    index
+        .search(&SearchRequest {
+            query: &all,
+            under: None,
+            sort: SortKey::Path,
+            descending: false,
+            offset: 0,
+            limit: usize::MAX,
+            group_by: None,
+        })
+        .hits
+        .into_iter()
+        .map(|h| (h.path, h.kind))
+        .collect()
+}
+
+fn fresh(root: &Path) -> BTreeSet<(String, &'static str)> {
+    let mut config = IndexConfig::new(vec![IndexRoot::new("r", root)]);
+    config.watch = false;
+    let index = Index::open(config).unwrap();
+    index.build_now(None);
+    contents(&index)
+}
+
+/// xorshift: the same sequence of operations on every run.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+fn all_paths(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut files, mut dirs) = (Vec::new(), vec![root.to_path_buf()]);
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(p.clone());
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    (files, dirs)
+}
+
+#[test]
+fn random_changes_leave_the_index_equal_to_a_fresh_walk() {
+    for seed in [
+        0x9E37_79B9_7F4A_7C15,
+        42,
+        7_777_777,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        99,
+        1234,
+        31337,
+    ] {
+        run_seed(seed);
+    }
+}
+
+fn run_seed(seed: u64) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    for i in 0..5 {
+        std::fs::create_dir_all(root.join(format!("d{i}/sub"))).unwrap();
+        std::fs::write(root.join(format!("d{i}/f{i}.txt")), "x").unwrap();
+    }
+    let index = Index::open(IndexConfig::new(vec![IndexRoot::new("r", &root)])).unwrap();
+    index.start();
+    assert!(index.wait_ready(Duration::from_secs(30)));
+    let mut rng = Rng(seed);
+    let mut n = 0;
+    for step in 0..1000 {
+        let (files, dirs) = all_paths(&root);
+        let dir = dirs[rng.below(dirs.len())].clone();
+        match rng.below(9) {
+            0 | 1 => {
+                n += 1;
+                let _ = std::fs::write(dir.join(format!("new{n}.txt")), "data");
+            }
+            2 => {
+                n += 1;
+                let _ = std::fs::create_dir(dir.join(format!("dir{n}")));
+                let _ = std::fs::write(dir.join(format!("dir{n}/inner{n}.md")), "x");
+            }
+            3 if !files.is_empty() => {
+                let f = &files[rng.below(files.len())];
+                let _ = std::fs::write(f, format!("changed {step}"));
+            }
+            4 if !files.is_empty() => {
+                let f = &files[rng.below(files.len())];
+                n += 1;
+                let _ = std::fs::rename(f, dir.join(format!("moved{n}.txt")));
+            }
+            5 if dirs.len() > 1 => {
+                let d = &dirs[1 + rng.below(dirs.len() - 1)];
+                n += 1;
+                // Never move a folder into itself.
+                if !dir.starts_with(d) {
+                    let _ = std::fs::rename(d, dir.join(format!("mdir{n}")));
+                }
+            }
+            6 if !files.is_empty() => {
+                let _ = std::fs::remove_file(&files[rng.below(files.len())]);
+            }
+            7 if dirs.len() > 25 => {
+                let d = &dirs[1 + rng.below(dirs.len() - 1)];
+                let _ = std::fs::remove_dir_all(d);
+            }
+            _ => {
+                n += 1;
+                let _ = std::fs::write(dir.join(format!(".hidden{n}")), "not indexed");
+            }
+        }
+    }
+    let want = fresh(&root);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = contents(&index);
+    while got != want && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        got = contents(&index);
+    }
+    let missing: Vec<_> = want.difference(&got).take(10).collect();
+    let extra: Vec<_> = got.difference(&want).take(10).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "seed {seed}: {} entries on disk; missing from the index: {missing:?}; extra in the index: {extra:?}",
+        want.len()
+    );
+    assert!(
+        want.len() > 30,
+        "seed {seed}: the operations left a real tree ({} entries)",
+        want.len()
+    );
+    index.shutdown();
+}
