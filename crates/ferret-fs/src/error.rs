@@ -14,6 +14,11 @@ pub enum ErrorCode {
     BinaryContent,
     TooLarge,
     ReadOnly,
+    AlreadyExists,
+    ChecksumMismatch,
+    NoMatch,
+    NotUnique,
+    DirectoryNotEmpty,
     IoError,
 }
 
@@ -28,6 +33,11 @@ impl ErrorCode {
             ErrorCode::BinaryContent => "BINARY_CONTENT",
             ErrorCode::TooLarge => "TOO_LARGE",
             ErrorCode::ReadOnly => "READ_ONLY",
+            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
+            ErrorCode::ChecksumMismatch => "CHECKSUM_MISMATCH",
+            ErrorCode::NoMatch => "NO_MATCH",
+            ErrorCode::NotUnique => "NOT_UNIQUE",
+            ErrorCode::DirectoryNotEmpty => "DIRECTORY_NOT_EMPTY",
             ErrorCode::IoError => "IO_ERROR",
         }
     }

@@ -14,18 +14,24 @@
 //! ```
 
 pub mod deny;
+pub mod edit;
 pub mod error;
 pub mod list;
+pub mod manage;
 pub mod path;
 pub mod read;
 pub mod roots;
 pub mod sniff;
 pub mod stat;
 pub mod text;
+pub mod write;
 
 pub use deny::Denylist;
+pub use edit::{EditOp, EditOutcome, EditRequest, LineAction};
 pub use error::{ErrorCode, FsError, FsResult};
 pub use list::{KindFilter, ListEntry, ListOutcome, ListRequest, SortKey};
+pub use manage::{ManageOp, ManageOutcome, ManageRequest};
 pub use read::{Image, ReadOutcome, ReadRequest, TextWindow, checksum};
 pub use roots::{Limits, Policy, Root, RootError, RootSpec, Roots, Target};
 pub use stat::{ImageInfo, StatInfo};
+pub use write::{FileChange, WriteMode, WriteOutcome, WriteRequest};

@@ -22,7 +22,8 @@ use crate::{
     path::{self, Refusal, RelPath, Requested},
 };
 
-/// How an operator named a root on the command line: `[NAME=]DIR`.
+/// How an operator named a root on the command line: `[NAME=]DIR[:rw]`; the
+/// `:rw` suffix makes it writable (`:ro`, the default, keeps it read-only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootSpec {
     pub name: Option<String>,
@@ -35,6 +36,11 @@ impl std::str::FromStr for RootSpec {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim();
+        let (s, writable) = if let Some(rest) = s.strip_suffix(":rw") {
+            (rest, true)
+        } else {
+            (s.strip_suffix(":ro").unwrap_or(s), false)
+        };
         if s.is_empty() {
             return Err("a root cannot be empty; give a folder, e.g. --root ~/notes".into());
         }
@@ -54,7 +60,7 @@ impl std::str::FromStr for RootSpec {
         Ok(RootSpec {
             name,
             path: expand_home(dir),
-            writable: false,
+            writable,
         })
     }
 }
@@ -566,6 +572,11 @@ mod tests {
         assert_eq!(s.name, None, "a `=` after a slash belongs to the path");
         assert!("".parse::<RootSpec>().is_err());
         assert!("..=/x".parse::<RootSpec>().is_err());
+        let s: RootSpec = "code=/srv/code:rw".parse().unwrap();
+        assert_eq!((s.name.as_deref(), s.writable), (Some("code"), true));
+        assert_eq!(s.path, PathBuf::from("/srv/code"));
+        let s: RootSpec = "/srv/docs:ro".parse().unwrap();
+        assert_eq!((s.path, s.writable), (PathBuf::from("/srv/docs"), false));
     }
 
     #[test]
