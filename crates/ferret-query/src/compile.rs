@@ -535,7 +535,7 @@ impl Compiler<'_> {
             }
             Function::Content(_) => {
                 return Err(PError::new(
-                    "`content:` is answered by the grep engine, which is not in this build: search names here, and text inside files with the `grep` tool (this query can be its `filter`)",
+                    "`content:` works only as a top-level term of a whole query (`ext:md content:TODO`), not inside `|`, `!` or groups; for more, search text with the `grep` tool and give it this query as its `filter`",
                     start,
                     remove(self.chars, start, end),
                     "ext:md",

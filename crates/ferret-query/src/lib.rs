@@ -83,6 +83,7 @@
 
 pub mod ast;
 mod compile;
+mod content;
 mod date;
 mod error;
 pub mod groups;
@@ -101,6 +102,7 @@ pub use ast::{
     Ast, Attrib, Cmp, DateConst, DateField, DateSpec, DateUnit, DateValue, FileType, Filter, Func,
     Function, Modifier, SizeClass, SizeUnit, SizeValue, Span, Text,
 };
+pub use content::split_content;
 pub use error::QueryError;
 pub use parser::parse;
 pub use query::Query;

@@ -139,7 +139,7 @@ const CASES: &[(&str, &str, usize, &str)] = &[
         6,
         "regex:\"a\\{99999\\}\\{99999\\}\"",
     ),
-    ("ext:md content:TODO", "grep engine", 7, "ext:md"),
+    ("ext:md content:TODO", "`grep` tool", 7, "ext:md"),
     ("dupe:", "not supported yet", 0, "ext:rs"),
     ("x|sizedupe:", "not supported yet", 2, "x"),
 ];

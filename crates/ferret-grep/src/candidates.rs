@@ -1,0 +1,347 @@
+//! Which files to search: the live index answers the `filter` query (ANDed with
+//! `exclude`, `path` and `file:`), newest first; folders whose modification time
+//! moved since the index last saw them are listed again through the root handle,
+//! so a file created a millisecond ago (before the watcher applied it) is found.
+
+use std::{borrow::Cow, collections::HashSet};
+
+use ferret_fs::{FsError, KindFilter, ListRequest, Roots, Target};
+use ferret_index::{EntryId, Index, Kind, SearchRequest, SortKey, search::display_path};
+use ferret_query::{Clock, Entry, Options as QueryOptions, Query};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// A file to search, as shown to agents, with its modification time (Unix s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub path: String,
+    pub mtime: i64,
+}
+
+/// `glob` patterns: a pattern with `/` matches the path below the root, one
+/// without matches the file name.
+#[derive(Debug, Clone, Default)]
+pub struct Globs {
+    by_path: Option<GlobSet>,
+    by_name: Option<GlobSet>,
+}
+
+impl Globs {
+    pub fn new(patterns: &[String]) -> Result<Globs, String> {
+        let mut path = GlobSetBuilder::new();
+        let mut name = GlobSetBuilder::new();
+        let (mut np, mut nn) = (0, 0);
+        for p in patterns {
+            let p = p.trim().trim_start_matches("./");
+            let has_slash = p.contains('/');
+            let glob = GlobBuilder::new(p)
+                .literal_separator(has_slash)
+                .build()
+                .map_err(|e| format!("glob `{p}` is invalid: {}", e.kind()))?;
+            if has_slash {
+                path.add(glob);
+                np += 1;
+            } else {
+                name.add(glob);
+                nn += 1;
+            }
+        }
+        let build = |b: GlobSetBuilder, n: usize| -> Result<Option<GlobSet>, String> {
+            if n == 0 {
+                Ok(None)
+            } else {
+                b.build().map(Some).map_err(|e| e.to_string())
+            }
+        };
+        Ok(Globs {
+            by_path: build(path, np)?,
+            by_name: build(name, nn)?,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_path.is_none() && self.by_name.is_none()
+    }
+
+    /// `rel` is the path below its root.
+    pub fn matches(&self, rel: &str) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.by_name.as_ref().is_some_and(|g| g.is_match(name))
+            || self
+                .by_path
+                .as_ref()
+                .is_some_and(|g| g.is_match(rel) || g.is_match(format!("/{rel}")))
+    }
+}
+
+/// Where to look.
+pub struct Scope<'a> {
+    /// A folder or a file (as an agent typed it); `None`: every root.
+    pub path: Option<&'a str>,
+    /// The `filter` query with `exclude` terms already ANDed in.
+    pub query: Query,
+    pub globs: Globs,
+}
+
+/// The candidates, newest first.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    pub candidates: Vec<Candidate>,
+    /// Candidates found by listing folders the index had not caught up with.
+    pub from_walk: u64,
+}
+
+/// How long the first build of the index is waited for.
+const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// A folder modified this recently is listed again even when the index saw the
+/// same second (the index keeps whole seconds).
+const SAME_SECOND_SLACK: i64 = 2;
+
+pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, FsError> {
+    index.wait_ready(FIRST_BUILD_WAIT);
+    let clock = Clock::system();
+    let files =
+        Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");
+    let query = scope.query.clone().and(files);
+    let mut under: Option<EntryId> = None;
+    let mut walk_all: Option<String> = None;
+    if let Some(path) = scope.path.filter(|p| !p.trim().is_empty()) {
+        match roots.resolve(path)? {
+            Target::AllRoots => {}
+            Target::In(root, rel) => {
+                let shown = roots.display(root, &rel);
+                let real = roots.real_path(root, &rel, path)?;
+                let meta = if real.is_root() {
+                    root.dir().dir_metadata()
+                } else {
+                    root.dir().metadata(real.as_os_path())
+                }
+                .map_err(|e| FsError::from_io(&e, path))?;
+                if !meta.is_dir() {
+                    // One file: searched as asked, whatever the filter says.
+                    return Ok(Gathered {
+                        candidates: vec![Candidate {
+                            path: shown,
+                            mtime: mtime_of(&meta),
+                        }],
+                        from_walk: 0,
+                    });
+                }
+                match index.folder(&shown) {
+                    Some(id) => under = Some(id),
+                    None => walk_all = Some(shown),
+                }
+            }
+        }
+    }
+    let multi = roots.is_multi();
+    let rel_of = |shown: &str| -> String {
+        if multi {
+            shown.split_once('/').map_or("", |(_, r)| r).to_string()
+        } else {
+            shown.to_string()
+        }
+    };
+    let mut out = Gathered::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    if let Some(folder) = walk_all {
+        // Not indexed (hidden or ignored, or the index is still empty): list it.
+        walk_into(
+            roots,
+            &folder,
+            64,
+            &query,
+            &scope.globs,
+            &rel_of,
+            &mut seen,
+            &mut out,
+        );
+    } else {
+        let hits = index.search(&SearchRequest {
+            query: &query,
+            under,
+            sort: SortKey::Modified,
+            descending: true,
+            offset: 0,
+            limit: usize::MAX / 4,
+            group_by: None,
+        });
+        for h in hits.hits {
+            if !scope.globs.matches(&rel_of(&h.path)) {
+                seen.insert(h.path);
+                continue;
+            }
+            let mtime = h.modified.as_deref().map_or(0, parse_time);
+            seen.insert(h.path.clone());
+            out.candidates.push(Candidate {
+                path: h.path,
+                mtime,
+            });
+        }
+        // Folders changed on disk since the index saw them.
+        let dirs = index.with_store(|store| {
+            let mut stack: Vec<EntryId> = match under {
+                Some(u) => vec![u],
+                None => store.roots().to_vec(),
+            };
+            let mut dirs = Vec::new();
+            while let Some(id) = stack.pop() {
+                if !store.is_live(id) {
+                    continue;
+                }
+                dirs.push((display_path(store, id), store.meta(id).mtime, id));
+                stack.extend(store.children(id).filter(|&c| store.kind(c) == Kind::Dir));
+            }
+            dirs
+        });
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        for (shown, indexed, id) in dirs {
+            let Ok(Target::In(root, rel)) = roots.resolve(&shown) else {
+                continue;
+            };
+            let meta = if rel.is_root() {
+                root.dir().dir_metadata()
+            } else {
+                root.dir().symlink_metadata(rel.as_os_path())
+            };
+            let Ok(meta) = meta else { continue };
+            let disk = mtime_of(&meta);
+            if disk < indexed || (disk == indexed && now - disk > SAME_SECOND_SLACK) {
+                continue;
+            }
+            let Ok(listed) = roots.list(&shown, &list_request(1, KindFilter::Any)) else {
+                continue;
+            };
+            for e in listed.entries {
+                if e.kind == "file" && !seen.contains(&e.path) {
+                    push_walked(&e, &query, &scope.globs, &rel_of, &mut seen, &mut out);
+                } else if e.kind == "dir" {
+                    let name = e.path.rsplit('/').next().unwrap_or("").to_string();
+                    let known = index.with_store(|s| s.child(id, name.as_bytes()).is_some());
+                    if !known {
+                        walk_into(
+                            roots,
+                            &e.path,
+                            64,
+                            &query,
+                            &scope.globs,
+                            &rel_of,
+                            &mut seen,
+                            &mut out,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if out.from_walk > 0 {
+        // Newest first, the walked files among the indexed ones (stable).
+        out.candidates.sort_by_key(|c| std::cmp::Reverse(c.mtime));
+    }
+    Ok(out)
+}
+
+fn list_request(depth: u32, kind: KindFilter) -> ListRequest {
+    ListRequest {
+        depth,
+        kind,
+        limit: usize::MAX,
+        ..ListRequest::default()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk_into(
+    roots: &Roots,
+    folder: &str,
+    depth: u32,
+    query: &Query,
+    globs: &Globs,
+    rel_of: &dyn Fn(&str) -> String,
+    seen: &mut HashSet<String>,
+    out: &mut Gathered,
+) {
+    let Ok(listed) = roots.list(folder, &list_request(depth, KindFilter::File)) else {
+        return;
+    };
+    for e in listed.entries {
+        if e.kind == "file" && !seen.contains(&e.path) {
+            push_walked(&e, query, globs, rel_of, seen, out);
+        }
+    }
+}
+
+fn push_walked(
+    e: &ferret_fs::ListEntry,
+    query: &Query,
+    globs: &Globs,
+    rel_of: &dyn Fn(&str) -> String,
+    seen: &mut HashSet<String>,
+    out: &mut Gathered,
+) {
+    seen.insert(e.path.clone());
+    let rel = rel_of(&e.path);
+    let mtime = e.modified.as_deref().map_or(0, parse_time);
+    let entry = Walked {
+        rel: &rel,
+        size: e.size.unwrap_or(0),
+        mtime,
+    };
+    if globs.matches(&rel) && query.matches(&entry) {
+        out.candidates.push(Candidate {
+            path: e.path.clone(),
+            mtime,
+        });
+        out.from_walk += 1;
+    }
+}
+
+fn parse_time(s: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(s).map_or(0, |t| t.timestamp())
+}
+
+fn mtime_of(meta: &cap_std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// A file found by listing, seen by the query language.
+struct Walked<'a> {
+    rel: &'a str,
+    size: u64,
+    mtime: i64,
+}
+
+impl Entry for Walked<'_> {
+    fn name(&self) -> &[u8] {
+        self.rel.rsplit('/').next().unwrap_or(self.rel).as_bytes()
+    }
+    fn rel_path(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.rel.as_bytes())
+    }
+    fn kind(&self) -> ferret_query::Kind {
+        ferret_query::Kind::File
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn modified(&self) -> Option<i64> {
+        Some(self.mtime)
+    }
+    fn created(&self) -> Option<i64> {
+        None
+    }
+    fn mode(&self) -> u32 {
+        0o644
+    }
+    fn depth(&self) -> u32 {
+        self.rel.split('/').count() as u32
+    }
+    fn for_each_child(&self, _: &mut dyn FnMut(&[u8], ferret_query::Kind) -> bool) {}
+}

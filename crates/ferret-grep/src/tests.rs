@@ -1,0 +1,393 @@
+use std::{fs, path::Path, sync::atomic::AtomicBool, time::Instant};
+
+use ferret_fs::{Policy, Roots};
+use ferret_index::{Index, IndexConfig, IndexRoot};
+use ferret_query::{Clock, Query};
+
+use super::*;
+use crate::candidates::Globs;
+
+fn roots(dir: &Path) -> Roots {
+    Roots::open(&[dir.to_str().unwrap().parse().unwrap()], Policy::default()).unwrap()
+}
+
+fn cands(names: &[&str]) -> Vec<Candidate> {
+    names
+        .iter()
+        .map(|n| Candidate {
+            path: n.to_string(),
+            mtime: 0,
+        })
+        .collect()
+}
+
+fn run(dir: &Path, pattern: Pattern, names: &[&str], options: &Options) -> Outcome {
+    let matcher = compile(&pattern).unwrap();
+    grep(
+        &roots(dir),
+        &matcher,
+        pattern.multiline,
+        &cands(names),
+        options,
+        &AtomicBool::new(false),
+        None,
+    )
+}
+
+fn pat(text: &str) -> Pattern {
+    Pattern {
+        text: text.into(),
+        ..Pattern::default()
+    }
+}
+
+fn tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::write(d.join("a.txt"), "alpha\nbeta\ngamma\nbeta gamma\n").unwrap();
+    fs::write(d.join("b.rs"), "fn main() {}\nlet betamax = 1;\n").unwrap();
+    fs::write(d.join("bin.dat"), b"beta\0\0\0binary").unwrap();
+    fs::write(d.join(".env"), "SECRET=beta\n").unwrap();
+    t
+}
+
+#[test]
+fn content_lines_in_candidate_order() {
+    let t = tree();
+    let o = run(
+        t.path(),
+        pat("beta"),
+        &["b.rs", "a.txt"],
+        &Options::default(),
+    );
+    let got: Vec<(&str, u64)> = o.lines.iter().map(|l| (l.path.as_str(), l.line)).collect();
+    assert_eq!(got, [("b.rs", 2), ("a.txt", 2), ("a.txt", 4)]);
+    assert_eq!(o.total, 3);
+    assert_eq!(o.files_matched, 2);
+    assert_eq!(o.files_scanned, 2);
+    assert!(o.bytes_scanned > 0);
+    assert!(!o.truncated);
+}
+
+#[test]
+fn whole_word_case_and_literal() {
+    let t = tree();
+    let ww = Pattern {
+        whole_word: true,
+        ..pat("beta")
+    };
+    assert_eq!(
+        run(t.path(), ww, &["a.txt", "b.rs"], &Options::default()).total,
+        2
+    );
+    let ci = Pattern {
+        case_insensitive: true,
+        ..pat("ALPHA")
+    };
+    assert_eq!(run(t.path(), ci, &["a.txt"], &Options::default()).total, 1);
+    let lit = Pattern {
+        literal: true,
+        ..pat("main()")
+    };
+    assert_eq!(run(t.path(), lit, &["b.rs"], &Options::default()).total, 1);
+    assert!(compile(&pat("main(")).is_err());
+}
+
+#[test]
+fn context_files_and_count() {
+    let t = tree();
+    let o = run(
+        t.path(),
+        pat("gamma"),
+        &["a.txt"],
+        &Options {
+            before: 1,
+            after: 0,
+            ..Options::default()
+        },
+    );
+    let got: Vec<(u64, bool)> = o.lines.iter().map(|l| (l.line, l.context)).collect();
+    assert_eq!(got, [(2, true), (3, false), (4, false)]);
+    let files = run(
+        t.path(),
+        pat("beta"),
+        &["a.txt", "b.rs"],
+        &Options {
+            output: Output::Files,
+            ..Options::default()
+        },
+    );
+    assert_eq!(files.files, ["a.txt", "b.rs"]);
+    let counts = run(
+        t.path(),
+        pat("beta"),
+        &["a.txt", "b.rs"],
+        &Options {
+            output: Output::Count,
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        counts.counts,
+        [
+            FileCount {
+                path: "a.txt".into(),
+                count: 2
+            },
+            FileCount {
+                path: "b.rs".into(),
+                count: 1
+            }
+        ]
+    );
+}
+
+#[test]
+fn paging_by_offset_and_limit() {
+    let t = tree();
+    let o = run(
+        t.path(),
+        pat("a"),
+        &["a.txt"],
+        &Options {
+            offset: 1,
+            limit: 2,
+            ..Options::default()
+        },
+    );
+    assert_eq!(o.lines.iter().map(|l| l.line).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!(o.total, 4);
+    assert!(o.truncated);
+    assert_eq!(o.next_offset, Some(3));
+}
+
+#[test]
+fn binary_sensitive_too_large_and_missing_are_counted() {
+    let t = tree();
+    fs::write(t.path().join("big.txt"), "beta\n".repeat(1000)).unwrap();
+    let o = run(
+        t.path(),
+        pat("beta"),
+        &["bin.dat", ".env", "big.txt", "gone.txt", "a.txt"],
+        &Options {
+            max_file_bytes: 1000,
+            ..Options::default()
+        },
+    );
+    assert_eq!(o.skipped.binary, 1);
+    assert_eq!(o.skipped.sensitive, 1);
+    assert_eq!(o.skipped.too_large, 1);
+    assert_eq!(o.skipped.changed, 1);
+    assert_eq!(o.total, 2);
+    assert!(o.lines.iter().all(|l| l.path == "a.txt"));
+}
+
+#[test]
+fn utf16_and_gbk_are_decoded() {
+    let t = tempfile::tempdir().unwrap();
+    let mut utf16 = vec![0xff, 0xfe];
+    for u in "première ligne\nhéllo wörld\n".encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    fs::write(t.path().join("u16.txt"), utf16).unwrap();
+    let (gbk, _, _) = encoding_rs::GBK.encode(
+        "中文编码检测需要足够长的文本才能可靠地判断，这是一段测试文字。\n第二行：你好世界\n",
+    );
+    fs::write(t.path().join("gbk.txt"), gbk).unwrap();
+    let o = run(t.path(), pat("wörld"), &["u16.txt"], &Options::default());
+    assert_eq!(o.lines.len(), 1);
+    assert_eq!(o.lines[0].line, 2);
+    assert_eq!(o.lines[0].text, "héllo wörld");
+    let o = run(t.path(), pat("你好世界"), &["gbk.txt"], &Options::default());
+    assert_eq!(o.lines.len(), 1, "{o:?}");
+    assert_eq!(o.lines[0].text, "第二行：你好世界");
+}
+
+#[test]
+fn long_lines_are_clipped_around_the_match() {
+    let t = tempfile::tempdir().unwrap();
+    let line = format!("{}NEEDLE{}\n", "x".repeat(5000), "y".repeat(5000));
+    fs::write(t.path().join("long.txt"), line).unwrap();
+    let o = run(
+        t.path(),
+        pat("NEEDLE"),
+        &["long.txt"],
+        &Options {
+            max_line_chars: 100,
+            ..Options::default()
+        },
+    );
+    assert_eq!(o.clipped_lines, 1);
+    assert!(o.lines[0].clipped);
+    assert_eq!(o.lines[0].text.chars().count(), 100);
+    assert!(o.lines[0].text.contains("NEEDLE"));
+}
+
+#[test]
+fn multiline_matches_span_lines() {
+    let t = tree();
+    let m = Pattern {
+        multiline: true,
+        ..pat("alpha\\nbeta")
+    };
+    let o = run(t.path(), m, &["a.txt"], &Options::default());
+    assert_eq!(o.total, 1);
+    assert_eq!(o.lines[0].line, 1);
+    assert_eq!(o.lines[0].text, "alpha\nbeta");
+    // Without `multiline`, `\n` cannot match.
+    assert!(
+        compile(&pat("alpha\\nbeta")).is_err() || {
+            run(
+                t.path(),
+                pat("alpha\\nbeta"),
+                &["a.txt"],
+                &Options::default(),
+            )
+            .total
+                == 0
+        }
+    );
+}
+
+#[test]
+fn oversized_patterns_are_refused() {
+    let err = compile(&pat("(\\w{100}){100}")).unwrap_err();
+    assert!(err.contains("size limit"), "{err}");
+}
+
+#[test]
+fn cancellation_and_deadline_stop_the_workers() {
+    let t = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..200).map(|i| format!("f{i}.txt")).collect();
+    let body = "some text without the word\n".repeat(20_000);
+    for n in &names {
+        fs::write(t.path().join(n), &body).unwrap();
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let matcher = compile(&pat("zzz[0-9]+")).unwrap();
+    let cancel = AtomicBool::new(true);
+    let o = grep(
+        &roots(t.path()),
+        &matcher,
+        false,
+        &cands(&refs),
+        &Options::default(),
+        &cancel,
+        None,
+    );
+    assert_eq!(o.stopped, Some(Stopped::Cancelled));
+    assert_eq!(o.files_scanned, 0);
+    let started = Instant::now();
+    let o = grep(
+        &roots(t.path()),
+        &matcher,
+        false,
+        &cands(&refs),
+        &Options {
+            deadline: Some(Instant::now() + std::time::Duration::from_millis(5)),
+            ..Options::default()
+        },
+        &AtomicBool::new(false),
+        None,
+    );
+    assert_eq!(o.stopped, Some(Stopped::Timeout));
+    assert!(o.files_scanned < 200);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // Cancelled while files are being read (every line matches: the workers are
+    // busy): a stopped reader must not be retried forever.
+    let busy = compile(&pat("o")).unwrap();
+    let cancel = AtomicBool::new(false);
+    let started = Instant::now();
+    let o = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        grep(
+            &roots(t.path()),
+            &busy,
+            false,
+            &cands(&refs),
+            &Options {
+                output: Output::Count,
+                ..Options::default()
+            },
+            &cancel,
+            None,
+        )
+    });
+    assert_eq!(o.stopped, Some(Stopped::Cancelled));
+    assert!(o.files_scanned < 200, "{}", o.files_scanned);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn candidates_come_from_the_index_and_fresh_folders() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::create_dir(d.join("src")).unwrap();
+    fs::write(d.join("src/a.rs"), "x").unwrap();
+    fs::write(d.join("src/b.md"), "x").unwrap();
+    fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    fs::create_dir(d.join("ignored")).unwrap();
+    fs::write(d.join("ignored/c.rs"), "x").unwrap();
+    let r = roots(d);
+    let index = Index::open(IndexConfig::new(vec![IndexRoot::new(
+        r.roots()[0].name.clone(),
+        r.roots()[0].path.clone(),
+    )]))
+    .unwrap();
+    index.build_now(None);
+    let scope = |filter: &str, path: Option<&'static str>| Scope {
+        path,
+        query: Query::compile(filter, &Default::default(), &Clock::system()).unwrap(),
+        globs: Globs::default(),
+    };
+    let paths = |g: candidates::Gathered| -> Vec<String> {
+        let mut v: Vec<String> = g.candidates.into_iter().map(|c| c.path).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        paths(gather(&index, &r, &scope("ext:rs", None)).unwrap()),
+        ["src/a.rs"]
+    );
+    // Created after the index was built: found by listing the changed folder.
+    fs::write(d.join("src/new.rs"), "x").unwrap();
+    fs::create_dir(d.join("src/sub")).unwrap();
+    fs::write(d.join("src/sub/deep.rs"), "x").unwrap();
+    let g = gather(&index, &r, &scope("ext:rs", Some("src"))).unwrap();
+    assert_eq!(g.from_walk, 2);
+    assert_eq!(paths(g), ["src/a.rs", "src/new.rs", "src/sub/deep.rs"]);
+    let globbed = Scope {
+        globs: Globs::new(&["*.md".into()]).unwrap(),
+        ..scope("", None)
+    };
+    assert_eq!(paths(gather(&index, &r, &globbed).unwrap()), ["src/b.md"]);
+    // A file path is searched as asked.
+    assert_eq!(
+        paths(gather(&index, &r, &scope("ext:md", Some("src/a.rs"))).unwrap()),
+        ["src/a.rs"]
+    );
+    assert!(gather(&index, &r, &scope("", Some("missing"))).is_err());
+}
+
+#[test]
+fn a_stopped_reader_fails_without_asking_for_a_retry() {
+    // `Interrupted` is retried by readers (encoding_rs_io's BOM peek loops on it),
+    // so a stopped search must fail with another kind.
+    let cancel = AtomicBool::new(true);
+    let control = Control {
+        cancel: &cancel,
+        deadline: None,
+        stopped: std::sync::atomic::AtomicUsize::new(RUNNING),
+    };
+    let mut reader = Guarded {
+        inner: &b"text"[..],
+        control: &control,
+        bytes: 0,
+    };
+    let err = std::io::Read::read(&mut reader, &mut [0u8; 4]).unwrap_err();
+    assert_ne!(err.kind(), std::io::ErrorKind::Interrupted);
+    assert_eq!(control.stopped(), Some(Stopped::Cancelled));
+}

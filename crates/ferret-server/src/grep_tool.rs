@@ -1,0 +1,536 @@
+//! `grep`: content search, candidates from the index, ripgrep's engine in-process
+//! (`ferret-grep`). Cancellation (`notifications/cancelled`, a closed HTTP stream)
+//! and `timeout_ms` stop the workers within one buffer's work.
+
+use std::{
+    collections::HashSet,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use ferret_fs::Roots;
+use ferret_grep::{Output, Pattern, RegexMatcher, Stopped, candidates::Globs};
+use ferret_index::Index;
+use ferret_query::{Clock, Options as QueryOptions, Query};
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool},
+    service::RequestContext,
+};
+use serde_json::{Value, json};
+
+use crate::{
+    Ferret,
+    args::{ArgResult, Args},
+    index_tools::index_block,
+    render::{self, frame, human_size},
+};
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+pub fn definition() -> Tool {
+    let flag = json!({"type": "boolean"});
+    let int = json!({"type": "integer"});
+    let strs = json!({"type": ["string", "array"]});
+    Tool::new(
+        "grep",
+        "Search inside files (regex; ripgrep), newest first. `filter`: search query picking the files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "literal": flag,
+                "case_insensitive": flag,
+                "whole_word": flag,
+                "multiline": flag,
+                "path": {"type": "string"},
+                "filter": {"type": "string"},
+                "glob": strs,
+                "exclude": strs,
+                "context": int,
+                "before": int,
+                "after": int,
+                "output": {"enum": ["content", "files", "count"]},
+                "offset": int,
+                "limit": {"type": "integer", "maximum": 2000, "default": 200},
+                "timeout_ms": int,
+            },
+            "required": ["pattern"],
+            "additionalProperties": false,
+        })),
+    )
+    .with_title("Search file contents")
+    .with_raw_output_schema(schema(json!({
+        "type": "object",
+        "properties": {
+            "matches": {"type": "array"},
+            "files": {"type": "array"},
+            "counts": {"type": "array"},
+            "total": {"type": "integer"},
+        },
+    })))
+    .with_annotations(
+        rmcp::model::ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    )
+}
+
+/// A `grep` call, checked and compiled.
+pub struct GrepCall {
+    matcher: Arc<RegexMatcher>,
+    multiline: bool,
+    path: Option<String>,
+    query: Query,
+    globs: Globs,
+    options: ferret_grep::Options,
+    timeout: Duration,
+}
+
+/// Without `timeout_ms`, a grep stops after this long (with what it found).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+const EXAMPLE: &str = r#"{"pattern":"fn main","filter":"ext:rs"}"#;
+
+pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
+    let a = Args::new(
+        "grep",
+        args,
+        &[
+            "pattern",
+            "literal",
+            "case_insensitive",
+            "whole_word",
+            "multiline",
+            "path",
+            "filter",
+            "glob",
+            "exclude",
+            "context",
+            "before",
+            "after",
+            "output",
+            "offset",
+            "limit",
+            "timeout_ms",
+        ],
+        EXAMPLE,
+    )?;
+    let pattern = Pattern {
+        text: a.required_string("pattern")?,
+        literal: a.boolean("literal")?.unwrap_or(false),
+        case_insensitive: a.boolean("case_insensitive")?.unwrap_or(false),
+        whole_word: a.boolean("whole_word")?.unwrap_or(false),
+        multiline: a.boolean("multiline")?.unwrap_or(false),
+    };
+    let matcher = ferret_grep::compile(&pattern).map_err(|e| a.conflict("pattern", &e))?;
+    let clock = Clock::system();
+    let compile = |key: &str, text: &str| -> ArgResult<Query> {
+        Query::compile(text, &QueryOptions::default(), &clock)
+            .map_err(|e| a.conflict(key, &e.render(text)))
+    };
+    let mut query = compile("filter", &a.string("filter")?.unwrap_or_default())?;
+    for term in a.strings("exclude")?.unwrap_or_default() {
+        query = query.and(compile("exclude", &term)?.negate());
+    }
+    let globs =
+        Globs::new(&a.strings("glob")?.unwrap_or_default()).map_err(|e| a.conflict("glob", &e))?;
+    let context = a.integer("context", 0, 100)?.unwrap_or(0) as usize;
+    let limits = &roots.policy.limits;
+    let options = ferret_grep::Options {
+        before: a.integer("before", 0, 100)?.map_or(context, |n| n as usize),
+        after: a.integer("after", 0, 100)?.map_or(context, |n| n as usize),
+        output: match a.choice("output", &["content", "files", "count"])? {
+            Some("files") => Output::Files,
+            Some("count") => Output::Count,
+            _ => Output::Content,
+        },
+        offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
+        limit: a.integer("limit", 1, 2000)?.unwrap_or(200) as usize,
+        max_file_bytes: limits.max_file_bytes,
+        max_line_chars: limits.max_line_chars,
+        max_output_bytes: limits.max_response_bytes,
+        ..ferret_grep::Options::default()
+    };
+    let timeout = a
+        .integer("timeout_ms", 1, 3_600_000)?
+        .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+    Ok(GrepCall {
+        matcher: Arc::new(matcher),
+        multiline: pattern.multiline,
+        path: a.string("path")?,
+        query,
+        globs,
+        options,
+        timeout,
+    })
+}
+
+/// Sets the cancellation flag when the call ends for any reason (including the
+/// handler being dropped), and stops watching the request's token.
+struct StopOnDrop {
+    cancel: Arc<AtomicBool>,
+    watcher: tokio::task::AbortHandle,
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.watcher.abort();
+    }
+}
+
+/// How often progress is reported when the client asked for it.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+pub async fn run(
+    server: Ferret,
+    call: GrepCall,
+    context: RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let of = Arc::new(AtomicU64::new(0));
+    let watcher = {
+        let ct = context.ct.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            ct.cancelled().await;
+            cancel.store(true, Ordering::Relaxed);
+        })
+    };
+    let _stop = StopOnDrop {
+        cancel: cancel.clone(),
+        watcher: watcher.abort_handle(),
+    };
+    let deadline = Instant::now() + call.timeout;
+    let mut task = {
+        let (cancel, done, of) = (cancel.clone(), done.clone(), of.clone());
+        tokio::task::spawn_blocking(move || {
+            execute(
+                server.index(),
+                server.roots(),
+                &call,
+                deadline,
+                &cancel,
+                &done,
+                &of,
+            )
+        })
+    };
+    let joined = match context.meta.get_progress_token() {
+        None => (&mut task).await,
+        Some(token) => {
+            let mut tick = tokio::time::interval(PROGRESS_EVERY);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    r = &mut task => break r,
+                    _ = tick.tick() => {
+                        let (n, total) = (done.load(Ordering::Relaxed), of.load(Ordering::Relaxed));
+                        let _ = context
+                            .peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), n as f64)
+                                    .with_total(total as f64)
+                                    .with_message(format!("{n} of {total} files scanned")),
+                            )
+                            .await;
+                    }
+                }
+            }
+        }
+    };
+    joined.map_err(|e| ErrorData::internal_error(format!("grep task failed: {e}"), None))
+}
+
+fn execute(
+    index: &Index,
+    roots: &Roots,
+    call: &GrepCall,
+    deadline: Instant,
+    cancel: &AtomicBool,
+    done: &AtomicU64,
+    of: &AtomicU64,
+) -> CallToolResult {
+    let scope = ferret_grep::Scope {
+        path: call.path.as_deref(),
+        query: call.query.clone(),
+        globs: call.globs.clone(),
+    };
+    let gathered = match ferret_grep::gather(index, roots, &scope) {
+        Ok(g) => g,
+        Err(e) => return render::tool_error(&e),
+    };
+    of.store(gathered.candidates.len() as u64, Ordering::Relaxed);
+    let options = ferret_grep::Options {
+        deadline: Some(deadline),
+        ..call.options.clone()
+    };
+    let outcome = ferret_grep::grep(
+        roots,
+        &call.matcher,
+        call.multiline,
+        &gathered.candidates,
+        &options,
+        cancel,
+        Some(done),
+    );
+    render_outcome(index, &outcome, &options)
+}
+
+fn render_outcome(
+    index: &Index,
+    o: &ferret_grep::Outcome,
+    options: &ferret_grep::Options,
+) -> CallToolResult {
+    let skipped = json!({
+        "binary": o.skipped.binary,
+        "too_large": o.skipped.too_large,
+        "sensitive": o.skipped.sensitive,
+        "changed": o.skipped.changed,
+        "unreadable": o.skipped.unreadable,
+    });
+    let mut structured = json!({
+        "count": o.count,
+        "total": o.total,
+        "truncated": o.truncated || o.stopped.is_some(),
+        "next_offset": o.next_offset,
+        "files_matched": o.files_matched,
+        "files_scanned": o.files_scanned,
+        "bytes_scanned": o.bytes_scanned,
+        "candidates": o.candidates,
+        "skipped": skipped,
+        "index": index_block(index),
+    });
+    let mut body = String::new();
+    match options.output {
+        Output::Content => {
+            let mut items = Vec::with_capacity(o.lines.len());
+            let mut last: Option<(&str, u64)> = None;
+            for l in &o.lines {
+                if let Some((p, n)) = last
+                    && (p != l.path || l.line > n + 1)
+                    && (options.before > 0 || options.after > 0)
+                {
+                    body.push_str("--\n");
+                }
+                last = Some((&l.path, l.line + l.text.matches('\n').count() as u64));
+                let sep = if l.context { '-' } else { ':' };
+                body.push_str(&format!("{}{sep}{}{sep}{}\n", l.path, l.line, l.text));
+                let mut item = json!({"path": l.path, "line": l.line, "text": l.text});
+                if l.context {
+                    item["context"] = json!(true);
+                }
+                if l.clipped {
+                    item["clipped"] = json!(true);
+                }
+                items.push(item);
+            }
+            structured["matches"] = json!(items);
+            if o.clipped_lines > 0 {
+                structured["clipped_lines"] = json!(o.clipped_lines);
+                structured["note"] = json!(format!(
+                    "{} long line(s) clipped to {} characters around the match; `read` the file for the whole line",
+                    o.clipped_lines, options.max_line_chars
+                ));
+            }
+        }
+        Output::Files => {
+            for f in &o.files {
+                body.push_str(f);
+                body.push('\n');
+            }
+            structured["files"] = json!(o.files);
+        }
+        Output::Count => {
+            let items: Vec<Value> = o
+                .counts
+                .iter()
+                .map(|c| {
+                    body.push_str(&format!("{}:{}\n", c.path, c.count));
+                    json!({"path": c.path, "count": c.count})
+                })
+                .collect();
+            structured["counts"] = json!(items);
+        }
+    }
+    let what = match options.output {
+        Output::Content => "matching lines",
+        _ => "files",
+    };
+    let mut header = format!(
+        "{} of {} {what} ({} files matched; scanned {} of {} files, {})",
+        o.count,
+        o.total,
+        o.files_matched,
+        o.files_scanned,
+        o.candidates,
+        human_size(o.bytes_scanned),
+    );
+    let s = &o.skipped;
+    if s.total() > 0 {
+        header.push_str(&format!(
+            "; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable",
+            s.binary, s.too_large, s.sensitive, s.changed, s.unreadable
+        ));
+    }
+    header.push('\n');
+    let mut text = header + &frame(&body);
+    if let Some(next) = o.next_offset {
+        text.push_str(&format!("\nmore: grep with offset {next}"));
+    }
+    match o.stopped {
+        None => render::ok(structured, text),
+        Some(stopped) => {
+            let (code, message, hint) = match stopped {
+                Stopped::Timeout => (
+                    "TIMEOUT",
+                    "timeout_ms ran out; partial results",
+                    "narrow the search (`path`, `filter`, `glob`) or raise `timeout_ms`",
+                ),
+                Stopped::Cancelled => (
+                    "CANCELLED",
+                    "the request was cancelled; partial results",
+                    "run it again if you still need it",
+                ),
+            };
+            structured["error"] = json!({"code": code, "message": message, "hint": hint});
+            let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+                "{code}: {message}\n{text}"
+            ))]);
+            result.structured_content = Some(structured);
+            result
+        }
+    }
+}
+
+/// `content:` of `search`: the files among `paths` whose text holds every pattern
+/// (literal, case-insensitive). Files that cannot be searched do not match.
+pub fn content_filter(
+    roots: &Roots,
+    paths: Vec<String>,
+    patterns: &[String],
+    timeout: Duration,
+) -> Result<HashSet<String>, String> {
+    let deadline = Instant::now() + timeout;
+    let never = AtomicBool::new(false);
+    let mut remaining: Vec<ferret_grep::Candidate> = paths
+        .into_iter()
+        .map(|path| ferret_grep::Candidate { path, mtime: 0 })
+        .collect();
+    for p in patterns {
+        let matcher = ferret_grep::compile(&Pattern {
+            text: p.clone(),
+            literal: true,
+            case_insensitive: true,
+            ..Pattern::default()
+        })?;
+        let options = ferret_grep::Options {
+            output: Output::Files,
+            limit: usize::MAX / 4,
+            max_file_bytes: roots.policy.limits.max_file_bytes,
+            max_output_bytes: usize::MAX,
+            deadline: Some(deadline),
+            ..ferret_grep::Options::default()
+        };
+        let outcome = ferret_grep::grep(roots, &matcher, false, &remaining, &options, &never, None);
+        if outcome.stopped.is_some() {
+            return Err(format!(
+                "`content:` took longer than {} s; narrow the query (ext:, in:, size:) first",
+                timeout.as_secs()
+            ));
+        }
+        let found: HashSet<String> = outcome.files.into_iter().collect();
+        remaining.retain(|c| found.contains(&c.path));
+    }
+    Ok(remaining.into_iter().map(|c| c.path).collect())
+}
+
+/// How long `content:` in `search` may grep before giving up.
+const CONTENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `search` with `content:` terms: the index's matching files (in the order asked
+/// for), kept when their text holds every term, then paged. `group_by` counts the
+/// files that hold the terms.
+pub fn content_search(
+    index: &Index,
+    roots: &Roots,
+    request: &ferret_index::SearchRequest,
+    patterns: &[String],
+) -> Result<ferret_index::SearchOutcome, String> {
+    let all = index.search(&ferret_index::SearchRequest {
+        offset: 0,
+        limit: usize::MAX / 4,
+        group_by: None,
+        ..*request
+    });
+    let files: Vec<String> = all
+        .hits
+        .iter()
+        .filter(|h| h.kind == "file")
+        .map(|h| h.path.clone())
+        .collect();
+    let found = content_filter(roots, files, patterns, CONTENT_TIMEOUT)?;
+    let hits: Vec<ferret_index::Hit> = all
+        .hits
+        .into_iter()
+        .filter(|h| found.contains(&h.path))
+        .collect();
+    let total = hits.len() as u64;
+    if let Some(by) = request.group_by {
+        let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
+        for h in &hits {
+            let key = match by {
+                ferret_index::GroupBy::Kind => h.kind.to_string(),
+                ferret_index::GroupBy::Extension => {
+                    let name = h.path.rsplit('/').next().unwrap_or("");
+                    match name.rfind('.') {
+                        Some(i) if i > 0 => name[i + 1..].to_ascii_lowercase(),
+                        _ => "(none)".into(),
+                    }
+                }
+                ferret_index::GroupBy::Folder => h
+                    .path
+                    .rsplit_once('/')
+                    .map_or(".".to_string(), |(d, _)| d.to_string()),
+            };
+            *counts.entry(key).or_default() += 1;
+        }
+        let mut groups: Vec<ferret_index::search::Group> = counts
+            .into_iter()
+            .map(|(group, count)| ferret_index::search::Group { group, count })
+            .collect();
+        groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.group.cmp(&b.group)));
+        let total = groups.len() as u64;
+        let groups = groups
+            .into_iter()
+            .skip(request.offset)
+            .take(request.limit)
+            .collect();
+        return Ok(ferret_index::SearchOutcome {
+            hits: Vec::new(),
+            groups: Some(groups),
+            total,
+        });
+    }
+    Ok(ferret_index::SearchOutcome {
+        hits: hits
+            .into_iter()
+            .skip(request.offset)
+            .take(request.limit)
+            .collect(),
+        groups: None,
+        total,
+    })
+}
