@@ -6,7 +6,7 @@ import pytest
 from conftest import ERAS, call, connect, run
 from mcp.shared.exceptions import MCPError
 
-READ_ONLY_TOOLS = ["search", "read", "list", "stat", "changes", "diagnostics"]
+READ_ONLY_TOOLS = ["search", "grep", "read", "list", "stat", "changes", "diagnostics"]
 
 
 def test_tools_are_listed_with_schemas_and_truthful_annotations(session):

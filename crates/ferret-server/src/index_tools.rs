@@ -1,7 +1,5 @@
 //! `search` and `changes`: the tools answered from the live index.
 
-use std::sync::Arc;
-
 use ferret_fs::{Roots, Target};
 use ferret_index::{
     Action, ChangesQuery, GroupBy, Index, SearchRequest, SortKey, when::parse_when,
@@ -9,40 +7,26 @@ use ferret_index::{
 use ferret_query::{Clock, Options, Query};
 use rmcp::{
     ErrorData,
-    model::{CallToolResult, JsonObject, Tool, ToolAnnotations},
+    model::{CallToolResult, JsonObject, Tool},
 };
 use serde_json::{Value, json};
 
 use crate::{
     args::{ArgResult, Args},
     render::{self, frame, human_size},
+    tools::{read_only, schema},
 };
-
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("tool schemas are objects"),
-    }
-}
-
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations::new()
-        .read_only(true)
-        .destructive(false)
-        .idempotent(true)
-        .open_world(false)
-}
 
 pub fn search_definition() -> Tool {
     let flag = json!({"type": "boolean"});
     Tool::new(
         "search",
-        "Find files and folders by name or path from the live index, instantly. Everything-style query: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`, `\"exact phrase\"`.",
+        "Find files and folders by name or path in the live index, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`.",
         schema(json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "\"\" matches everything"},
-                "path": {"type": "string", "description": "Folder to search under"},
+                "path": {"type": "string", "description": "Folder"},
                 "sort": {"enum": ["name", "path", "size", "modified", "created", "extension"]},
                 "descending": flag,
                 "kind": {"enum": ["any", "file", "dir"]},
@@ -53,7 +37,7 @@ pub fn search_definition() -> Tool {
                 "exclude": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
                 "group_by": {"enum": ["extension", "kind", "folder"]},
                 "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 50},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
             },
             "additionalProperties": false,
         })),
@@ -62,14 +46,10 @@ pub fn search_definition() -> Tool {
     .with_raw_output_schema(schema(json!({
         "type": "object",
         "properties": {
-            "results": {"type": "array", "items": {"type": "object"}},
+            "results": {"type": "array"},
             "groups": {"type": "array"},
-            "count": {"type": "integer"},
             "total": {"type": "integer"},
-            "truncated": {"type": "boolean"},
-            "next_offset": {"type": ["integer", "null"]},
             "index": {"type": "object"},
-            "warning": {"type": "string"},
         },
         "required": ["count", "total", "truncated", "index"],
     })))
@@ -84,12 +64,12 @@ pub fn changes_definition() -> Tool {
             "type": "object",
             "properties": {
                 "action": {"enum": ["any", "created", "modified", "deleted", "renamed", "moved"]},
-                "path": {"type": "string", "description": "Path prefix"},
-                "name": {"type": "string", "description": "Name substring"},
-                "since": {"type": "string", "description": "RFC 3339, YYYY-MM-DD[ HH:MM[:SS]], Unix seconds, or 10m/2h/3d"},
+                "path": {"type": "string", "description": "Prefix"},
+                "name": {"type": "string"},
+                "since": {"type": "string", "description": "RFC 3339, date, Unix secs, or 10m/2h/3d"},
                 "until": {"type": "string"},
                 "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 100},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
             },
             "additionalProperties": false,
         })),
@@ -97,14 +77,7 @@ pub fn changes_definition() -> Tool {
     .with_title("Recent changes")
     .with_raw_output_schema(schema(json!({
         "type": "object",
-        "properties": {
-            "changes": {"type": "array", "items": {"type": "object"}},
-            "count": {"type": "integer"},
-            "total": {"type": "integer"},
-            "truncated": {"type": "boolean"},
-            "next_offset": {"type": ["integer", "null"]},
-            "index": {"type": "object"},
-        },
+        "properties": {"changes": {"type": "array"}, "total": {"type": "integer"}},
         "required": ["changes", "count", "total", "truncated"],
     })))
     .with_annotations(read_only())
@@ -119,6 +92,8 @@ pub struct SearchCall {
     group_by: Option<GroupBy>,
     offset: usize,
     limit: usize,
+    /// `content:` terms, answered by the grep engine on the index's matches.
+    content: Vec<String>,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -153,7 +128,9 @@ pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
         match_path: a.boolean("match_path")?.unwrap_or(false),
     };
     let clock = Clock::system();
-    let text = a.string("query")?.unwrap_or_default();
+    let full = a.string("query")?.unwrap_or_default();
+    let (text, content) =
+        ferret_query::split_content(&full).map_err(|e| a.conflict("query", &e.render(&full)))?;
     let mut query = compile(&a, "query", &text, &options, &clock)?;
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile(&a, "exclude", &term, &options, &clock)?.negate());
@@ -190,6 +167,7 @@ pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
         },
         offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
+        content,
     })
 }
 
@@ -237,6 +215,23 @@ pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult
     }
     let outcome = if warning.is_some() {
         ferret_index::SearchOutcome::default()
+    } else if !call.content.is_empty() {
+        let request = SearchRequest {
+            query: &call.query,
+            under,
+            sort: call.sort,
+            descending: call.descending,
+            offset: call.offset,
+            limit: call.limit,
+            group_by: call.group_by,
+        };
+        match crate::grep_tool::content_search(index, roots, &request, &call.content) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                warning = Some(e);
+                ferret_index::SearchOutcome::default()
+            }
+        }
     } else {
         index.search(&SearchRequest {
             query: &call.query,

@@ -15,7 +15,8 @@ use crate::{
     render::{self, frame, human_size},
 };
 
-fn schema(value: Value) -> Arc<JsonObject> {
+/// A JSON schema written with `json!`, as rmcp wants it.
+pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => unreachable!("tool schemas are objects"),
@@ -24,7 +25,7 @@ fn schema(value: Value) -> Arc<JsonObject> {
 
 /// Annotations of a tool that only reads. The tool's own `title` carries its name;
 /// repeating it in the annotations would only spend `tools/list` bytes.
-fn read_only() -> ToolAnnotations {
+pub(crate) fn read_only() -> ToolAnnotations {
     ToolAnnotations::new()
         .read_only(true)
         .destructive(false)
@@ -45,8 +46,8 @@ pub fn definitions() -> Vec<Tool> {
                     "path": {"type": "string", "description": "File, relative to a root"},
                     "start_line": int(1),
                     "end_line": int(1),
-                    "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 2000},
-                    "line_numbers": {"type": "boolean", "description": "Prefix lines with their number"},
+                    "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000},
+                    "line_numbers": {"type": "boolean"},
                     "max_line_chars": int(1),
                 },
                 "required": ["path"],
@@ -59,38 +60,30 @@ pub fn definitions() -> Vec<Tool> {
             "properties": {
                 "path": {"type": "string"},
                 "text": {"type": "string"},
-                "size": {"type": "integer"},
                 "total_lines": {"type": ["integer", "null"]},
-                "start_line": {"type": "integer"},
-                "end_line": {"type": "integer"},
                 "next_start_line": {"type": ["integer", "null"]},
-                "truncated": {"type": "boolean"},
-                "clipped_lines": {"type": "array"},
                 "encoding": {"type": "string"},
-                "line_endings": {"type": "string"},
-                "modified": {"type": ["string", "null"]},
                 "checksum": {"type": ["string", "null"]},
-                "image": {"type": "object"},
             },
             "required": ["path", "size"],
         })))
         .with_annotations(read_only()),
         Tool::new(
             "list",
-            "List a folder (depth, glob, kind, sort, paging). Honours .gitignore and hides dotfiles unless asked.",
+            "List a folder (depth, glob, kind, sort, paging). Hides dotfiles and gitignored entries unless `hidden`/`ignored`.",
             schema(json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "Folder; default: the root(s)"},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
+                    "path": {"type": "string"},
+                    "depth": {"type": "integer", "minimum": 1, "maximum": 64},
                     "glob": {"type": "string"},
                     "kind": {"enum": ["any", "file", "dir", "symlink"]},
                     "sort": {"enum": ["path", "name", "size", "modified", "kind"]},
                     "descending": {"type": "boolean"},
                     "offset": int(0),
-                    "limit": {"type": "integer", "minimum": 0, "maximum": 2000, "default": 500},
+                    "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
                     "hidden": {"type": "boolean"},
-                    "ignored": {"type": "boolean", "description": "Include gitignored entries"},
+                    "ignored": {"type": "boolean"},
                 },
                 "additionalProperties": false,
             })),
@@ -99,13 +92,9 @@ pub fn definitions() -> Vec<Tool> {
         .with_raw_output_schema(schema(json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string"},
-                "entries": {"type": "array", "items": {"type": "object"}},
-                "count": {"type": "integer"},
+                "entries": {"type": "array"},
                 "total": {"type": "integer"},
-                "truncated": {"type": "boolean"},
                 "next_offset": {"type": ["integer", "null"]},
-                "summary": {"type": "string"},
             },
             "required": ["path", "entries", "count", "total", "truncated"],
         })))

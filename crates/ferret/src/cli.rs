@@ -36,7 +36,15 @@ pub enum Command {
     /// Search the saved index from the command line, like Everything's es.exe.
     #[command(after_help = SEARCH_EXAMPLES)]
     Search(SearchCommand),
+    /// Search inside the files of the roots (ripgrep's engine, candidates from the index).
+    #[command(after_help = GREP_EXAMPLES)]
+    Grep(GrepCommand),
 }
+
+const GREP_EXAMPLES: &str = "\
+Examples:
+  ferret grep 'fn main' --root ~/src --filter 'ext:rs !target/'
+  ferret grep -i -F 'todo(' --root ~/notes --json";
 
 const SEARCH_EXAMPLES: &str = "\
 Examples:
@@ -125,6 +133,46 @@ pub struct SearchCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct GrepCommand {
+    /// What to look for: a regex (Rust syntax) unless --literal.
+    pub pattern: String,
+    #[command(flatten)]
+    pub roots: RootArgs,
+    #[command(flatten)]
+    pub index: IndexArgs,
+    /// Everything-style query that picks the files first, e.g. 'ext:rs !target/'.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// Only this folder or file.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// The pattern is a fixed string.
+    #[arg(long, short = 'F')]
+    pub literal: bool,
+    #[arg(long, short = 'i')]
+    pub case_insensitive: bool,
+    #[arg(long, short = 'w')]
+    pub whole_word: bool,
+    /// Matches may span lines.
+    #[arg(long, short = 'U')]
+    pub multiline: bool,
+    /// Lines of context around each match.
+    #[arg(long, short = 'C', default_value_t = 0)]
+    pub context: usize,
+    /// Print matching files only.
+    #[arg(long, short = 'l', conflicts_with = "count")]
+    pub files: bool,
+    /// Print the number of matching lines per file.
+    #[arg(long, short = 'c')]
+    pub count: bool,
+    #[arg(long, default_value_t = 100_000)]
+    pub limit: usize,
+    /// Print JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub root_args: RootArgs,
@@ -135,6 +183,10 @@ pub struct ServeArgs {
     /// Speak MCP over stdin/stdout instead of HTTP.
     #[arg(long, env = "FERRET_STDIO", conflicts_with = "bind")]
     pub stdio: bool,
+
+    /// Make every root writable (offers write, edit, manage); per root: --root NAME=DIR:rw.
+    #[arg(long, env = "FERRET_WRITABLE")]
+    pub writable: bool,
 
     /// Address for Streamable HTTP (MCP at /mcp and /, probes at /health).
     #[arg(

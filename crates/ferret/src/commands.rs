@@ -66,9 +66,15 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         max_image_bytes: args.max_image_bytes,
         ..Limits::default()
     };
-    let roots = open_roots(&args.root_args, deny, limits)?;
+    let mut root_args = args.root_args;
+    if args.writable {
+        for spec in &mut root_args.roots {
+            spec.writable = true;
+        }
+    }
+    let roots = open_roots(&root_args, deny, limits)?;
     for root in roots.roots() {
-        tracing::info!(name = %root.name, path = %root.path.display(), "serving root");
+        tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
     }
     let http = (!args.stdio).then(|| HttpOptions {
         bind: args.bind,
@@ -80,7 +86,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(options) = &http {
         options.check().map_err(anyhow::Error::msg)?;
     }
-    let config = index_config(&roots, &args.root_args, &args.index);
+    let config = index_config(&roots, &root_args, &args.index);
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -246,6 +252,114 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
             "({} of {} matches; raise --limit for more)",
             outcome.hits.len(),
             outcome.total
+        );
+    }
+    Ok(if outcome.total == 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
+    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    let config = index_config(&roots, &args.roots, &args.index);
+    let pattern = ferret_grep::Pattern {
+        text: args.pattern.clone(),
+        literal: args.literal,
+        case_insensitive: args.case_insensitive,
+        whole_word: args.whole_word,
+        multiline: args.multiline,
+    };
+    let matcher = ferret_grep::compile(&pattern).map_err(anyhow::Error::msg)?;
+    let clock = ferret_query::Clock::system();
+    let filter = args.filter.clone().unwrap_or_default();
+    let query = ferret_query::Query::compile(&filter, &Default::default(), &clock)
+        .map_err(|e| anyhow::anyhow!("{}", e.render(&filter)))?;
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    if !index.status().ready {
+        eprintln!(
+            "ferret: no saved index for these roots yet; building one (run `ferret index` to keep it)"
+        );
+        build_with_progress(&index);
+        let _ = index.save_snapshot();
+    }
+    let scope = ferret_grep::Scope {
+        path: args.path.as_deref(),
+        query,
+        globs: Default::default(),
+    };
+    let gathered = ferret_grep::gather(&index, &roots, &scope)
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    let options = ferret_grep::Options {
+        before: args.context,
+        after: args.context,
+        output: if args.files {
+            ferret_grep::Output::Files
+        } else if args.count {
+            ferret_grep::Output::Count
+        } else {
+            ferret_grep::Output::Content
+        },
+        limit: args.limit,
+        max_output_bytes: usize::MAX,
+        ..ferret_grep::Options::default()
+    };
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let outcome = ferret_grep::grep(
+        &roots,
+        &matcher,
+        args.multiline,
+        &gathered.candidates,
+        &options,
+        &never,
+        None,
+    );
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for l in &outcome.lines {
+        if args.json {
+            let mut v = serde_json::json!({"path": l.path, "line": l.line, "text": l.text});
+            if l.context {
+                v["context"] = serde_json::json!(true);
+            }
+            writeln!(out, "{v}")?;
+        } else {
+            let sep = if l.context { '-' } else { ':' };
+            writeln!(out, "{}{sep}{}{sep}{}", l.path, l.line, l.text)?;
+        }
+    }
+    for f in &outcome.files {
+        if args.json {
+            writeln!(out, "{}", serde_json::json!({"path": f}))?;
+        } else {
+            writeln!(out, "{f}")?;
+        }
+    }
+    for c in &outcome.counts {
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"path": c.path, "count": c.count})
+            )?;
+        } else {
+            writeln!(out, "{}:{}", c.path, c.count)?;
+        }
+    }
+    out.flush()?;
+    let s = &outcome.skipped;
+    if outcome.truncated || s.total() > 0 {
+        eprintln!(
+            "({} of {} shown; scanned {} files, {} bytes; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable)",
+            outcome.count,
+            outcome.total,
+            outcome.files_scanned,
+            outcome.bytes_scanned,
+            s.binary,
+            s.too_large,
+            s.sensitive,
+            s.changed,
+            s.unreadable
         );
     }
     Ok(if outcome.total == 0 {

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         cli::Command::Serve(args) => commands::serve(args),
         cli::Command::Index(args) => commands::index(args),
         cli::Command::Search(args) => commands::search(args),
+        cli::Command::Grep(args) => commands::grep(args),
     };
     match result {
         Ok(code) => code,
