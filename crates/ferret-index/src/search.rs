@@ -301,12 +301,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
             if request.descending { o.reverse() } else { o }
         };
         top_k(&mut keyed, wanted, cmp);
-        keyed
-            .into_iter()
-            .skip(request.offset)
-            .take(request.limit)
-            .map(|(_, id)| id)
-            .collect()
+        page_ids(keyed, request)
     } else {
         // Compare on a u64 key read once per match (the first 8 bytes of the name,
         // or the number sorted by), so that selecting the page touches one
@@ -335,18 +330,23 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
             if request.descending { o.reverse() } else { o }
         };
         top_k(&mut keyed, wanted, cmp);
-        keyed
-            .into_iter()
-            .skip(request.offset)
-            .take(request.limit)
-            .map(|(_, id)| id)
-            .collect()
+        page_ids(keyed, request)
     };
     SearchOutcome {
         hits: page.into_iter().map(|id| hit(store, id)).collect(),
         groups: None,
         total,
     }
+}
+
+/// The ids of the requested page out of ordered `(key, id)` pairs.
+fn page_ids<K>(ordered: Vec<(K, EntryId)>, request: &SearchRequest) -> Vec<EntryId> {
+    ordered
+        .into_iter()
+        .skip(request.offset)
+        .take(request.limit)
+        .map(|(_, id)| id)
+        .collect()
 }
 
 /// The first eight bytes, big-endian, zero-padded: orders like the bytes do.
