@@ -278,3 +278,31 @@ def test_odd_trees_do_not_break_the_index(tmp_path):
         assert [p.startswith("caf") and p.endswith("-latin1.txt") for p in paths(s)] == [True]
     finally:
         os.chmod(root / "locked", 0o755)
+
+
+def test_a_root_deleted_while_served_is_reported_not_fatal(tmp_path):
+    root = tmp_path / "vanishing"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.txt").write_text("x")
+
+    async def go():
+        async with connect("stdio", "legacy", ["--root", str(root), "--no-persist"]) as c:
+            await wait_for(lambda: _search(c, "a.txt"))
+            import shutil
+
+            shutil.rmtree(root)
+
+            async def gone():
+                _, d, _, _ = await call(c, "diagnostics", {})
+                return d["index"]["missing_roots"] == ["vanishing"]
+
+            await wait_for(gone)
+
+            async def emptied():
+                return await _search(c, "a.txt") == []
+
+            await wait_for(emptied)
+            is_error, s, _, _ = await call(c, "read", {"path": "sub/a.txt"})
+            assert is_error and s["error"]["code"] == "NOT_FOUND"
+
+    run(go())

@@ -271,6 +271,13 @@ impl Index {
             .read_store()
             .len()
             .saturating_sub(self.shared.config.roots.len()) as u64;
+        // Checked live: a deleted folder that ferret still holds open sends no
+        // inotify event until the last handle closes, which ferret never does.
+        for r in &self.shared.config.roots {
+            if !same_folder(&r.path, &r.walk_path) && !s.missing_roots.contains(&r.name) {
+                s.missing_roots.push(r.name.clone());
+            }
+        }
         s
     }
 
@@ -498,6 +505,15 @@ impl Index {
         {
             tracing::warn!("journal write failed: {e}");
         }
+    }
+}
+
+/// Whether `path` still names the folder reached through `handle_path`.
+fn same_folder(path: &std::path::Path, handle_path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(path), std::fs::metadata(handle_path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
