@@ -182,7 +182,7 @@ impl Ferret {
             },
             "writing": writing_state(&inner.roots),
             "grep": "in-process (ripgrep's engine), candidates from the index",
-            "locate": {"policy": "deny", "roots": [], "note": "no --locate-root given"},
+            "locate": {"policy": "unavailable", "roots": [], "note": "locate and --locate-root are not built yet"},
             "tools": inner.stats.snapshot(),
         });
         let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
