@@ -408,17 +408,22 @@ fn group(
         };
         *counts.entry(key).or_default() += 1;
     }
+    page_groups(counts, request.offset, request.limit)
+}
+
+/// Groups ordered by count (largest first, then by name), one page of them.
+pub fn page_groups(
+    counts: impl IntoIterator<Item = (String, u64)>,
+    offset: usize,
+    limit: usize,
+) -> SearchOutcome {
     let mut groups: Vec<Group> = counts
         .into_iter()
         .map(|(group, count)| Group { group, count })
         .collect();
     groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.group.cmp(&b.group)));
     let total = groups.len() as u64;
-    let groups = groups
-        .into_iter()
-        .skip(request.offset)
-        .take(request.limit)
-        .collect();
+    let groups = groups.into_iter().skip(offset).take(limit).collect();
     SearchOutcome {
         hits: Vec::new(),
         groups: Some(groups),

@@ -507,22 +507,11 @@ pub fn content_search(
             };
             *counts.entry(key).or_default() += 1;
         }
-        let mut groups: Vec<ferret_index::search::Group> = counts
-            .into_iter()
-            .map(|(group, count)| ferret_index::search::Group { group, count })
-            .collect();
-        groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.group.cmp(&b.group)));
-        let total = groups.len() as u64;
-        let groups = groups
-            .into_iter()
-            .skip(request.offset)
-            .take(request.limit)
-            .collect();
-        return Ok(ferret_index::SearchOutcome {
-            hits: Vec::new(),
-            groups: Some(groups),
-            total,
-        });
+        return Ok(ferret_index::search::page_groups(
+            counts,
+            request.offset,
+            request.limit,
+        ));
     }
     Ok(ferret_index::SearchOutcome {
         hits: hits
