@@ -16,6 +16,7 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
+mod complete;
 mod inotify_watch;
 pub mod journal;
 mod rules;
@@ -31,10 +32,12 @@ use std::{
     sync::{
         Arc, Condvar, Mutex, RwLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
+        mpsc,
     },
     time::{Duration, Instant},
 };
 
+pub use complete::Completion;
 pub use journal::{Action, Change, ChangesQuery, Journal};
 pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
 pub use store::{EntryId, Kind, Meta, Store};
@@ -151,6 +154,8 @@ pub(crate) struct Shared {
     /// Paths ferret itself just changed, so that the watcher's echo of the same
     /// change is not journalled a second time as `external`.
     pub own_changes: Mutex<Vec<(String, Instant)>>,
+    /// Receivers of [`Index::touches`].
+    pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
 }
 
 /// How long after its own write ferret ignores the watcher's report of it.
@@ -247,6 +252,7 @@ impl Index {
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
                 own_changes: Mutex::new(Vec::new()),
+                touch_listeners: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -476,6 +482,45 @@ impl Index {
         }
     }
 
+    /// A feed of the paths (as shown to agents) that changed on disk: every
+    /// journalled change (its path and, for moves, its old path) and every file
+    /// the watcher saw written even when its size and mtime second stayed the
+    /// same. Batches arrive as the watcher applies them; a path may repeat.
+    /// The feed ends when the receiver is dropped.
+    pub fn touches(&self) -> mpsc::Receiver<Vec<String>> {
+        let (tx, rx) = mpsc::channel();
+        self.shared
+            .touch_listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(tx);
+        rx
+    }
+
+    pub(crate) fn publish_touched(&self, paths: Vec<String>) {
+        if paths.is_empty() {
+            return;
+        }
+        let mut listeners = self
+            .shared
+            .touch_listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        listeners.retain(|tx| tx.send(paths.clone()).is_ok());
+    }
+
+    /// The path shown to agents for `rel` below root number `root`.
+    pub(crate) fn shown_path(&self, root: usize, rel: &[u8]) -> String {
+        let rel = String::from_utf8_lossy(rel);
+        let roots = &self.shared.config.roots;
+        match (roots.len() > 1, rel.is_empty()) {
+            (false, true) => ".".into(),
+            (false, false) => rel.into_owned(),
+            (true, true) => roots[root].name.clone(),
+            (true, false) => format!("{}/{rel}", roots[root].name),
+        }
+    }
+
     /// Journal changes. Those made by ferret itself (`by: ferret`) are remembered
     /// for a moment, so that the watcher's report of the same paths is dropped.
     pub fn record(&self, changes: &[Change]) {
@@ -499,6 +544,11 @@ impl Index {
         };
         let kept: Vec<Change> = changes.iter().filter(|c| !is_echo(c)).cloned().collect();
         drop(own);
+        self.publish_touched(
+            kept.iter()
+                .flat_map(|c| std::iter::once(c.path.clone()).chain(c.old_path.clone()))
+                .collect(),
+        );
         if let Ok(mut j) = self.shared.journal.lock()
             && let Some(j) = j.as_mut()
             && let Err(e) = j.record(&kept)

@@ -324,6 +324,9 @@ impl<'a> Applier<'a> {
     fn apply(&mut self, batch: Vec<RawEvent>) {
         let mut changes = Vec::new();
         let mut rescans: Vec<(usize, Vec<u8>)> = Vec::new();
+        // Files written in this batch: a rewrite that keeps the size within the
+        // same mtime second journals nothing, but subscribers must still hear of it.
+        let mut written: Vec<String> = Vec::new();
         for raw in batch {
             // Translated here, in order: a folder renamed by an earlier event of
             // this batch already has its new path.
@@ -360,11 +363,16 @@ impl<'a> Applier<'a> {
                 },
                 FsEvent::Removed { root, rel } => self.removed(root, &rel, &mut changes),
                 FsEvent::Changed { root, rel } => {
+                    written.push(self.index.shown_path(root, &rel));
                     self.refresh(root, &rel, &mut changes, &mut rescans)
                 }
             }
         }
+        written.retain(|p| !changes.iter().any(|c| &c.path == p));
+        written.sort();
+        written.dedup();
         self.finish(changes, rescans);
+        self.index.publish_touched(written);
     }
 
     fn finish(&mut self, changes: Vec<Change>, mut rescans: Vec<(usize, Vec<u8>)>) {

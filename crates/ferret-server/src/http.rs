@@ -1,6 +1,15 @@
-//! Streamable HTTP: rmcp's stateless service mounted in axum at `/mcp` and `/`,
-//! with `/health`, DNS-rebinding checks (Host and Origin), a body limit, and a
-//! bearer token required whenever the bind address is not loopback.
+//! Streamable HTTP: rmcp's service mounted in axum at `/mcp` and `/`, with
+//! `/health`, DNS-rebinding checks (Host and Origin), a body limit, and a bearer
+//! token required whenever the bind address is not loopback.
+//!
+//! Stateless by default: no `Mcp-Session-Id`, so any replica can answer any
+//! request. `sessions: true` gives handshake-era clients a session (needed for
+//! what outlives one request in that era: `resources/subscribe`,
+//! `logging/setLevel`, asking the user with `elicitation/create`); 2026-07-28
+//! requests are stateless either way.
+//!
+//! The router is generic over the handler so that the conformance fixture
+//! (`examples/conformance_fixture.rs`) is served by exactly the same layer.
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -12,8 +21,12 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
+use rmcp::{
+    ServerHandler,
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+        session::{local::LocalSessionManager, never::NeverSessionManager},
+    },
 };
 
 use crate::Ferret;
@@ -28,6 +41,8 @@ pub struct HttpOptions {
     /// Bearer token; required for a non-loopback bind.
     pub token: Option<String>,
     pub max_request_bytes: usize,
+    /// Give handshake-era clients a session (`Mcp-Session-Id`).
+    pub sessions: bool,
 }
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -70,7 +85,7 @@ impl HttpOptions {
             origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
         }
         let config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(false)
+            .with_legacy_session_mode(self.sessions)
             .with_json_response(true)
             .with_allowed_hosts(hosts)
             .with_max_request_body_bytes(self.max_request_bytes);
@@ -83,23 +98,46 @@ impl HttpOptions {
     }
 }
 
-/// The axum application: MCP at `/mcp` and `/`, probes at `/health`.
-pub fn router(server: Ferret, options: &HttpOptions) -> Router {
-    let factory_server = server.clone();
-    let mcp = StreamableHttpService::new(
-        move || Ok(factory_server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        options.config(),
-    );
-    let mut app = Router::new()
-        .route_service("/mcp", mcp.clone())
-        .route_service("/", mcp);
+/// The MCP routes (`/mcp` and `/`) for handlers made by `make_handler` (called
+/// once per session, or once per request when stateless), behind the token check.
+pub fn mcp_router<S, F>(make_handler: F, options: &HttpOptions) -> Router
+where
+    S: ServerHandler,
+    F: Fn() -> S + Send + Sync + 'static,
+{
+    let factory = move || Ok(make_handler());
+    let mut app = if options.sessions {
+        let mcp = StreamableHttpService::new(
+            factory,
+            Arc::new(LocalSessionManager::default()),
+            options.config(),
+        );
+        Router::new()
+            .route_service("/mcp", mcp.clone())
+            .route_service("/", mcp)
+    } else {
+        let mcp = StreamableHttpService::new(
+            factory,
+            Arc::new(NeverSessionManager::default()),
+            options.config(),
+        );
+        Router::new()
+            .route_service("/mcp", mcp.clone())
+            .route_service("/", mcp)
+    };
     if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
         app = app.layer(middleware::from_fn_with_state(
             Arc::new(token),
             require_token,
         ));
     }
+    app
+}
+
+/// ferret's application: MCP at `/mcp` and `/`, probes at `/health`.
+pub fn router(server: Ferret, options: &HttpOptions) -> Router {
+    let factory_server = server.clone();
+    let app = mcp_router(move || factory_server.for_new_connection(), options);
     let health_server = server;
     app.route(
         "/health",
@@ -148,10 +186,20 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-/// Serve until `shutdown` resolves. Logs the address actually bound (port 0 picks one).
+/// Serve ferret until `shutdown` resolves.
 pub async fn serve_http(
     server: Ferret,
     options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let app = router(server, &options);
+    serve_router(app, &options, shutdown).await
+}
+
+/// Bind, say where (port 0 picks one), and serve `app` until `shutdown` resolves.
+pub async fn serve_router(
+    app: Router,
+    options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     options.check().map_err(anyhow::Error::msg)?;
@@ -164,7 +212,6 @@ pub async fn serve_http(
             )
         })?;
     let local = listener.local_addr()?;
-    let app = router(server, &options);
     tracing::info!("ferret listening on http://{local}/mcp");
     eprintln!("ferret {} listening on http://{local}/mcp", crate::VERSION);
     axum::serve(listener, app)
@@ -194,6 +241,7 @@ mod tests {
             allowed_origins: vec![],
             token: None,
             max_request_bytes: 1 << 20,
+            sessions: false,
         };
         assert!(o.check().unwrap_err().contains("--allowed-host"));
         o.allowed_hosts = vec!["files.lan".into()];

@@ -110,6 +110,12 @@ impl Ferret {
         }
     }
 
+    /// The handler for one new connection (a stdio peer, an HTTP session, or one
+    /// stateless HTTP request): shared state, fresh per-connection state.
+    pub fn for_new_connection(&self) -> Ferret {
+        self.clone()
+    }
+
     pub fn roots(&self) -> &Roots {
         &self.inner.roots
     }

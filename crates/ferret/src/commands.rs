@@ -82,6 +82,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         allowed_origins: args.allowed_origins.clone(),
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes as usize,
+        sessions: false,
     });
     if let Some(options) = &http {
         options.check().map_err(anyhow::Error::msg)?;
