@@ -19,6 +19,12 @@ pub enum ErrorCode {
     NoMatch,
     NotUnique,
     DirectoryNotEmpty,
+    /// `locate` under policy `deny`, or under `ask` with no way to ask.
+    LocateDisabled,
+    /// The user said no when asked for consent.
+    Declined,
+    /// The request (or the user's question) was cancelled.
+    Cancelled,
     IoError,
 }
 
@@ -38,6 +44,9 @@ impl ErrorCode {
             ErrorCode::NoMatch => "NO_MATCH",
             ErrorCode::NotUnique => "NOT_UNIQUE",
             ErrorCode::DirectoryNotEmpty => "DIRECTORY_NOT_EMPTY",
+            ErrorCode::LocateDisabled => "LOCATE_DISABLED",
+            ErrorCode::Declined => "DECLINED",
+            ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::IoError => "IO_ERROR",
         }
     }

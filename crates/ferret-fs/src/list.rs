@@ -52,6 +52,8 @@ pub struct ListRequest {
     pub hidden: Option<bool>,
     /// `None`: the server's default.
     pub ignored: Option<bool>,
+    /// Ticked once per entry walked; the walk stops when it is cancelled.
+    pub meter: Option<std::sync::Arc<crate::Meter>>,
 }
 
 impl Default for ListRequest {
@@ -66,6 +68,7 @@ impl Default for ListRequest {
             limit: 500,
             hidden: None,
             ignored: None,
+            meter: None,
         }
     }
 }
@@ -78,8 +81,9 @@ pub struct ListEntry {
     pub modified: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<u64>,
+    /// The entry's own name (the last component of `path`).
     #[serde(skip)]
-    name: String,
+    pub name: String,
     #[serde(skip)]
     modified_key: Option<std::time::SystemTime>,
     #[serde(skip)]
@@ -295,6 +299,14 @@ impl Walk<'_> {
             if self.entries.len() >= self.roots.policy.limits.max_walk_entries {
                 self.capped = true;
                 return;
+            }
+            if let Some(meter) = &self.request.meter {
+                if meter.cancelled() {
+                    // Nobody waits for the answer any more.
+                    self.capped = true;
+                    return;
+                }
+                meter.tick();
             }
             let Ok(entry) = entry else {
                 self.skipped.unreadable += 1;

@@ -47,6 +47,9 @@ pub struct ManageRequest {
     pub overwrite: bool,
     pub recursive: bool,
     pub dry_run: bool,
+    /// Ticked once per entry copied (a copy is never cancelled half-way: a
+    /// folder left half-copied would be worse than waiting).
+    pub meter: Option<std::sync::Arc<crate::Meter>>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -459,7 +462,16 @@ impl Roots {
                     .create_dir(dreal.as_os_path())
                     .map_err(|e| FsError::from_io(&e, to_shown))?;
             }
-            copy_tree(sroot, &sreal, droot, &dreal, &tree, false, to_shown)?;
+            copy_tree(
+                sroot,
+                &sreal,
+                droot,
+                &dreal,
+                &tree,
+                false,
+                to_shown,
+                request.meter.as_deref(),
+            )?;
         } else {
             let keep = Keep {
                 mode: Some(smeta.mode() & 0o7777),
@@ -584,7 +596,16 @@ impl Roots {
                     Kind::Dir => {
                         ddir.create_dir(&dleaf)
                             .map_err(|e| FsError::from_io(&e, to_shown))?;
-                        copy_tree(sroot, &sreal, droot, &dreal, &tree, true, to_shown)?;
+                        copy_tree(
+                            sroot,
+                            &sreal,
+                            droot,
+                            &dreal,
+                            &tree,
+                            true,
+                            to_shown,
+                            request.meter.as_deref(),
+                        )?;
                         sdir.remove_dir_all(&sleaf)
                             .map_err(|e| FsError::from_io(&e, shown))?;
                     }
@@ -659,6 +680,7 @@ fn copy_file(
 }
 
 /// Copy the walked `tree` of `sreal` into the existing folder `dreal`.
+#[allow(clippy::too_many_arguments)]
 fn copy_tree(
     sroot: &Root,
     sreal: &RelPath,
@@ -667,8 +689,15 @@ fn copy_tree(
     tree: &[(String, Kind)],
     keep_owner: bool,
     to_shown: &str,
+    meter: Option<&crate::Meter>,
 ) -> FsResult<()> {
+    if let Some(m) = meter {
+        m.set_total(tree.len() as u64);
+    }
     for (sub, kind) in tree {
+        if let Some(m) = meter {
+            m.tick();
+        }
         let from = sreal.join(sub);
         let to = dreal.join(sub);
         let err = |e: io::Error| FsError::from_io(&e, to_shown);

@@ -41,6 +41,16 @@ pub struct StatInfo {
 }
 
 impl Roots {
+    /// Whether `input` names an entry (it may be a dangling link). Metadata
+    /// only: nothing is opened or read.
+    pub fn exists(&self, input: &str) -> bool {
+        match self.resolve(input) {
+            Ok(Target::AllRoots) => true,
+            Ok(Target::In(root, rel)) => root.dir().symlink_metadata(rel.as_os_path()).is_ok(),
+            Err(_) => false,
+        }
+    }
+
     pub fn stat(&self, input: &str) -> FsResult<StatInfo> {
         let shown = input.trim();
         let (root, rel) = match self.resolve(input)? {

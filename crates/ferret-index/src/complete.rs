@@ -150,7 +150,19 @@ mod tests {
         assert_eq!(c.values, ["README.md", "src/"]);
         let c = index.complete_path("s", true, 100);
         assert_eq!(c.values, ["src/"]);
-        assert_eq!(index.complete_path("nowhere/x", false, 100), Completion::default());
+        assert_eq!(
+            index.complete_path("nowhere/x", false, 100),
+            Completion::default()
+        );
+    }
+
+    #[test]
+    fn tally_counts_below_a_folder() {
+        let (_d, index) = index_of(&["a/x.txt", "a/b/y.txt", "z.md"]);
+        let all = index.tally(None);
+        assert_eq!((all.files, all.dirs, all.bytes), (3, 2, 3));
+        let a = index.tally(index.folder("a"));
+        assert_eq!((a.files, a.dirs, a.bytes), (2, 1, 2));
     }
 
     #[test]

@@ -121,6 +121,17 @@ impl IndexConfig {
     }
 }
 
+/// What [`Index::tally`] counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub files: u64,
+    pub dirs: u64,
+    /// Symlinks and special files.
+    pub other: u64,
+    /// Bytes of the files.
+    pub bytes: u64,
+}
+
 /// What `diagnostics` and every answer's `index` block report.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Status {
@@ -430,6 +441,30 @@ impl Index {
     /// Run a search.
     pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
         search::search(&self.read_store(), request)
+    }
+
+    /// Files, folders and the bytes of the files below `under` (every root when
+    /// `None`), the folder itself not counted.
+    pub fn tally(&self, under: Option<EntryId>) -> Tally {
+        let store = self.read_store();
+        let mut t = Tally::default();
+        for id in 0..store.capacity_ids() as EntryId {
+            if !store.is_live(id) || store.roots().contains(&id) || Some(id) == under {
+                continue;
+            }
+            if under.is_some_and(|u| !store.is_within(id, u)) {
+                continue;
+            }
+            match store.kind(id) {
+                Kind::Dir => t.dirs += 1,
+                Kind::File => {
+                    t.files += 1;
+                    t.bytes += store.meta(id).size;
+                }
+                _ => t.other += 1,
+            }
+        }
+        t
     }
 
     /// How many entries match (no paging).

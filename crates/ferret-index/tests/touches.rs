@@ -71,7 +71,10 @@ fn ferrets_own_changes_reach_the_feed() {
         at_ms: 0,
         by: "ferret",
     }]);
-    assert_eq!(feed.recv_timeout(Duration::from_secs(1)).unwrap(), ["notes.txt"]);
+    assert_eq!(
+        feed.recv_timeout(Duration::from_secs(1)).unwrap(),
+        ["notes.txt"]
+    );
     drop(feed);
     // A dropped receiver is forgotten, not an error.
     index.record(&[]);
