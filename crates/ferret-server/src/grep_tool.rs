@@ -4,20 +4,17 @@
 
 use std::{
     collections::HashSet,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, AtomicU64, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
-use ferret_fs::Roots;
+use ferret_fs::{Meter, Roots};
 use ferret_grep::{Output, Pattern, RegexMatcher, Stopped, candidates::Globs};
 use ferret_index::Index;
 use ferret_query::{Clock, Options as QueryOptions, Query};
 use rmcp::{
     ErrorData, RoleServer,
-    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool},
+    model::{CallToolResult, ContentBlock, JsonObject, Tool},
     service::RequestContext,
 };
 use serde_json::{Value, json};
@@ -176,82 +173,21 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     })
 }
 
-/// Sets the cancellation flag when the call ends for any reason (including the
-/// handler being dropped), and stops watching the request's token.
-struct StopOnDrop {
-    cancel: Arc<AtomicBool>,
-    watcher: tokio::task::AbortHandle,
-}
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-        self.watcher.abort();
-    }
-}
-
-/// How often progress is reported when the client asked for it.
-const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-
 pub async fn run(
     server: Ferret,
     call: GrepCall,
-    context: RequestContext<RoleServer>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let of = Arc::new(AtomicU64::new(0));
-    let watcher = {
-        let ct = context.ct.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            ct.cancelled().await;
-            cancel.store(true, Ordering::Relaxed);
-        })
-    };
-    let _stop = StopOnDrop {
-        cancel: cancel.clone(),
-        watcher: watcher.abort_handle(),
-    };
+    let meter = Arc::new(Meter::new());
     let deadline = Instant::now() + call.timeout;
-    let mut task = {
-        let (cancel, done, of) = (cancel.clone(), done.clone(), of.clone());
-        tokio::task::spawn_blocking(move || {
-            execute(
-                server.index(),
-                server.roots(),
-                &call,
-                deadline,
-                &cancel,
-                &done,
-                &of,
-            )
-        })
-    };
-    let joined = match context.meta.get_progress_token() {
-        None => (&mut task).await,
-        Some(token) => {
-            let mut tick = tokio::time::interval(PROGRESS_EVERY);
-            tick.tick().await;
-            loop {
-                tokio::select! {
-                    r = &mut task => break r,
-                    _ = tick.tick() => {
-                        let (n, total) = (done.load(Ordering::Relaxed), of.load(Ordering::Relaxed));
-                        let _ = context
-                            .peer
-                            .notify_progress(
-                                ProgressNotificationParam::new(token.clone(), n as f64)
-                                    .with_total(total as f64)
-                                    .with_message(format!("{n} of {total} files scanned")),
-                            )
-                            .await;
-                    }
-                }
-            }
-        }
-    };
-    joined.map_err(|e| ErrorData::internal_error(format!("grep task failed: {e}"), None))
+    let work_meter = meter.clone();
+    crate::work::run_metered(
+        context,
+        meter,
+        crate::work::counted("files scanned"),
+        move || execute(server.index(), server.roots(), &call, deadline, &work_meter),
+    )
+    .await
 }
 
 fn execute(
@@ -259,9 +195,7 @@ fn execute(
     roots: &Roots,
     call: &GrepCall,
     deadline: Instant,
-    cancel: &AtomicBool,
-    done: &AtomicU64,
-    of: &AtomicU64,
+    meter: &Meter,
 ) -> CallToolResult {
     let scope = ferret_grep::Scope {
         path: call.path.as_deref(),
@@ -272,7 +206,7 @@ fn execute(
         Ok(g) => g,
         Err(e) => return render::tool_error(&e),
     };
-    of.store(gathered.candidates.len() as u64, Ordering::Relaxed);
+    meter.set_total(gathered.candidates.len() as u64);
     let options = ferret_grep::Options {
         deadline: Some(deadline),
         ..call.options.clone()
@@ -283,8 +217,8 @@ fn execute(
         call.multiline,
         &gathered.candidates,
         &options,
-        cancel,
-        Some(done),
+        &meter.cancel,
+        Some(&meter.done),
     );
     render_outcome(index, &outcome, &options)
 }
@@ -422,9 +356,10 @@ pub fn content_filter(
     paths: Vec<String>,
     patterns: &[String],
     timeout: Duration,
+    meter: &Meter,
 ) -> Result<HashSet<String>, String> {
     let deadline = Instant::now() + timeout;
-    let never = AtomicBool::new(false);
+    meter.set_total((paths.len() * patterns.len()) as u64);
     let mut remaining: Vec<ferret_grep::Candidate> = paths
         .into_iter()
         .map(|path| ferret_grep::Candidate { path, mtime: 0 })
@@ -444,7 +379,15 @@ pub fn content_filter(
             deadline: Some(deadline),
             ..ferret_grep::Options::default()
         };
-        let outcome = ferret_grep::grep(roots, &matcher, false, &remaining, &options, &never, None);
+        let outcome = ferret_grep::grep(
+            roots,
+            &matcher,
+            false,
+            &remaining,
+            &options,
+            &meter.cancel,
+            Some(&meter.done),
+        );
         if outcome.stopped.is_some() {
             return Err(format!(
                 "`content:` took longer than {} s; narrow the query (ext:, in:, size:) first",
@@ -468,6 +411,7 @@ pub fn content_search(
     roots: &Roots,
     request: &ferret_index::SearchRequest,
     patterns: &[String],
+    meter: &Meter,
 ) -> Result<ferret_index::SearchOutcome, String> {
     let all = index.search(&ferret_index::SearchRequest {
         offset: 0,
@@ -481,7 +425,7 @@ pub fn content_search(
         .filter(|h| h.kind == "file")
         .map(|h| h.path.clone())
         .collect();
-    let found = content_filter(roots, files, patterns, CONTENT_TIMEOUT)?;
+    let found = content_filter(roots, files, patterns, CONTENT_TIMEOUT, meter)?;
     let hits: Vec<ferret_index::Hit> = all
         .hits
         .into_iter()

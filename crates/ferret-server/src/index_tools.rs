@@ -1,6 +1,6 @@
 //! `search` and `changes`: the tools answered from the live index.
 
-use ferret_fs::{Roots, Target};
+use ferret_fs::{Meter, Roots, Target};
 use ferret_index::{
     Action, ChangesQuery, GroupBy, Index, SearchRequest, SortKey, when::parse_when,
 };
@@ -18,10 +18,27 @@ use crate::{
 };
 
 pub fn search_definition() -> Tool {
-    let flag = json!({"type": "boolean"});
-    Tool::new(
+    definition_named(
         "search",
         "Find files and folders by name or path in the live index, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`.",
+        "Search the index",
+    )
+}
+
+/// `locate`: the same parameters and results as `search`, over the locate roots.
+pub fn locate_definition() -> Tool {
+    definition_named(
+        "locate",
+        "Names-only search (same syntax and results as `search`, full paths) over the operator's locate roots, which cannot be read. May ask the user first.",
+        "Locate files outside the roots",
+    )
+}
+
+fn definition_named(name: &'static str, description: &'static str, title: &'static str) -> Tool {
+    let flag = json!({"type": "boolean"});
+    Tool::new(
+        name,
+        description,
         schema(json!({
             "type": "object",
             "properties": {
@@ -42,7 +59,7 @@ pub fn search_definition() -> Tool {
             "additionalProperties": false,
         })),
     )
-    .with_title("Search the index")
+    .with_title(title)
     .with_raw_output_schema(schema(json!({
         "type": "object",
         "properties": {
@@ -101,25 +118,55 @@ fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) ->
 }
 
 pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
-    let a = Args::new(
-        "search",
-        args,
-        &[
+    parse_search_for("search", args)
+}
+
+/// `locate`'s arguments: those of `search`, with a query of at least two
+/// characters and no `content:` (locate roots are never read).
+pub fn parse_locate(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
+    let call = parse_search_for("locate", args)?;
+    let a = Args::new("locate", args, &SEARCH_PARAMS, LOCATE_EXAMPLE)?;
+    let query = a.string("query")?.unwrap_or_default();
+    if query.trim().chars().count() < 2 {
+        return Err(a.conflict("query", "`query` needs at least 2 characters"));
+    }
+    if !call.content.is_empty() {
+        return Err(a.conflict(
             "query",
-            "path",
-            "sort",
-            "descending",
-            "kind",
-            "match_case",
-            "whole_word",
-            "regex",
-            "match_path",
-            "exclude",
-            "group_by",
-            "offset",
-            "limit",
-        ],
-        r#"{"query":"ext:rs main","limit":20}"#,
+            "`content:` is not allowed: locate roots are never read",
+        ));
+    }
+    Ok(call)
+}
+
+const SEARCH_PARAMS: [&str; 13] = [
+    "query",
+    "path",
+    "sort",
+    "descending",
+    "kind",
+    "match_case",
+    "whole_word",
+    "regex",
+    "match_path",
+    "exclude",
+    "group_by",
+    "offset",
+    "limit",
+];
+const SEARCH_EXAMPLE: &str = r#"{"query":"ext:rs main","limit":20}"#;
+const LOCATE_EXAMPLE: &str = r#"{"query":"ext:pdf invoice","limit":20}"#;
+
+fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<SearchCall> {
+    let a = Args::new(
+        tool,
+        args,
+        &SEARCH_PARAMS,
+        if tool == "locate" {
+            LOCATE_EXAMPLE
+        } else {
+            SEARCH_EXAMPLE
+        },
     )?;
     let options = Options {
         match_case: a.boolean("match_case")?.unwrap_or(false),
@@ -185,8 +232,34 @@ pub fn index_block(index: &Index) -> Value {
 /// How long a search waits for the first build before answering with what it has.
 const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult {
-    index.wait_ready(FIRST_BUILD_WAIT);
+/// Wait (at most [`FIRST_BUILD_WAIT`]) for the first build, showing its progress
+/// (entries walked so far) on `meter`; a cancelled caller stops the wait.
+fn wait_for_first_build(index: &Index, meter: &Meter) {
+    let started = std::time::Instant::now();
+    while !index.wait_ready(std::time::Duration::from_millis(100)) {
+        meter
+            .done
+            .store(index.progress(), std::sync::atomic::Ordering::Relaxed);
+        if meter.cancelled() || started.elapsed() >= FIRST_BUILD_WAIT {
+            return;
+        }
+    }
+}
+
+pub fn search(index: &Index, roots: &Roots, call: &SearchCall, meter: &Meter) -> CallToolResult {
+    search_showing(index, roots, call, meter, &|p: &str| p.to_string())
+}
+
+/// `search` with every path of the answer passed through `show` (locate shows
+/// full paths).
+pub fn search_showing(
+    index: &Index,
+    roots: &Roots,
+    call: &SearchCall,
+    meter: &Meter,
+    show: &dyn Fn(&str) -> String,
+) -> CallToolResult {
+    wait_for_first_build(index, meter);
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
@@ -199,7 +272,7 @@ pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult
             match index.folder(&shown) {
                 Some(id) => under = Some(id),
                 None => {
-                    let on_disk = roots.stat(path).is_ok();
+                    let on_disk = roots.exists(path);
                     warning = Some(if on_disk {
                         format!(
                             "`{shown}` exists but is not indexed (hidden or ignored); `list` it with hidden/ignored, or start ferret with --hidden/--no-ignore"
@@ -225,7 +298,8 @@ pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult
             limit: call.limit,
             group_by: call.group_by,
         };
-        match crate::grep_tool::content_search(index, roots, &request, &call.content) {
+        meter.done.store(0, std::sync::atomic::Ordering::Relaxed);
+        match crate::grep_tool::content_search(index, roots, &request, &call.content, meter) {
             Ok(outcome) => outcome,
             Err(e) => {
                 warning = Some(e);
@@ -243,6 +317,17 @@ pub fn search(index: &Index, roots: &Roots, call: &SearchCall) -> CallToolResult
             group_by: call.group_by,
         })
     };
+    let mut outcome = outcome;
+    for h in &mut outcome.hits {
+        h.path = show(&h.path);
+    }
+    if call.group_by == Some(GroupBy::Folder)
+        && let Some(groups) = outcome.groups.as_mut()
+    {
+        for g in groups {
+            g.group = show(&g.group);
+        }
+    }
     let shown_count = outcome.groups.as_ref().map_or(outcome.hits.len(), Vec::len);
     let end = call.offset + shown_count;
     let truncated = (end as u64) < outcome.total;

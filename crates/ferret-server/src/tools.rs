@@ -314,6 +314,7 @@ pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)>
         limit: a.integer("limit", 0, 2000)?.unwrap_or(500) as usize,
         hidden: a.boolean("hidden")?,
         ignored: a.boolean("ignored")?,
+        meter: None,
     };
     Ok((a.string("path")?.unwrap_or_else(|| ".".into()), request))
 }

@@ -360,6 +360,7 @@ pub fn parse_manage(args: Option<&JsonObject>) -> ArgResult<(String, ManageReque
             overwrite: a.boolean("overwrite")?.unwrap_or(false),
             recursive: a.boolean("recursive")?.unwrap_or(false),
             dry_run: a.boolean("dry_run")?.unwrap_or(false),
+            meter: None,
         },
     ))
 }

@@ -257,6 +257,26 @@ pub struct ServeArgs {
     )]
     pub token: Option<String>,
 
+    /// Give handshake-era HTTP clients a session (Mcp-Session-Id), so that resource
+    /// subscriptions, logging/setLevel and consent questions work for them;
+    /// 2026-07-28 clients are stateless either way.
+    #[arg(long, env = "FERRET_HTTP_SESSIONS", conflicts_with = "stdio")]
+    pub http_sessions: bool,
+
+    /// A folder `locate` may search by name (never read, listed or grepped); repeatable.
+    #[arg(
+        long = "locate-root",
+        value_name = "DIR",
+        env = "FERRET_LOCATE_ROOTS",
+        value_delimiter = ','
+    )]
+    pub locate_roots: Vec<RootSpec>,
+
+    /// Whether `locate` runs: deny, ask (the user is asked before each search) or allow.
+    #[arg(long = "locate", value_name = "POLICY", env = "FERRET_LOCATE", default_value = "ask",
+          value_parser = parse_locate_policy)]
+    pub locate_policy: ferret_server::LocatePolicy,
+
     /// Largest HTTP request body accepted.
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_REQUEST_BYTES", default_value = "1M",
           value_parser = parse_bytes)]
@@ -265,6 +285,10 @@ pub struct ServeArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "PATH", env = "FERRET_LOG_FILE")]
     pub log_file: Option<PathBuf>,
+}
+
+fn parse_locate_policy(s: &str) -> Result<ferret_server::LocatePolicy, String> {
+    s.parse()
 }
 
 /// `90s`, `30m`, `12h`, `30d`.

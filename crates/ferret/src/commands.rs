@@ -82,7 +82,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         allowed_origins: args.allowed_origins.clone(),
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes as usize,
-        sessions: false,
+        sessions: args.http_sessions,
     });
     if let Some(options) = &http {
         options.check().map_err(anyhow::Error::msg)?;
@@ -90,34 +90,82 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let config = index_config(&roots, &root_args, &args.index);
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
+    let locate = open_locate(
+        &args.locate_roots,
+        args.locate_policy,
+        &root_args,
+        &args.index,
+    )?;
+    let locate_index = locate.as_ref().map(|l| l.index.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let result = match http {
         None => {
-            let server = Ferret::new(roots, index.clone(), Transport::Stdio);
+            let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
             runtime.block_on(async {
                 tokio::select! {
-                    r = ferret_server::serve_stdio(server) => r,
-                    _ = shutdown_signal() => Ok(()),
+                    r = ferret_server::serve_stdio(server.clone()) => r,
+                    _ = shutdown_signal() => {
+                        server.shutdown();
+                        Ok(())
+                    }
                 }
             })
         }
         Some(options) => {
             let transport = Transport::Http {
                 bind: options.bind.to_string(),
+                sessions: options.sessions,
             };
-            let server = Ferret::new(roots, index.clone(), transport);
-            runtime.block_on(ferret_server::serve_http(
-                server,
-                options,
-                shutdown_signal(),
-            ))
+            let server = Ferret::with_locate(roots, index.clone(), transport, locate);
+            let stopping = server.clone();
+            runtime.block_on(ferret_server::serve_http(server, options, async move {
+                shutdown_signal().await;
+                // Long-lived listen streams end first, or the graceful stop would wait on them.
+                stopping.shutdown();
+            }))
         }
     };
     index.shutdown();
+    if let Some(locate_index) = locate_index {
+        locate_index.shutdown();
+    }
     runtime.shutdown_timeout(ferret_server::SHUTDOWN_GRACE);
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The locate roots, their own index (names only), and the policy.
+fn open_locate(
+    locate_roots: &[ferret_fs::RootSpec],
+    policy: ferret_server::LocatePolicy,
+    root_args: &cli::RootArgs,
+    index_args: &cli::IndexArgs,
+) -> anyhow::Result<Option<ferret_server::Locate>> {
+    if locate_roots.is_empty() {
+        return Ok(None);
+    }
+    let specs: Vec<_> = locate_roots
+        .iter()
+        .cloned()
+        .map(|mut s| {
+            s.writable = false;
+            s
+        })
+        .collect();
+    let roots = Roots::open(&specs, Policy::default())
+        .map_err(|e| anyhow::anyhow!("--locate-root: {e}"))?;
+    let config = index_config(&roots, root_args, index_args);
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    index.start();
+    for root in roots.roots() {
+        tracing::info!(path = %root.path.display(), policy = policy.as_str(), "locate root");
+    }
+    Ok(Some(ferret_server::Locate {
+        roots,
+        index,
+        policy,
+    }))
 }
 
 /// Resolves on SIGINT or SIGTERM.

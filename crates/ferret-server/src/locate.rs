@@ -1,0 +1,371 @@
+//! `locate`: a names-only search of the operator's locate roots (places where
+//! the agent may learn that a file exists and where, but may not read, list or
+//! grep), under a policy: `deny`, `ask` (the user is asked before each search),
+//! or `allow`.
+//!
+//! Asking is real. In the handshake era ferret sends `elicitation/create` to a
+//! client that declared elicitation and waits for the user's answer. In the
+//! 2026-07-28 era, where a server may not send requests, the call answers with
+//! an `InputRequiredResult`: the question, plus a `requestState` sealed with an
+//! HMAC key that lives only in this process and bound to a digest of the call's
+//! arguments, so a client can neither forge a consent nor reuse one for another
+//! search. A declined or cancelled request never runs the search.
+
+use std::{str::FromStr, time::Duration};
+
+use ferret_fs::{ErrorCode, FsError, Roots, Target};
+use ferret_index::Index;
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{
+        CallToolRequestParams, ClientCapabilities, ElicitRequest, ElicitRequestParams,
+        ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+        InputRequiredResult, JsonObject, RequestStateCodec, SealOptions,
+    },
+    service::{ElicitationMode, RequestContext},
+};
+use serde_json::json;
+
+use crate::logging::is_stateless_era;
+
+/// `--locate deny|ask|allow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocatePolicy {
+    Deny,
+    Ask,
+    Allow,
+}
+
+impl LocatePolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocatePolicy::Deny => "deny",
+            LocatePolicy::Ask => "ask",
+            LocatePolicy::Allow => "allow",
+        }
+    }
+}
+
+impl FromStr for LocatePolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "deny" => Ok(LocatePolicy::Deny),
+            "ask" => Ok(LocatePolicy::Ask),
+            "allow" => Ok(LocatePolicy::Allow),
+            other => Err(format!(
+                "`{other}` is not a locate policy; use deny, ask or allow"
+            )),
+        }
+    }
+}
+
+/// The locate roots, their index and the policy.
+pub struct Locate {
+    /// Handles of the locate roots (never given to the file tools): they name
+    /// the folders the index walks and turn shown paths into full ones.
+    pub roots: Roots,
+    pub index: Index,
+    pub policy: LocatePolicy,
+}
+
+impl Locate {
+    /// The full path of a path as the locate index shows it.
+    pub fn full_path(&self, shown: &str) -> String {
+        match self.roots.resolve(shown) {
+            Ok(Target::In(root, rel)) if rel.is_root() => root.path.display().to_string(),
+            Ok(Target::In(root, rel)) => root.path.join(rel.as_str()).display().to_string(),
+            _ => shown.to_string(),
+        }
+    }
+
+    pub fn root_paths(&self) -> Vec<String> {
+        self.roots
+            .roots()
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect()
+    }
+}
+
+/// How to enable locate, for every refusal.
+const HOW_TO_ALLOW: &str = "the operator can let locate run without asking: start ferret with --locate allow (FERRET_LOCATE=allow)";
+
+pub fn disabled() -> FsError {
+    FsError::new(
+        ErrorCode::LocateDisabled,
+        "locate is disabled by the operator (--locate deny)",
+    )
+    .hint("the operator can enable it with --locate ask (the user is asked each time) or --locate allow")
+}
+
+/// What the user said, or why nobody could be asked.
+pub enum Consent {
+    Granted,
+    Declined,
+    Cancelled,
+    /// This client cannot be asked (handshake era); the message says why.
+    Unavailable(String),
+    /// Ask the client to ask the user, then call again (2026-07-28).
+    InputRequired(InputRequiredResult),
+}
+
+/// Key of the consent question in `inputRequests` / `inputResponses`.
+const CONSENT_KEY: &str = "consent";
+/// How long a question may wait for its answer.
+const ANSWER_WITHIN: Duration = Duration::from_secs(10 * 60);
+const STATE_PAYLOAD: &[u8] = b"ferret/locate-consent/v1";
+
+/// A fresh random HMAC key for this process's `requestState`s.
+pub fn new_codec() -> RequestStateCodec {
+    let mut key = Vec::with_capacity(32);
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    RequestStateCodec::try_new(key).expect("32 bytes is a long enough key")
+}
+
+/// What a consent is bound to: the tool and its exact arguments.
+fn digest_of(arguments: Option<&JsonObject>) -> Vec<u8> {
+    let canonical = serde_json::to_string(&json!({
+        "tool": "locate",
+        "arguments": arguments.cloned().unwrap_or_default(),
+    }))
+    .unwrap_or_default();
+    ferret_fs::checksum(canonical.as_bytes()).into_bytes()
+}
+
+fn question(locate: &Locate, query: &str) -> ElicitRequestParams {
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "allow": {
+                "type": "boolean",
+                "title": "Allow this search",
+                "description": "The agent learns which names match and where they are; it still cannot read them.",
+                "default": true,
+            }
+        },
+        "required": ["allow"],
+    }))
+    .expect("the consent schema is a valid elicitation schema");
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!(
+            "An agent asks ferret to search file names under {} for `{query}`. Allow this one search?",
+            locate.root_paths().join(", ")
+        ),
+        requested_schema: schema,
+    }
+}
+
+fn answer_of(result: &ElicitResult) -> Consent {
+    match result.action {
+        ElicitationAction::Accept => {
+            let allowed = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("allow"))
+                .and_then(|v| v.as_bool())
+                .unwrap_or(true);
+            if allowed {
+                Consent::Granted
+            } else {
+                Consent::Declined
+            }
+        }
+        ElicitationAction::Decline => Consent::Declined,
+        // Cancel, and any action a newer client may add: not a yes.
+        _ => Consent::Cancelled,
+    }
+}
+
+/// Ask the user, in whichever way this request's era allows.
+pub async fn ask(
+    locate: &Locate,
+    codec: &RequestStateCodec,
+    request: &CallToolRequestParams,
+    query: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<Consent, ErrorData> {
+    if is_stateless_era(context) {
+        ask_by_input_required(locate, codec, request, query, context)
+    } else {
+        Ok(ask_by_elicitation(locate, query, context).await)
+    }
+}
+
+fn ask_by_input_required(
+    locate: &Locate,
+    codec: &RequestStateCodec,
+    request: &CallToolRequestParams,
+    query: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<Consent, ErrorData> {
+    let declared = context
+        .meta
+        .client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some());
+    if !declared {
+        let mut required = ClientCapabilities::default();
+        required.elicitation = Some(Default::default());
+        let mut error = ErrorData::missing_required_client_capability(required);
+        error.message = format!(
+            "locate asks the user before each search (--locate ask), and this request did not declare the elicitation capability; {HOW_TO_ALLOW}"
+        )
+        .into();
+        return Err(error);
+    }
+    let digest = digest_of(request.arguments.as_ref());
+    if let Some(state) = &request.request_state {
+        codec.open_with(state, &digest).map_err(|e| {
+            ErrorData::invalid_params(
+                format!(
+                    "requestState was not issued by this server for these arguments, or it expired ({e}); call locate again without requestState"
+                ),
+                Some(json!({"parameter": "requestState"})),
+            )
+        })?;
+        if let Some(answer) = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(CONSENT_KEY))
+        {
+            let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
+                ErrorData::invalid_params(
+                    format!("inputResponses.{CONSENT_KEY} is not an elicitation result: {e}"),
+                    Some(json!({"parameter": "inputResponses"})),
+                )
+            })?;
+            return Ok(answer_of(&answer));
+        }
+        // The state is ours but the answer is missing: ask again.
+    }
+    let sealed = codec.seal_with(
+        STATE_PAYLOAD,
+        &SealOptions::new()
+            .associated_data(&digest)
+            .ttl(ANSWER_WITHIN),
+    );
+    let mut requests = InputRequests::new();
+    requests.insert(
+        CONSENT_KEY.into(),
+        InputRequest::Elicitation(ElicitRequest::new(question(locate, query))),
+    );
+    Ok(Consent::InputRequired(InputRequiredResult::new(
+        Some(requests),
+        Some(sealed),
+    )))
+}
+
+async fn ask_by_elicitation(
+    locate: &Locate,
+    query: &str,
+    context: &RequestContext<RoleServer>,
+) -> Consent {
+    let peer = &context.peer;
+    if !peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
+    {
+        let why = if context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some()
+        {
+            "this HTTP connection has no session, so ferret cannot put a question to the client (start ferret with --http-sessions, or use stdio or a 2026-07-28 client)"
+        } else {
+            "the client did not declare the elicitation capability"
+        };
+        return Consent::Unavailable(why.into());
+    }
+    let asked = peer.create_elicitation_with_timeout(question(locate, query), Some(ANSWER_WITHIN));
+    tokio::select! {
+        answer = asked => match answer {
+            Ok(result) => answer_of(&result),
+            Err(e) => Consent::Unavailable(format!("asking the user failed: {e}")),
+        },
+        _ = context.ct.cancelled() => Consent::Cancelled,
+    }
+}
+
+/// The refusal for a client that cannot be asked.
+pub fn unavailable(why: &str) -> FsError {
+    FsError::new(
+        ErrorCode::LocateDisabled,
+        format!("locate needs the user's consent (--locate ask) and cannot ask: {why}"),
+    )
+    .hint(HOW_TO_ALLOW)
+}
+
+pub fn declined() -> FsError {
+    FsError::new(
+        ErrorCode::Declined,
+        "the user declined this locate search; nothing was searched",
+    )
+    .hint("do not repeat the same search; ask the user what they want instead")
+}
+
+pub fn cancelled() -> FsError {
+    FsError::new(
+        ErrorCode::Cancelled,
+        "the user dismissed the question; nothing was searched",
+    )
+    .hint("ask again only if the user still wants this search")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_parse_and_refuse_typos() {
+        assert_eq!("ask".parse::<LocatePolicy>(), Ok(LocatePolicy::Ask));
+        assert_eq!(" allow ".parse::<LocatePolicy>(), Ok(LocatePolicy::Allow));
+        assert!(
+            "yes"
+                .parse::<LocatePolicy>()
+                .unwrap_err()
+                .contains("deny, ask or allow")
+        );
+    }
+
+    #[test]
+    fn a_consent_is_bound_to_its_arguments() {
+        let codec = new_codec();
+        let mut a = JsonObject::new();
+        a.insert("query".into(), json!("report"));
+        let sealed = codec.seal_with(
+            STATE_PAYLOAD,
+            &SealOptions::new().associated_data(&digest_of(Some(&a))),
+        );
+        assert!(codec.open_with(&sealed, &digest_of(Some(&a))).is_ok());
+        let mut b = a.clone();
+        b.insert("query".into(), json!("passwords"));
+        assert!(codec.open_with(&sealed, &digest_of(Some(&b))).is_err());
+        let mut tampered = sealed.clone();
+        tampered.insert(sealed.len() / 2, 'x');
+        assert!(codec.open_with(&tampered, &digest_of(Some(&a))).is_err());
+        assert!(
+            new_codec()
+                .open_with(&sealed, &digest_of(Some(&a)))
+                .is_err(),
+            "another process's key"
+        );
+    }
+
+    #[test]
+    fn answers_map_to_consent() {
+        let mut r = ElicitResult::new(ElicitationAction::Accept);
+        assert!(matches!(answer_of(&r), Consent::Granted));
+        r.content = Some(json!({"allow": false}));
+        assert!(matches!(answer_of(&r), Consent::Declined));
+        assert!(matches!(
+            answer_of(&ElicitResult::new(ElicitationAction::Decline)),
+            Consent::Declined
+        ));
+        assert!(matches!(
+            answer_of(&ElicitResult::new(ElicitationAction::Cancel)),
+            Consent::Cancelled
+        ));
+    }
+}
