@@ -196,8 +196,11 @@ def start_http():
 
 
 @contextlib.asynccontextmanager
-async def connect(transport: str, era: str, root_args: list[str], http: HttpServer | None = None):
-    """A connected official-SDK client, in the given era, over the given transport."""
+async def connect(transport: str, era: str, root_args: list[str], http: HttpServer | None = None, **client_options):
+    """A connected official-SDK client, in the given era, over the given transport.
+
+    `client_options` go to `mcp.Client` (elicitation_callback, logging_callback,
+    message_handler, log_level, ...)."""
     if transport == "stdio":
         target = StdioServerParameters(
             command=str(FERRET),
@@ -206,7 +209,7 @@ async def connect(transport: str, era: str, root_args: list[str], http: HttpServ
         )
     else:
         target = http.url
-    async with Client(target, mode=era) as client:
+    async with Client(target, mode=era, **client_options) as client:
         yield client
 
 
@@ -215,8 +218,8 @@ def session(request, tree, http_server):
     """A factory for a client over every transport × era combination."""
     transport, era = request.param
 
-    def open_session():
-        return connect(transport, era, ["--root", str(tree)], http_server)
+    def open_session(**client_options):
+        return connect(transport, era, ["--root", str(tree)], http_server, **client_options)
 
     open_session.transport = transport
     open_session.era = era

@@ -338,6 +338,26 @@ def test_progress_is_reported(big_tree):
     assert seen[-1][1] == BIG_FILES and "files scanned" in seen[-1][2]
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_search_with_content_reports_progress(big_tree, era):
+    async def go():
+        async with connect("stdio", era, ["--root", str(big_tree), "--no-persist"]) as c:
+            seen = []
+
+            async def on_progress(p, total, message):
+                seen.append((p, total, message))
+
+            result = await c.call_tool("search", {"query": 'ext:txt content:"lazy cat"'}, progress_callback=on_progress)
+            return seen, result.structured_content
+
+    seen, s = run(go())
+    assert s["total"] == 0, "no file holds the phrase"
+    assert seen, "no progress notification"
+    assert all(t == BIG_FILES for _, t, _ in seen) and "files searched for content" in seen[-1][2]
+    values = [p for p, _, _ in seen]
+    assert values == sorted(values) and len(set(values)) == len(values), "progress only increases"
+
+
 def test_files_deleted_while_searched_are_skipped_and_counted(tmp_path):
     # Oldest files are searched last: delete them while the grep runs.
     for i in range(BIG_FILES):

@@ -96,7 +96,10 @@ def test_diagnostics_reports_roots_limits_and_counters(session, tree):
     is_error, s, text, _ = run(go())
     assert not is_error
     assert s["version"] and "2026-07-28" in s["protocol_versions"] and "2024-11-05" in s["protocol_versions"]
-    assert s["roots"] == [{"name": tree.name, "path": str(tree.resolve()), "writable": False}]
+    assert s["roots"] == [
+        {"name": tree.name, "path": str(tree.resolve()), "writable": False, "resource": tree.resolve().as_uri() + "/"}
+    ]
+    assert s["locate"]["policy"] == "off" and s["subscriptions"] >= 0
     assert s["index"]["state"] in ("ready", "building", "ready (reconciling with disk)")
     assert isinstance(s["index"]["entries"], int) and s["index"]["watcher"]
     assert s["limits"]["max_file_bytes"] == 10 * 1024 * 1024

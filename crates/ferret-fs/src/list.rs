@@ -559,3 +559,58 @@ fn load_ignore(root: &Root, folder: &Path, is_root: bool) -> Option<IgnoreLevel>
         rules,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::{Meter, Policy, Roots};
+
+    fn tree() -> (tempfile::TempDir, Roots) {
+        let dir = tempfile::tempdir().unwrap();
+        for d in 0..5 {
+            for f in 0..20 {
+                let p = dir.path().join(format!("d{d}/f{f}.txt"));
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "x").unwrap();
+            }
+        }
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            Policy::default(),
+        )
+        .unwrap();
+        (dir, roots)
+    }
+
+    #[test]
+    fn a_walk_ticks_its_meter_once_per_entry() {
+        let (_d, roots) = tree();
+        let meter = Arc::new(Meter::new());
+        let request = ListRequest {
+            depth: 3,
+            meter: Some(meter.clone()),
+            ..ListRequest::default()
+        };
+        let outcome = roots.list(".", &request).unwrap();
+        assert_eq!(outcome.total, 105);
+        assert_eq!(meter.read(), (105, None));
+    }
+
+    #[test]
+    fn a_cancelled_walk_stops() {
+        let (_d, roots) = tree();
+        let meter = Arc::new(Meter::new());
+        meter.stop();
+        let request = ListRequest {
+            depth: 3,
+            meter: Some(meter.clone()),
+            ..ListRequest::default()
+        };
+        let outcome = roots.list(".", &request).unwrap();
+        assert_eq!(outcome.total, 0);
+        assert!(outcome.walk_capped);
+        assert_eq!(meter.read().0, 0);
+    }
+}

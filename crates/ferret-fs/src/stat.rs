@@ -41,13 +41,17 @@ pub struct StatInfo {
 }
 
 impl Roots {
-    /// Whether `input` names an entry (it may be a dangling link). Metadata
-    /// only: nothing is opened or read.
-    pub fn exists(&self, input: &str) -> bool {
-        match self.resolve(input) {
-            Ok(Target::AllRoots) => true,
-            Ok(Target::In(root, rel)) => root.dir().symlink_metadata(rel.as_os_path()).is_ok(),
-            Err(_) => false,
+    /// What `input` names (`file`, `dir`, `symlink`, `other`), or `None` when
+    /// nothing is there. Metadata only: nothing is opened or read, and a
+    /// symlink is reported as one.
+    pub fn entry_kind(&self, input: &str) -> Option<&'static str> {
+        match self.resolve(input).ok()? {
+            Target::AllRoots => Some("dir"),
+            Target::In(root, rel) => root
+                .dir()
+                .symlink_metadata(rel.as_os_path())
+                .ok()
+                .map(|m| kind_name(m.file_type())),
         }
     }
 

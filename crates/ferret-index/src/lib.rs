@@ -482,7 +482,7 @@ impl Index {
     }
 
     /// The record of a folder given as shown to agents (`.`, `src`, `root/src` with
-    /// several roots); `None` when the index has no such folder.
+    /// several roots); `None` when the index has no such folder (or it is a file).
     pub fn folder(&self, shown: &str) -> Option<EntryId> {
         let store = self.read_store();
         let trimmed = shown.trim_matches('/');
@@ -499,7 +499,9 @@ impl Index {
                 .find(|&&r| store.name(r) == first.as_bytes())?;
             (root, rest)
         };
-        store.lookup(root, rest.as_bytes())
+        store
+            .lookup(root, rest.as_bytes())
+            .filter(|&id| store.kind(id) == Kind::Dir)
     }
 
     /// Journal entries, newest first, with the total.

@@ -272,15 +272,16 @@ pub fn search_showing(
             match index.folder(&shown) {
                 Some(id) => under = Some(id),
                 None => {
-                    let on_disk = roots.exists(path);
-                    warning = Some(if on_disk {
-                        format!(
+                    warning = Some(match roots.entry_kind(path) {
+                        Some("dir") => format!(
                             "`{shown}` exists but is not indexed (hidden or ignored); `list` it with hidden/ignored, or start ferret with --hidden/--no-ignore"
-                        )
-                    } else {
-                        format!(
+                        ),
+                        Some(_) => format!(
+                            "`{shown}` is a file or a symlink, not a folder the index holds; `path` takes a folder"
+                        ),
+                        None => format!(
                             "`{shown}` does not exist, so nothing can match under it (empty is not the same as missing)"
-                        )
+                        ),
                     });
                 }
             }

@@ -219,7 +219,7 @@ fn orient(
         Ok(listing) => {
             for e in &listing.entries {
                 let detail = match (e.kind, e.children, e.size) {
-                    ("dir", Some(n), _) => format!("{n} entries"),
+                    ("dir", Some(n), _) => plural(n, "entry", "entries"),
                     ("dir", None, _) => String::new(),
                     (_, _, Some(size)) => human_size(size),
                     _ => String::new(),

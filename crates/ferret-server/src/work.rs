@@ -95,7 +95,7 @@ pub async fn run_metered<T: Send + 'static>(
         Some(mut progress) => {
             let mut tick = tokio::time::interval(PROGRESS_EVERY);
             tick.tick().await;
-            loop {
+            let joined = loop {
                 tokio::select! {
                     r = &mut task => break r,
                     _ = tick.tick() => {
@@ -103,7 +103,12 @@ pub async fn run_metered<T: Send + 'static>(
                         progress.report(done, total, describe(done, total)).await;
                     }
                 }
-            }
+            };
+            // Where the work got to, even when it took less than one tick; sent
+            // before the result, so progress still ends with the request.
+            let (done, total) = meter.read();
+            progress.report(done, total, describe(done, total)).await;
+            joined
         }
     };
     joined.map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))
