@@ -107,3 +107,32 @@ def test_stateless_handshake_http_offers_no_set_level(http_server):
             return c.server_capabilities.logging
 
     assert run(go()) is None, "a one-request connection cannot remember a level"
+
+
+def test_set_level_is_gone_in_the_stateless_era(tree):
+    """2026-07-28 removed logging/setLevel: -32601, even on stdio."""
+    import subprocess
+
+    from conftest import FERRET
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "logging/setLevel",
+        "params": {
+            "level": "debug",
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    p = subprocess.run(
+        [str(FERRET), "serve", "--stdio", "--root", str(tree), "--no-persist"],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    answer = json.loads(p.stdout.splitlines()[0])
+    assert answer["id"] == 1 and answer["error"]["code"] == -32601, answer

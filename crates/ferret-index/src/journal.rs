@@ -114,6 +114,13 @@ impl Journal {
         })
     }
 
+    /// Move everything written so far from the write-ahead log into the
+    /// database file (at shutdown, so that the file alone is complete).
+    pub fn checkpoint(&self) -> rusqlite::Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    }
+
     /// `PRAGMA integrity_check`, for `doctor`.
     pub fn integrity_ok(&self) -> bool {
         self.conn

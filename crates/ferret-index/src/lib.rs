@@ -17,6 +17,7 @@
 //! follows a symlink; it knows nothing of MCP.
 
 mod complete;
+pub mod health;
 mod inotify_watch;
 pub mod journal;
 mod rules;
@@ -93,7 +94,7 @@ impl IndexConfig {
     }
 
     /// What makes a snapshot belong to this configuration.
-    fn key(&self) -> Vec<u8> {
+    pub(crate) fn key(&self) -> Vec<u8> {
         let mut key = format!(
             "hidden={} no_ignore={}",
             self.rules.hidden, self.rules.no_ignore
@@ -394,11 +395,17 @@ impl Index {
             .expect("spawning the index thread")
     }
 
-    /// Ask the background thread to stop, and write the snapshot.
+    /// Ask the background thread to stop, write the snapshot and flush the journal.
     pub fn shutdown(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Err(e) = self.save_snapshot() {
             tracing::warn!("index snapshot not written: {e}");
+        }
+        if let Ok(journal) = self.shared.journal.lock()
+            && let Some(journal) = journal.as_ref()
+            && let Err(e) = journal.checkpoint()
+        {
+            tracing::warn!("journal not flushed: {e}");
         }
     }
 

@@ -124,6 +124,34 @@ struct Inner {
     consent_seal: rmcp::model::RequestStateCodec,
     /// Cancelled when the server shuts down: long-lived streams end gracefully.
     shutdown: CancellationToken,
+    /// Tool calls and prompts being answered, so that a shutdown can wait for them.
+    in_flight: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+/// Counts a call as in flight while it lives.
+struct InFlight<'a>(&'a Inner);
+
+impl<'a> InFlight<'a> {
+    fn new(inner: &'a Inner) -> InFlight<'a> {
+        inner
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight(inner)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self
+            .0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+            == 1
+        {
+            self.0.settled.notify_waiters();
+        }
+    }
 }
 
 /// What belongs to one connection: a stdio peer, an HTTP session, or (stateless
@@ -191,6 +219,8 @@ impl Ferret {
             locate,
             consent_seal: locate::new_codec(),
             shutdown: CancellationToken::new(),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            settled: tokio::sync::Notify::new(),
         });
         Ferret::connected(inner)
     }
@@ -214,6 +244,27 @@ impl Ferret {
     /// server is asked to stop.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+    }
+
+    /// How many tool calls and prompts are being answered now.
+    pub fn in_flight(&self) -> usize {
+        self.inner
+            .in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Wait until no call is in flight, at most `within`; whether that happened.
+    pub async fn settled(&self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let notified = self.inner.settled.notified();
+            if self.in_flight() == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.in_flight() == 0;
+            }
+        }
     }
 
     pub fn roots(&self) -> &Roots {
@@ -610,8 +661,15 @@ impl ServerHandler for Ferret {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed it (each request carries its own logLevel); rmcp
+        // still routes it here on stdio.
+        if logging::is_stateless_era(&context) {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
         self.needs_a_lasting_connection("logging/setLevel")?;
         *self
             .connection
@@ -640,6 +698,7 @@ impl ServerHandler for Ferret {
     ) -> Result<CallToolResponse, ErrorData> {
         // A malformed per-request log level is a malformed request.
         logging::RequestLog::of(&context, None)?;
+        let _in_flight = InFlight::new(&self.inner);
         let name = static_name(&request.name);
         let started = Instant::now();
         let outcome = self.run_tool(request, &context).await;
@@ -648,10 +707,24 @@ impl ServerHandler for Ferret {
         if name != "unknown" {
             self.inner.stats.record(name, elapsed, ok);
         }
+        // Never the arguments or the answer: they may hold file contents.
+        let code = match &outcome {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => r
+                .structured_content
+                .as_ref()
+                .and_then(|s| s.pointer("/error/code"))
+                .and_then(|c| c.as_str())
+                .unwrap_or("ERROR")
+                .to_string(),
+            Ok(CallToolResponse::InputRequired(_)) => "input_required".into(),
+            Ok(_) => "ok".into(),
+            Err(e) => format!("jsonrpc {}", e.code.0),
+        };
         tracing::debug!(
             tool = name,
             ms = elapsed.as_millis() as u64,
             ok,
+            outcome = %code,
             "tool call"
         );
         if let Ok(CallToolResponse::Complete(result)) = &outcome {
@@ -784,6 +857,7 @@ impl ServerHandler for Ferret {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let log = logging::RequestLog::of(&context, self.connection_log_level())?;
+        let _in_flight = InFlight::new(&self.inner);
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
@@ -823,6 +897,3 @@ pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
     running.waiting().await?;
     Ok(())
 }
-
-/// Give in-flight work a moment after a shutdown signal.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

@@ -1,0 +1,152 @@
+//! What `ferret doctor` asks of the index's state without changing it: is the
+//! snapshot usable, is the journal sound, how big would the index be.
+
+use std::sync::atomic::AtomicU64;
+
+use crate::{IndexConfig, IndexRoot, journal::Journal, snapshot, store::Kind, walk};
+
+/// The saved snapshot of a configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotHealth {
+    /// No persistence (`--no-persist`).
+    Off,
+    /// Nothing saved yet: the first start walks the roots.
+    Missing,
+    Usable {
+        entries: usize,
+        bytes: u64,
+    },
+    /// It would be discarded and rebuilt, for this reason.
+    Unusable(String),
+}
+
+pub fn snapshot_health(config: &IndexConfig) -> SnapshotHealth {
+    let Some(path) = config.snapshot_path() else {
+        return SnapshotHealth::Off;
+    };
+    match snapshot::load(&path, &config.key()) {
+        Ok(store) if store.roots().len() == config.roots.len() => SnapshotHealth::Usable {
+            entries: store.len().saturating_sub(config.roots.len()),
+            bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+        },
+        Ok(_) => SnapshotHealth::Unusable("it was saved for other roots".into()),
+        Err(snapshot::SnapshotError::Missing) => SnapshotHealth::Missing,
+        Err(e) => SnapshotHealth::Unusable(e.to_string()),
+    }
+}
+
+/// The journal of a configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalHealth {
+    Off,
+    Missing,
+    Sound { changes: u64 },
+    Broken(String),
+}
+
+/// Open the journal (only when its file exists: a check creates nothing) and
+/// run SQLite's integrity check.
+pub fn journal_health(config: &IndexConfig) -> JournalHealth {
+    let Some(path) = config.journal_path() else {
+        return JournalHealth::Off;
+    };
+    if !path.exists() {
+        return JournalHealth::Missing;
+    }
+    match Journal::open(
+        &path,
+        config.journal_max_age.as_millis() as i64,
+        config.journal_max_rows,
+    ) {
+        Ok(j) if j.integrity_ok() => JournalHealth::Sound { changes: j.len() },
+        Ok(_) => JournalHealth::Broken("SQLite's integrity check failed".into()),
+        Err(e) => JournalHealth::Broken(e.to_string()),
+    }
+}
+
+/// What walking a root finds, for sizing the index and the watches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeSize {
+    pub entries: u64,
+    pub folders: u64,
+    /// Bytes of all names.
+    pub name_bytes: u64,
+}
+
+impl TreeSize {
+    /// Memory the index takes for these entries: a 40-byte record and a
+    /// 4-byte name offset each, and every name twice (as is, and lowercased),
+    /// each with its NUL.
+    pub fn index_bytes(&self) -> u64 {
+        self.entries * 44 + 2 * (self.name_bytes + self.entries)
+    }
+}
+
+/// Walk `root` as the index would (same rules, names and metadata only).
+pub fn measure(root: &IndexRoot, rules: walk::Rules, progress: &AtomicU64) -> TreeSize {
+    let walked = walk::walk(&root.walk_path, rules, progress);
+    let mut size = TreeSize::default();
+    for w in &walked {
+        size.entries += 1;
+        if w.kind == Kind::Dir {
+            size.folders += 1;
+        }
+        let name = w.rel.rsplit(|&b| b == b'/').next().unwrap_or(&w.rel);
+        size.name_bytes += name.len() as u64;
+    }
+    size
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Index;
+
+    #[test]
+    fn a_fresh_state_is_missing_and_a_saved_one_usable() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tree.path().join("d")).unwrap();
+        std::fs::write(tree.path().join("d/abc.txt"), "x").unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tree.path())]);
+        config.state_dir = Some(state.path().to_path_buf());
+        config.watch = false;
+        assert_eq!(snapshot_health(&config), SnapshotHealth::Missing);
+        assert_eq!(journal_health(&config), JournalHealth::Missing);
+        assert!(
+            !config.journal_path().unwrap().exists(),
+            "checking creates nothing"
+        );
+
+        let index = Index::open(config.clone()).unwrap();
+        index.build_now(None);
+        index.save_snapshot().unwrap();
+        assert!(matches!(
+            snapshot_health(&config),
+            SnapshotHealth::Usable { entries: 2, .. }
+        ));
+        assert_eq!(journal_health(&config), JournalHealth::Sound { changes: 0 });
+
+        std::fs::write(config.snapshot_path().unwrap(), b"not a snapshot").unwrap();
+        assert!(matches!(
+            snapshot_health(&config),
+            SnapshotHealth::Unusable(_)
+        ));
+
+        let size = measure(&config.roots[0], config.rules, &AtomicU64::new(0));
+        assert_eq!(
+            size,
+            TreeSize {
+                entries: 2,
+                folders: 1,
+                name_bytes: 8
+            }
+        );
+        assert_eq!(size.index_bytes(), 2 * 44 + 2 * 10);
+        assert_eq!(IndexConfig::new(vec![]).snapshot_path(), None);
+        assert_eq!(
+            snapshot_health(&IndexConfig::new(vec![])),
+            SnapshotHealth::Off
+        );
+    }
+}
