@@ -138,6 +138,25 @@ def tree(tmp_path_factory) -> Path:
     return build_tree(tmp_path_factory.mktemp("fixture"))
 
 
+# A large tree: 300 files of 1 MiB, a match at the start of every file; a
+# full grep of it takes about a second, long enough to cancel or interrupt.
+BIG_FILES = 300
+CHUNK = (b"the quick brown fox jumps over the lazy dog 0123456789\n" * 19_000)[: 1 << 20]
+
+
+@pytest.fixture(scope="session")
+def big_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("bigtree")
+    for d in range(10):
+        (root / f"d{d}").mkdir()
+    for i in range(BIG_FILES):
+        p = root / f"d{i % 10}" / f"f{i:04d}.txt"
+        p.write_bytes(b"needle at the top\n" + CHUNK)
+        t = 1_700_000_000 + i
+        os.utime(p, (t, t))
+    return root
+
+
 class HttpServer:
     def __init__(self, args: list[str]):
         self.proc = subprocess.Popen(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ENV_SECRET, FERRET, ERAS, all_text, call, connect, run
+from conftest import BIG_FILES, CHUNK, ENV_SECRET, ERAS, FERRET, all_text, call, connect, run
 from mcp.shared.exceptions import MCPError
 
 
@@ -216,24 +216,6 @@ def test_results_are_newest_first(tmp_path):
         os.utime(p, (1_700_000_000 + i * 100, 1_700_000_000 + i * 100))
     _, s, _, _ = grep_once(tmp_path, {"pattern": "needle", "output": "files"})
     assert s["files"] == [f"f{i}.txt" for i in reversed(range(5))]
-
-
-# A large tree: 300 files of 1 MiB, a match at the start of every file.
-BIG_FILES = 300
-CHUNK = (b"the quick brown fox jumps over the lazy dog 0123456789\n" * 19_000)[: 1 << 20]
-
-
-@pytest.fixture(scope="module")
-def big_tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("bigtree")
-    for d in range(10):
-        (root / f"d{d}").mkdir()
-    for i in range(BIG_FILES):
-        p = root / f"d{i % 10}" / f"f{i:04d}.txt"
-        p.write_bytes(b"needle at the top\n" + CHUNK)
-        t = 1_700_000_000 + i
-        os.utime(p, (t, t))
-    return root
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -1,10 +1,12 @@
 //! Command-line flags, defined once: `--help` comes from here, and every flag
 //! can also come from a `FERRET_*` environment variable for MCP client configs.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{ffi::OsString, net::SocketAddr, path::PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use ferret_fs::RootSpec;
+
+use crate::config::{self, ConfigFile};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -21,6 +23,10 @@ Examples:
     after_help = EXAMPLES
 )]
 pub struct Cli {
+    /// Configuration file: the long flags of `serve` as keys [default: $XDG_CONFIG_HOME/ferret/ferret.toml].
+    #[arg(long, global = true, value_name = "PATH", env = "FERRET_CONFIG")]
+    pub config: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -39,6 +45,42 @@ pub enum Command {
     /// Search inside the files of the roots (ripgrep's engine, candidates from the index).
     #[command(after_help = GREP_EXAMPLES)]
     Grep(GrepCommand),
+    /// Check what `serve` would need with these flags, one line each, with the fix.
+    #[command(after_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
+    /// Print the configuration `serve` would run with, and where each value comes from.
+    #[command(after_help = "Example:\n  ferret config --root ~/src --config ./ferret.toml")]
+    Config(ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Example:\n  ferret completions bash > ~/.local/share/bash-completion/completions/ferret"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `ferret man | man -l -`.
+    Man,
+}
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  ferret doctor --root ~/projects
+  ferret doctor --stdio --root code=~/src:rw --json";
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 const GREP_EXAMPLES: &str = "\
@@ -285,6 +327,49 @@ pub struct ServeArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "PATH", env = "FERRET_LOG_FILE")]
     pub log_file: Option<PathBuf>,
+
+    /// Log lines as text, or as one JSON object per line.
+    #[arg(long, value_name = "FORMAT", env = "FERRET_LOG_FORMAT", default_value = "text",
+          value_parser = ["text", "json"])]
+    pub log_format: String,
+
+    /// After SIGINT/SIGTERM, how long calls in flight may take to finish (a second signal exits at once).
+    #[arg(long, value_name = "AGE", env = "FERRET_SHUTDOWN_GRACE", default_value = "10s",
+          value_parser = parse_age)]
+    pub shutdown_grace: std::time::Duration,
+}
+
+/// The command line, with `ferret.toml` (when there is one) as the defaults of
+/// the flags it names.
+pub struct Parsed {
+    pub cli: Cli,
+    /// The command as parsed (with the file's defaults), for `ferret config`.
+    pub command: clap::Command,
+    pub matches: ArgMatches,
+    pub file: ConfigFile,
+}
+
+/// Parse `argv`. Help, version and flag errors print and exit as clap does;
+/// a bad configuration file is an error naming the key and the line.
+pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
+    let file = match config::requested_path(&argv) {
+        Some((path, explicit)) => config::load(&path, explicit)?,
+        None => ConfigFile::default(),
+    };
+    let command = config::apply(Cli::command(), &file)?
+        // `ferret config` shows what is missing instead of refusing to run.
+        .mut_subcommand("config", |c| c.mut_arg("roots", |a| a.required(false)));
+    let matches = command
+        .clone()
+        .try_get_matches_from(argv)
+        .unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    Ok(Parsed {
+        cli,
+        command,
+        matches,
+        file,
+    })
 }
 
 fn parse_locate_policy(s: &str) -> Result<ferret_server::LocatePolicy, String> {

@@ -4,7 +4,7 @@ use std::{
     io::{IsTerminal, Write},
     path::PathBuf,
     process::ExitCode,
-    sync::{Arc, atomic::AtomicU64},
+    sync::atomic::AtomicU64,
     time::{Duration, Instant},
 };
 
@@ -12,7 +12,7 @@ use ferret_fs::{Denylist, Limits, Policy, Roots};
 use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
 use ferret_server::{Ferret, HttpOptions, Transport};
 
-use crate::cli;
+use crate::{cli, config, shutdown};
 
 fn default_state_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
@@ -21,7 +21,11 @@ fn default_state_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state/ferret"))
 }
 
-fn open_roots(args: &cli::RootArgs, deny: Denylist, limits: Limits) -> anyhow::Result<Roots> {
+pub(crate) fn open_roots(
+    args: &cli::RootArgs,
+    deny: Denylist,
+    limits: Limits,
+) -> anyhow::Result<Roots> {
     let policy = Policy {
         hidden: args.hidden,
         no_ignore: args.no_ignore,
@@ -31,7 +35,11 @@ fn open_roots(args: &cli::RootArgs, deny: Denylist, limits: Limits) -> anyhow::R
     Ok(Roots::open(&args.roots, policy)?)
 }
 
-fn index_config(roots: &Roots, args: &cli::RootArgs, index: &cli::IndexArgs) -> IndexConfig {
+pub(crate) fn index_config(
+    roots: &Roots,
+    args: &cli::RootArgs,
+    index: &cli::IndexArgs,
+) -> IndexConfig {
     let mut config = IndexConfig::new(
         roots
             .roots()
@@ -57,7 +65,23 @@ fn index_config(roots: &Roots, args: &cli::RootArgs, index: &cli::IndexArgs) -> 
     config
 }
 
-pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+/// The roots as `serve` takes them: `--writable` applied to every one.
+pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
+    let mut root_args = cli::RootArgs {
+        roots: args.root_args.roots.clone(),
+        hidden: args.root_args.hidden,
+        no_ignore: args.root_args.no_ignore,
+    };
+    if args.writable {
+        for spec in &mut root_args.roots {
+            spec.writable = true;
+        }
+    }
+    root_args
+}
+
+/// The denylist and limits of `serve`'s flags.
+pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, Limits)> {
     let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
     let limits = Limits {
         max_file_bytes: args.max_file_bytes,
@@ -66,24 +90,29 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         max_image_bytes: args.max_image_bytes,
         ..Limits::default()
     };
-    let mut root_args = args.root_args;
-    if args.writable {
-        for spec in &mut root_args.roots {
-            spec.writable = true;
-        }
-    }
-    let roots = open_roots(&root_args, deny, limits)?;
-    for root in roots.roots() {
-        tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
-    }
-    let http = (!args.stdio).then(|| HttpOptions {
+    Ok((deny, limits))
+}
+
+/// The HTTP options of `serve`'s flags (`None` with --stdio).
+pub(crate) fn http_options(args: &cli::ServeArgs) -> Option<HttpOptions> {
+    (!args.stdio).then(|| HttpOptions {
         bind: args.bind,
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes as usize,
         sessions: args.http_sessions,
-    });
+    })
+}
+
+pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    let (deny, limits) = serve_policy(&args)?;
+    let root_args = served_root_args(&args);
+    let roots = open_roots(&root_args, deny, limits)?;
+    for root in roots.roots() {
+        tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
+    }
+    let http = http_options(&args);
     if let Some(options) = &http {
         options.check().map_err(anyhow::Error::msg)?;
     }
@@ -100,38 +129,64 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let result = match http {
-        None => {
-            let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
-            runtime.block_on(async {
+    let grace = args.shutdown_grace;
+    let result = runtime.block_on(async {
+        let stopping = shutdown::watch();
+        match http {
+            None => {
+                let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
+                let serving = ferret_server::serve_stdio(server.clone());
+                tokio::pin!(serving);
                 tokio::select! {
-                    r = ferret_server::serve_stdio(server.clone()) => r,
-                    _ = shutdown_signal() => {
+                    r = &mut serving => r,
+                    _ = stopping.cancelled() => {
                         server.shutdown();
+                        // Answer what is in flight (the client may still read), then stop.
+                        tokio::select! {
+                            r = &mut serving => r,
+                            settled = server.settled(grace) => {
+                                if !settled {
+                                    tracing::warn!(calls = server.in_flight(), "the grace period ran out; stopping with calls unfinished");
+                                }
+                                Ok(())
+                            }
+                        }
+                    }
+                }
+            }
+            Some(options) => {
+                let transport = Transport::Http {
+                    bind: options.bind.to_string(),
+                    sessions: options.sessions,
+                };
+                let server = Ferret::with_locate(roots, index.clone(), transport, locate);
+                let (ending, signalled) = (server.clone(), stopping.clone());
+                // On the signal axum stops accepting and waits for open requests;
+                // listen streams are ended first, or it would wait on them forever.
+                let serving = ferret_server::serve_http(server.clone(), options, async move {
+                    signalled.cancelled().await;
+                    ending.shutdown();
+                });
+                tokio::pin!(serving);
+                tokio::select! {
+                    r = &mut serving => r,
+                    _ = async {
+                        stopping.cancelled().await;
+                        tokio::time::sleep(grace).await;
+                    } => {
+                        tracing::warn!(calls = server.in_flight(), "the grace period ran out; stopping with calls unfinished");
                         Ok(())
                     }
                 }
-            })
+            }
         }
-        Some(options) => {
-            let transport = Transport::Http {
-                bind: options.bind.to_string(),
-                sessions: options.sessions,
-            };
-            let server = Ferret::with_locate(roots, index.clone(), transport, locate);
-            let stopping = server.clone();
-            runtime.block_on(ferret_server::serve_http(server, options, async move {
-                shutdown_signal().await;
-                // Long-lived listen streams end first, or the graceful stop would wait on them.
-                stopping.shutdown();
-            }))
-        }
-    };
+    });
+    // Flushed whatever ended the serving: the index snapshot and the journal.
     index.shutdown();
     if let Some(locate_index) = locate_index {
         locate_index.shutdown();
     }
-    runtime.shutdown_timeout(ferret_server::SHUTDOWN_GRACE);
+    runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| ExitCode::SUCCESS)
 }
 
@@ -168,27 +223,15 @@ fn open_locate(
     }))
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let interrupt = tokio::signal::ctrl_c();
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = interrupt => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = interrupt.await;
-        }
-    }
-    tracing::info!("shutting down");
-}
-
 /// Build with a progress line on a terminal (entries, rate, elapsed); quiet otherwise.
 fn build_with_progress(index: &Index) {
-    let counter = Arc::new(AtomicU64::new(0));
+    let counter = AtomicU64::new(0);
+    with_progress("indexing", &counter, || index.build_now(Some(&counter)));
+}
+
+/// Run `work`, showing on a terminal how far `counter` (entries walked) has got:
+/// the count, the rate and the time. Quiet when stderr is not a terminal.
+pub(crate) fn with_progress<T>(what: &str, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
     let started = Instant::now();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -200,16 +243,15 @@ fn build_with_progress(index: &Index) {
         bar
     });
     let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
+    let result = std::thread::scope(|scope| {
         if let Some(bar) = &bar {
-            let counter = counter.clone();
             let done = &done;
             scope.spawn(move || {
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
                     let n = counter.load(std::sync::atomic::Ordering::Relaxed);
                     let secs = started.elapsed().as_secs_f64().max(0.001);
                     bar.set_message(format!(
-                        "indexing: {n} entries, {:.0}/s, {:.1}s",
+                        "{what}: {n} entries, {:.0}/s, {:.1}s",
                         n as f64 / secs,
                         secs
                     ));
@@ -217,12 +259,14 @@ fn build_with_progress(index: &Index) {
                 }
             });
         }
-        index.build_now(Some(&counter));
+        let result = work();
         done.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    result
 }
 
 pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
@@ -416,4 +460,99 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `ferret config`: the configuration `serve` would run with, and the source of
+/// every value.
+pub fn config(
+    command: &clap::Command,
+    matches: &clap::ArgMatches,
+    file: &config::ConfigFile,
+) -> anyhow::Result<ExitCode> {
+    let sub = command
+        .find_subcommand("config")
+        .expect("ferret has a config command");
+    let sub_matches = matches
+        .subcommand_matches("config")
+        .expect("this is the config command");
+    let mut out = std::io::stdout().lock();
+    match &file.path {
+        Some(p) => writeln!(out, "# configuration file: {}", p.display())?,
+        None => writeln!(
+            out,
+            "# configuration file: none ({} does not exist; --config PATH or FERRET_CONFIG chooses one)",
+            config::default_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "no default location".into())
+        )?,
+    }
+    writeln!(
+        out,
+        "# precedence: command line > environment > file > default"
+    )?;
+    let mut rows = config::effective(sub, sub_matches, file);
+    // The file's keys were moved last when they became defaults; show the flags
+    // in the order of `--help`.
+    let order: Vec<String> = {
+        use clap::CommandFactory;
+        cli::Cli::command()
+            .find_subcommand("config")
+            .map(|c| {
+                c.get_arguments()
+                    .filter_map(|a| a.get_long().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    rows.sort_by_key(|r| order.iter().position(|k| *k == r.key).unwrap_or(usize::MAX));
+    let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
+    for row in rows {
+        if row.key == "config" {
+            continue;
+        }
+        let value = if row.value.is_empty() {
+            if row.key == "root" {
+                "(none: at least one is required)".to_string()
+            } else {
+                "(none)".to_string()
+            }
+        } else {
+            row.value
+        };
+        writeln!(out, "{:<width$} = {value:<32} # {}", row.key, row.source)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ferret completions SHELL`: a completion script from the same flag definitions.
+pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let mut command = cli::Cli::command();
+    clap_complete::generate(shell, &mut command, "ferret", &mut std::io::stdout());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ferret man`: the manual page, with a section per subcommand.
+pub fn man() -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let command = cli::Cli::command();
+    let mut out = std::io::stdout().lock();
+    let page = clap_mangen::Man::new(command.clone());
+    page.render(&mut out)?;
+    for sub in command.get_subcommands() {
+        if sub.is_hide_set() {
+            continue;
+        }
+        let name = format!("ferret-{}", sub.get_name());
+        let sub = sub
+            .clone()
+            .name(name.clone())
+            .bin_name(format!("ferret {}", sub.get_name()));
+        writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+        let section = clap_mangen::Man::new(sub);
+        section.render_description_section(&mut out)?;
+        section.render_synopsis_section(&mut out)?;
+        section.render_options_section(&mut out)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

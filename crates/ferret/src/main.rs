@@ -1,33 +1,52 @@
-//! The `ferret` binary: parse flags, open the roots and the index, then serve or
-//! answer. The work lives in the library crates (`ferret-fs`, `ferret-index`,
-//! `ferret-query`, `ferret-server`).
+//! The `ferret` binary: parse flags (and `ferret.toml`), open the roots and the
+//! index, then serve or answer. The work lives in the library crates
+//! (`ferret-fs`, `ferret-index`, `ferret-query`, `ferret-server`).
 
 mod cli;
 mod commands;
+mod config;
+mod doctor;
+mod shutdown;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let log_file = match &cli.command {
-        cli::Command::Serve(args) => args.log_file.clone(),
-        _ => None,
+    let parsed = match cli::parse(std::env::args_os().collect()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("ferret: {e}");
+            return ExitCode::from(2);
+        }
     };
-    let quiet_default = !matches!(cli.command, cli::Command::Serve(_));
-    if let Err(e) = init_logging(log_file.as_deref(), quiet_default) {
+    let (log_file, log_format) = match &parsed.cli.command {
+        cli::Command::Serve(a) => (a.log_file.clone(), a.log_format.as_str()),
+        cli::Command::Doctor(a) => (a.serve.log_file.clone(), a.serve.log_format.as_str()),
+        _ => (None, "text"),
+    };
+    let quiet_default = !matches!(parsed.cli.command, cli::Command::Serve(_));
+    if let Err(e) = init_logging(log_file.as_deref(), log_format == "json", quiet_default) {
         eprintln!("ferret: {e}");
         return ExitCode::FAILURE;
     }
-    let result = match cli.command {
+    let result = match parsed.cli.command {
         cli::Command::Serve(args) => commands::serve(args),
         cli::Command::Index(args) => commands::index(args),
         cli::Command::Search(args) => commands::search(args),
         cli::Command::Grep(args) => commands::grep(args),
+        cli::Command::Doctor(args) => doctor::run(args),
+        cli::Command::Config(_) => commands::config(&parsed.command, &parsed.matches, &parsed.file),
+        cli::Command::Completions { shell } => commands::completions(shell),
+        cli::Command::Man => commands::man(),
     };
     match result {
         Ok(code) => code,
+        // `ferret man | head`: the reader left; nothing is wrong.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             tracing::debug!("{e:#}");
             eprintln!("ferret: {e:#}");
@@ -37,27 +56,44 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr (stdout carries the protocol with --stdio, results with
-/// `search`) or to a file. `FERRET_LOG` or `RUST_LOG` set the level.
-fn init_logging(log_file: Option<&std::path::Path>, quiet: bool) -> anyhow::Result<()> {
+/// `search`) or to a file, as text or JSON lines. `FERRET_LOG` or `RUST_LOG`
+/// set the level.
+fn init_logging(log_file: Option<&std::path::Path>, json: bool, quiet: bool) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
     let default = if quiet { "warn" } else { "info,rmcp=warn" };
-    let filter = std::env::var("FERRET_LOG")
+    let mut filter = std::env::var("FERRET_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| default.into());
+    // rmcp's debug lines carry whole messages, file contents included: they are
+    // only shown to an operator who names rmcp in the filter.
+    if !filter.contains("rmcp") {
+        filter.push_str(",rmcp=info");
+    }
+    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default)))
+        .with_env_filter(filter)
         .with_ansi(false);
-    match log_file {
+    let writer = match log_file {
         Some(path) => {
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
-            builder.with_writer(std::sync::Mutex::new(file)).init();
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot open log file {}: {e}; choose another --log-file",
+                        path.display()
+                    )
+                })?;
+            tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::sync::Mutex::new(file))
         }
-        None => builder.with_writer(std::io::stderr).init(),
+        None => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
+    };
+    if json {
+        builder.json().with_writer(writer).init();
+    } else {
+        builder.with_writer(writer).init();
     }
     Ok(())
 }
