@@ -78,3 +78,25 @@ def test_stdout_stays_clean_on_stdio(tree):
     lines = [l for l in p.stdout.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith('{"jsonrpc":"2.0","id":1,"result"')
     assert "serving root" in p.stderr
+
+
+def test_plain_folders_are_taken_verbatim_and_named_apart(tmp_path):
+    (tmp_path / "x" / "docs").mkdir(parents=True)
+    (tmp_path / "y" / "docs").mkdir(parents=True)
+    odd = tmp_path / "a,b:rw"
+    odd.mkdir()
+    (tmp_path / "x" / "docs" / "one.txt").write_text("one\n")
+    (tmp_path / "y" / "docs" / "two.txt").write_text("two\n")
+    (odd / "three.txt").write_text("three\n")
+
+    async def go():
+        args = ["--no-persist", "--", str(tmp_path / "x" / "docs"), str(tmp_path / "y" / "docs"), str(odd)]
+        async with connect("stdio", "legacy", args) as c:
+            listing = await call(c, "list", {"path": "."})
+            read = await call(c, "read", {"path": "docs-2/two.txt"})
+            odd_read = await call(c, "read", {"path": "a,b:rw/three.txt"})
+            return listing[1], read[1], odd_read[1]
+
+    listing, read, odd_read = run(go())
+    assert sorted(e["path"] for e in listing["entries"]) == ["a,b:rw", "docs", "docs-2"]
+    assert read["text"] == "two\n" and odd_read["text"] == "three\n"

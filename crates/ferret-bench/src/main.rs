@@ -213,11 +213,61 @@ fn bench_index(dir: &Path, freshness_changes: usize) -> anyhow::Result<()> {
             total
         );
     }
+    completion_latency(&loaded);
     if freshness_changes > 0 {
         freshness(&dir, freshness_changes)?;
     }
     let _ = std::fs::remove_dir_all(&state);
     Ok(())
+}
+
+/// `completion/complete` of paths: the top level, a typed prefix, and folders
+/// one and three levels down (real folders, found from the index itself).
+fn completion_latency(index: &Index) {
+    let mut deep = String::new();
+    for _ in 0..3 {
+        let next = index.complete_path(&deep, true, 1);
+        match next.values.first() {
+            Some(folder) => deep = folder.clone(),
+            None => break,
+        }
+    }
+    let first = index
+        .complete_path("", true, 1)
+        .values
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let cases = [
+        ("top level", String::new()),
+        ("prefix `r`", "r".to_string()),
+        ("one down", first.clone()),
+        ("one down + `re`", format!("{first}re")),
+        ("three down", deep),
+    ];
+    println!("\ncompletion/complete of paths, in-process, 200 runs each (ms):");
+    println!(
+        "{:<26} {:>8} {:>8} {:>9}",
+        "partial", "p50", "p99", "matches"
+    );
+    for (label, partial) in cases {
+        let mut times = Vec::new();
+        let mut total = 0;
+        for _ in 0..200 {
+            let t = Instant::now();
+            let done = index.complete_path(&partial, false, 100);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            total = done.total;
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{:<26} {:>8.3} {:>8.3} {:>9}   {partial:?}",
+            label,
+            percentile(&times, 0.5),
+            percentile(&times, 0.99),
+            total
+        );
+    }
 }
 
 /// Create, rename and delete files on disk with the watcher running, and time

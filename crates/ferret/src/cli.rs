@@ -103,8 +103,7 @@ pub struct RootArgs {
         short = 'r',
         value_name = "[NAME=]DIR",
         env = "FERRET_ROOTS",
-        value_delimiter = ',',
-        required = true
+        value_delimiter = ','
     )]
     pub roots: Vec<RootSpec>,
 
@@ -218,6 +217,11 @@ pub struct GrepCommand {
 pub struct ServeArgs {
     #[command(flatten)]
     pub root_args: RootArgs,
+
+    /// More folders to serve, taken exactly as given (no NAME=, no :rw, no comma
+    /// splitting), each named after its last component (`docs`, `docs-2` …).
+    #[arg(value_name = "DIR")]
+    pub folders: Vec<PathBuf>,
 
     #[command(flatten)]
     pub index: IndexArgs,
@@ -356,9 +360,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
         Some((path, explicit)) => config::load(&path, explicit)?,
         None => ConfigFile::default(),
     };
-    let command = config::apply(Cli::command(), &file)?
-        // `ferret config` shows what is missing instead of refusing to run.
-        .mut_subcommand("config", |c| c.mut_arg("roots", |a| a.required(false)));
+    let command = config::apply(Cli::command(), &file)?;
     let matches = command
         .clone()
         .try_get_matches_from(argv)
@@ -448,9 +450,15 @@ mod tests {
         assert_eq!(s.root_args.roots.len(), 2);
         assert_eq!(s.root_args.roots[0].name.as_deref(), Some("a"));
         assert!(s.stdio);
-        assert!(
-            Cli::try_parse_from(["ferret", "serve"]).is_err(),
-            "a root is required"
+        let cli =
+            Cli::try_parse_from(["ferret", "serve", "--stdio", "--", "/a,b", "/c:rw"]).unwrap();
+        let Command::Serve(s) = cli.command else {
+            panic!("serve expected")
+        };
+        assert_eq!(
+            s.folders,
+            [PathBuf::from("/a,b"), PathBuf::from("/c:rw")],
+            "taken verbatim"
         );
     }
 }

@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferret_fs::{Denylist, Limits, Policy, Roots};
+use ferret_fs::{Denylist, Limits, Policy, RootSpec, Roots};
 use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
 use ferret_server::{Ferret, HttpOptions, Transport};
 
@@ -65,10 +65,33 @@ pub(crate) fn index_config(
     config
 }
 
-/// The roots as `serve` takes them: `--writable` applied to every one.
+/// The roots as `serve` takes them: `--root`s, then the plain folders (named
+/// after their last component, with `-2`, `-3` … where a name is taken, since
+/// whoever passed them cannot name them), `--writable` applied to every one.
 pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
+    let mut roots = args.root_args.roots.clone();
+    let mut taken: Vec<String> = roots.iter().map(root_name).collect();
+    for folder in &args.folders {
+        let spec = RootSpec {
+            name: None,
+            path: folder.clone(),
+            writable: false,
+        };
+        let base = root_name(&spec);
+        let mut name = base.clone();
+        let mut n = 1;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        taken.push(name.clone());
+        roots.push(RootSpec {
+            name: Some(name),
+            ..spec
+        });
+    }
     let mut root_args = cli::RootArgs {
-        roots: args.root_args.roots.clone(),
+        roots,
         hidden: args.root_args.hidden,
         no_ignore: args.root_args.no_ignore,
     };
@@ -78,6 +101,18 @@ pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
         }
     }
     root_args
+}
+
+/// The name a root will be served under: its own, or its folder's (as
+/// `Roots::open` names it).
+fn root_name(spec: &RootSpec) -> String {
+    if let Some(name) = &spec.name {
+        return name.clone();
+    }
+    let path = std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone());
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
 }
 
 /// The denylist and limits of `serve`'s flags.

@@ -540,6 +540,16 @@ fn client_config(serve: &cli::ServeArgs) -> Value {
         }
     };
     flag(serve.writable, "--writable", &mut args);
+    let folders: Vec<String> = serve
+        .folders
+        .iter()
+        .map(|f| {
+            std::path::absolute(f)
+                .unwrap_or_else(|_| f.clone())
+                .display()
+                .to_string()
+        })
+        .collect();
     flag(serve.root_args.hidden, "--hidden", &mut args);
     flag(serve.root_args.no_ignore, "--no-ignore", &mut args);
     flag(serve.index.no_persist, "--no-persist", &mut args);
@@ -554,6 +564,11 @@ fn client_config(serve: &cli::ServeArgs) -> Value {
     }
     if !serve.locate_roots.is_empty() {
         args.extend(["--locate".into(), serve.locate_policy.as_str().into()]);
+    }
+    if !folders.is_empty() {
+        // Plain folders last, after `--`: taken as given, commas and all.
+        args.push("--".into());
+        args.extend(folders);
     }
     let mut out = json!({
         "claude_desktop_config.json": {"mcpServers": {"ferret": {"command": exe, "args": args}}},
