@@ -24,14 +24,8 @@ use crate::{
     args::{ArgResult, Args},
     index_tools::index_block,
     render::{self, frame, human_size},
+    tools::{read_only, schema},
 };
-
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("tool schemas are objects"),
-    }
-}
 
 pub fn definition() -> Tool {
     let flag = json!({"type": "boolean"});
@@ -74,13 +68,7 @@ pub fn definition() -> Tool {
             "total": {"type": "integer"},
         },
     })))
-    .with_annotations(
-        rmcp::model::ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false),
-    )
+    .with_annotations(read_only())
 }
 
 /// A `grep` call, checked and compiled.

@@ -400,12 +400,7 @@ impl Ferret {
             }
             "changes" => {
                 let query = index_tools::parse_changes(args)?;
-                let index = self.inner.index.clone();
-                tokio::task::spawn_blocking(move || index_tools::changes(&index, &query))
-                    .await
-                    .map_err(|e| {
-                        ErrorData::internal_error(format!("tool task failed: {e}"), None)
-                    })??
+                blocking(move || index_tools::changes(this.index(), &query)).await??
             }
             "read" => {
                 let (path, req) = tools::parse_read(args)?;
@@ -607,12 +602,13 @@ fn writing_state(roots: &Roots) -> String {
     }
 }
 
-async fn blocking(
-    work: impl FnOnce() -> CallToolResult + Send + 'static,
-) -> Result<CallToolResult, ErrorData> {
+/// Run file or index work on the blocking pool, off the protocol loop.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ErrorData> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))
+        .map_err(|e| ErrorData::internal_error(format!("task failed: {e}"), None))
 }
 
 fn static_name(name: &str) -> &'static str {
@@ -762,9 +758,7 @@ impl ServerHandler for Ferret {
         let this = self.clone();
         let uri = request.uri.clone();
         let started = Instant::now();
-        let read = tokio::task::spawn_blocking(move || resources::read(&this.inner.roots, &uri))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("resource task failed: {e}"), None))?;
+        let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
         let verdict = match &read {
             Ok(_) => "read".to_string(),
             Err(e) => format!("refused ({})", e.message),
@@ -861,7 +855,7 @@ impl ServerHandler for Ferret {
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
-        let result = tokio::task::spawn_blocking(move || {
+        let result = blocking(move || {
             prompts::get(
                 &this.inner.roots,
                 &this.inner.index,
@@ -869,8 +863,7 @@ impl ServerHandler for Ferret {
                 request.arguments.as_ref(),
             )
         })
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("prompt task failed: {e}"), None))??;
+        .await??;
         log.send(
             LoggingLevel::Debug,
             format!(

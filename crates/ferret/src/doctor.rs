@@ -172,18 +172,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(roots) = &roots {
         let config = commands::index_config(roots, &root_args, &serve.index);
         check_state(&mut report, &config);
-        let counter = AtomicU64::new(0);
-        let size = commands::with_progress("measuring the roots", &counter, || {
-            config
-                .roots
-                .iter()
-                .map(|r| health::measure(r, config.rules, &counter))
-                .fold(TreeSize::default(), |a, b| TreeSize {
-                    entries: a.entries + b.entries,
-                    folders: a.folders + b.folders + 1,
-                    name_bytes: a.name_bytes + b.name_bytes,
-                })
-        });
+        let size = measure_roots("measuring the roots", &config);
         sizes.push(size);
         report.ok(
             "index",
@@ -213,6 +202,23 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Walk every root of `config` as the index would (a progress line on a
+/// terminal); each root counts as a folder, since it is watched too.
+fn measure_roots(what: &str, config: &IndexConfig) -> TreeSize {
+    let counter = AtomicU64::new(0);
+    commands::with_progress(what, &counter, || {
+        config
+            .roots
+            .iter()
+            .map(|r| health::measure(r, config.rules, &counter))
+            .fold(TreeSize::default(), |a, b| TreeSize {
+                entries: a.entries + b.entries,
+                folders: a.folders + b.folders + 1,
+                name_bytes: a.name_bytes + b.name_bytes,
+            })
     })
 }
 
@@ -357,18 +363,7 @@ fn check_locate(
         }
     };
     let config = commands::index_config(&roots, root_args, &serve.index);
-    let counter = AtomicU64::new(0);
-    let size = commands::with_progress("measuring the locate roots", &counter, || {
-        config
-            .roots
-            .iter()
-            .map(|r| health::measure(r, config.rules, &counter))
-            .fold(TreeSize::default(), |a, b| TreeSize {
-                entries: a.entries + b.entries,
-                folders: a.folders + b.folders + 1,
-                name_bytes: a.name_bytes + b.name_bytes,
-            })
-    });
+    let size = measure_roots("measuring the locate roots", &config);
     report.ok(
         "locate roots",
         format!(
@@ -450,7 +445,11 @@ fn check_http(report: &mut Report, serve: &cli::ServeArgs) {
                     "{} is free: MCP will be at http://{}/mcp{}",
                     options.bind,
                     options.bind,
-                    if options.sessions { " (handshake-era sessions on)" } else { "" }
+                    if options.sessions {
+                        " (handshake-era sessions on)"
+                    } else {
+                        " (stateless: handshake-era HTTP clients get no subscriptions, setLevel or consent questions; --http-sessions gives them sessions)"
+                    }
                 ),
             );
         }
