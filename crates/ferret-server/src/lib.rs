@@ -855,15 +855,19 @@ impl ServerHandler for Ferret {
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
-        let result = blocking(move || {
-            prompts::get(
-                &this.inner.roots,
-                &this.inner.index,
-                &request.name,
-                request.arguments.as_ref(),
-            )
-        })
-        .await??;
+        let meter = Arc::new(Meter::new());
+        let m = meter.clone();
+        let result =
+            work::run_metered(&context, meter, work::counted("files scanned"), move || {
+                prompts::get(
+                    &this.inner.roots,
+                    &this.inner.index,
+                    &request.name,
+                    request.arguments.as_ref(),
+                    &m,
+                )
+            })
+            .await??;
         log.send(
             LoggingLevel::Debug,
             format!(

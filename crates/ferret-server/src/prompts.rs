@@ -115,12 +115,14 @@ impl<'a> PromptArgs<'a> {
 }
 
 /// Build the named prompt. Runs on the blocking pool: it reads the index and,
-/// for `find_symbol`, the files.
+/// for `find_symbol`, the files (ticking `meter` per file; a cancelled meter
+/// stops the search).
 pub fn get(
     roots: &Roots,
     index: &Index,
     name: &str,
     args: Option<&JsonObject>,
+    meter: &ferret_fs::Meter,
 ) -> Result<GetPromptResult, ErrorData> {
     match name {
         "orient" => {
@@ -135,7 +137,7 @@ pub fn get(
         "find_symbol" => {
             let a = PromptArgs::new("find_symbol", args, &["name", "path"])?;
             let symbol = a.required("name", "\"parse_query\"")?;
-            find_symbol(roots, index, &symbol, a.get("path")?)
+            find_symbol(roots, index, &symbol, a.get("path")?, meter)
         }
         other => Err(ErrorData::invalid_params(
             format!("no prompt `{other}`; this server has orient, recent_changes, find_symbol"),
@@ -405,6 +407,7 @@ fn find_symbol(
     index: &Index,
     symbol: &str,
     path: Option<String>,
+    meter: &ferret_fs::Meter,
 ) -> Result<GetPromptResult, ErrorData> {
     let bad = |why: String| {
         ErrorData::invalid_params(why, Some(json!({"argument": "name", "received": symbol})))
@@ -437,15 +440,15 @@ fn find_symbol(
         deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(30)),
         ..ferret_grep::Options::default()
     };
-    let never = std::sync::atomic::AtomicBool::new(false);
+    meter.set_total(gathered.candidates.len() as u64);
     let outcome = ferret_grep::grep(
         roots,
         &matcher,
         false,
         &gathered.candidates,
         &options,
-        &never,
-        None,
+        &meter.cancel,
+        Some(&meter.done),
     );
     let looks_defined = definition_pattern(symbol);
     let (defs, uses): (Vec<_>, Vec<_>) = outcome
