@@ -816,6 +816,10 @@ impl ServerHandler for Ferret {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // rmcp sends the acknowledgement just before calling this, so a change
+        // could slip between the two; the hub waits 40 ms before it tells anyone
+        // of a change, far longer than that gap, so only a change made before
+        // the acknowledgement can be missed.
         let id = self.inner.hub.new_id();
         let paths: Vec<(String, String)> = context
             .accepted()
