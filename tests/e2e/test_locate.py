@@ -147,12 +147,18 @@ def test_ask_decline_and_cancel_never_search(places, era, action, content, code)
 
 def test_ask_without_elicitation_tells_the_operator_how_to_allow(places, start_http):
     plain_http = start_http(*server_args(places, "ask"))
+    session_http = start_http(*server_args(places, "ask"), "--http-sessions")
 
     async def legacy(transport, server):
         async with connect(transport, "legacy", server_args(places, "ask"), server) as c:
             return await call(c, "locate", ARGS)
 
-    for transport, server, why in [("stdio", None, "did not declare"), ("http", plain_http, "--http-sessions")]:
+    for transport, server, why in [
+        ("stdio", None, "did not declare"),
+        ("http", plain_http, "--http-sessions"),
+        # With a session the question could travel: what is missing is the client's capability.
+        ("http", session_http, "did not declare"),
+    ]:
         is_error, s, _, _ = run(legacy(transport, server))
         assert is_error and s["error"]["code"] == "LOCATE_DISABLED", s
         assert "--locate allow" in s["error"]["hint"] and why in s["error"]["message"], s

@@ -541,6 +541,18 @@ impl Index {
         rx
     }
 
+    /// Whether anyone follows [`Index::touches`]: without a listener the
+    /// watcher and the journal build no path lists for it (rescans of big trees
+    /// journal many changes).
+    pub(crate) fn touches_followed(&self) -> bool {
+        !self
+            .shared
+            .touch_listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     pub(crate) fn publish_touched(&self, paths: Vec<String>) {
         if paths.is_empty() {
             return;
@@ -588,11 +600,13 @@ impl Index {
         };
         let kept: Vec<Change> = changes.iter().filter(|c| !is_echo(c)).cloned().collect();
         drop(own);
-        self.publish_touched(
-            kept.iter()
-                .flat_map(|c| std::iter::once(c.path.clone()).chain(c.old_path.clone()))
-                .collect(),
-        );
+        if self.touches_followed() {
+            self.publish_touched(
+                kept.iter()
+                    .flat_map(|c| std::iter::once(c.path.clone()).chain(c.old_path.clone()))
+                    .collect(),
+            );
+        }
         if let Ok(mut j) = self.shared.journal.lock()
             && let Some(j) = j.as_mut()
             && let Err(e) = j.record(&kept)

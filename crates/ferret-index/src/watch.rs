@@ -327,6 +327,7 @@ impl<'a> Applier<'a> {
         // Files written in this batch: a rewrite that keeps the size within the
         // same mtime second journals nothing, but subscribers must still hear of it.
         let mut written: Vec<String> = Vec::new();
+        let followed = self.index.touches_followed();
         for raw in batch {
             // Translated here, in order: a folder renamed by an earlier event of
             // this batch already has its new path.
@@ -363,7 +364,9 @@ impl<'a> Applier<'a> {
                 },
                 FsEvent::Removed { root, rel } => self.removed(root, &rel, &mut changes),
                 FsEvent::Changed { root, rel } => {
-                    written.push(self.index.shown_path(root, &rel));
+                    if followed {
+                        written.push(self.index.shown_path(root, &rel));
+                    }
                     self.refresh(root, &rel, &mut changes, &mut rescans)
                 }
             }

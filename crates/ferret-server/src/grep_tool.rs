@@ -166,14 +166,11 @@ pub async fn run(
     call: GrepCall,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
-    let meter = Arc::new(Meter::new());
     let deadline = Instant::now() + call.timeout;
-    let work_meter = meter.clone();
     crate::work::run_metered(
         context,
-        meter,
         crate::work::counted("files scanned"),
-        move || execute(server.index(), server.roots(), &call, deadline, &work_meter),
+        move |meter| execute(server.index(), server.roots(), &call, deadline, &meter),
     )
     .await
 }

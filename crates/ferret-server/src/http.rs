@@ -25,7 +25,7 @@ use rmcp::{
     ServerHandler,
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
-        session::{local::LocalSessionManager, never::NeverSessionManager},
+        session::{SessionManager, local::LocalSessionManager, never::NeverSessionManager},
     },
 };
 
@@ -107,23 +107,17 @@ where
 {
     let factory = move || Ok(make_handler());
     let mut app = if options.sessions {
-        let mcp = StreamableHttpService::new(
+        mount(StreamableHttpService::new(
             factory,
             Arc::new(LocalSessionManager::default()),
             options.config(),
-        );
-        Router::new()
-            .route_service("/mcp", mcp.clone())
-            .route_service("/", mcp)
+        ))
     } else {
-        let mcp = StreamableHttpService::new(
+        mount(StreamableHttpService::new(
             factory,
             Arc::new(NeverSessionManager::default()),
             options.config(),
-        );
-        Router::new()
-            .route_service("/mcp", mcp.clone())
-            .route_service("/", mcp)
+        ))
     };
     if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
         app = app.layer(middleware::from_fn_with_state(
@@ -132,6 +126,17 @@ where
         ));
     }
     app
+}
+
+/// The same service at `/mcp` and at `/`.
+fn mount<S, M>(mcp: StreamableHttpService<S, M>) -> Router
+where
+    S: ServerHandler,
+    M: SessionManager,
+{
+    Router::new()
+        .route_service("/mcp", mcp.clone())
+        .route_service("/", mcp)
 }
 
 /// ferret's application: MCP at `/mcp` and `/`, probes at `/health`.

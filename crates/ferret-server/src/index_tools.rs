@@ -102,6 +102,8 @@ pub fn changes_definition() -> Tool {
 
 /// A `search` call, checked and compiled.
 pub struct SearchCall {
+    /// The query as typed (`content:` terms included).
+    text: String,
     query: Query,
     path: Option<String>,
     sort: SortKey,
@@ -121,13 +123,19 @@ pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     parse_search_for("search", args)
 }
 
+impl SearchCall {
+    /// The query as the agent typed it (for the consent question).
+    pub fn query_text(&self) -> &str {
+        &self.text
+    }
+}
+
 /// `locate`'s arguments: those of `search`, with a query of at least two
 /// characters and no `content:` (locate roots are never read).
 pub fn parse_locate(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     let call = parse_search_for("locate", args)?;
     let a = Args::new("locate", args, &SEARCH_PARAMS, LOCATE_EXAMPLE)?;
-    let query = a.string("query")?.unwrap_or_default();
-    if query.trim().chars().count() < 2 {
+    if call.text.trim().chars().count() < 2 {
         return Err(a.conflict("query", "`query` needs at least 2 characters"));
     }
     if !call.content.is_empty() {
@@ -192,6 +200,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         _ => {}
     }
     Ok(SearchCall {
+        text: full,
         query,
         path: a.string("path")?,
         sort: match a.choice(

@@ -36,7 +36,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferret_fs::{Meter, Roots};
+use ferret_fs::Roots;
 use ferret_index::Index;
 #[expect(
     deprecated,
@@ -191,22 +191,19 @@ impl Ferret {
         transport: Transport,
         locate: Option<Locate>,
     ) -> Ferret {
-        let mut tools = tools::definitions();
-        tools.insert(0, index_tools::search_definition());
+        let mut file_tools = tools::definitions();
+        let diagnostics = file_tools.pop().expect("diagnostics is the last file tool");
+        let mut tools = vec![index_tools::search_definition()];
         if locate.is_some() {
-            tools.insert(1, index_tools::locate_definition());
+            tools.push(index_tools::locate_definition());
         }
-        let after_search = if locate.is_some() { 2 } else { 1 };
-        tools.insert(after_search, grep_tool::definition());
-        let before_diagnostics = tools.len() - 1;
-        tools.insert(before_diagnostics, index_tools::changes_definition());
+        tools.push(grep_tool::definition());
+        tools.extend(file_tools);
+        tools.push(index_tools::changes_definition());
         if roots.roots().iter().any(|r| r.writable) {
-            let before_diagnostics = tools.len() - 1;
-            tools.splice(
-                before_diagnostics..before_diagnostics,
-                write_tools::definitions(),
-            );
+            tools.extend(write_tools::definitions());
         }
+        tools.push(diagnostics);
         let hub = Arc::new(subscriptions::Hub::new(index.clone()));
         let inner = Arc::new(Inner {
             roots,
@@ -384,10 +381,8 @@ impl Ferret {
         let done = match request.name.as_ref() {
             "search" => {
                 let call = index_tools::parse_search(args)?;
-                let meter = Arc::new(Meter::new());
-                let m = meter.clone();
-                work::run_metered(context, meter, search_progress, move || {
-                    index_tools::search(this.index(), this.roots(), &call, &m)
+                work::run_metered(context, search_progress, move |meter| {
+                    index_tools::search(this.index(), this.roots(), &call, &meter)
                 })
                 .await?
             }
@@ -408,9 +403,8 @@ impl Ferret {
             }
             "list" => {
                 let (path, mut req) = tools::parse_list(args)?;
-                let meter = Arc::new(Meter::new());
-                req.meter = Some(meter.clone());
-                work::run_metered(context, meter, work::counted("entries walked"), move || {
+                work::run_metered(context, work::counted("entries walked"), move |meter| {
+                    req.meter = Some(meter);
                     tools::list(this.roots(), &path, &req)
                 })
                 .await?
@@ -430,9 +424,8 @@ impl Ferret {
             }
             "manage" if self.writes() => {
                 let (path, mut req) = write_tools::parse_manage(args)?;
-                let meter = Arc::new(Meter::new());
-                req.meter = Some(meter.clone());
-                work::run_metered(context, meter, work::counted("entries copied"), move || {
+                work::run_metered(context, work::counted("entries copied"), move |meter| {
+                    req.meter = Some(meter);
                     write_tools::manage(this.roots(), this.index(), &path, &req)
                 })
                 .await?
@@ -474,14 +467,15 @@ impl Ferret {
             LocatePolicy::Deny => return Ok(render::tool_error(&locate::disabled()).into()),
             LocatePolicy::Allow => {}
             LocatePolicy::Ask => {
-                let query = request
-                    .arguments
-                    .as_ref()
-                    .and_then(|a| a.get("query"))
-                    .and_then(|q| q.as_str())
-                    .unwrap_or_default();
-                let consent =
-                    locate::ask(locate, &self.inner.consent_seal, request, query, context).await?;
+                let consent = locate::ask(
+                    locate,
+                    &self.inner.consent_seal,
+                    request,
+                    call.query_text(),
+                    self.inner.transport.one_request_per_connection(),
+                    context,
+                )
+                .await?;
                 match consent {
                     locate::Consent::Granted => {}
                     locate::Consent::InputRequired(ask) => return Ok(ask.into()),
@@ -498,14 +492,12 @@ impl Ferret {
             }
         }
         let this = self.clone();
-        let meter = Arc::new(Meter::new());
-        let m = meter.clone();
-        let result = work::run_metered(context, meter, search_progress, move || {
+        let result = work::run_metered(context, search_progress, move |meter| {
             let Some(locate) = &this.inner.locate else {
                 unreachable!("checked above");
             };
             let show = |p: &str| locate.full_path(p);
-            index_tools::search_showing(&locate.index, &locate.roots, &call, &m, &show)
+            index_tools::search_showing(&locate.index, &locate.roots, &call, &meter, &show)
         })
         .await?;
         Ok(result.into())
@@ -558,22 +550,6 @@ impl Ferret {
             Ok(ferret_fs::Target::In(root, rel)) => Ok(self.inner.roots.display(root, &rel)),
             Ok(ferret_fs::Target::AllRoots) => Ok(".".into()),
             Err(e) => Err(resources::error_for(&e, uri)),
-        }
-    }
-
-    /// Tell the client (where it opted in) what is worth knowing about an answer.
-    async fn log_answer(
-        &self,
-        context: &RequestContext<RoleServer>,
-        tool: &str,
-        result: &CallToolResult,
-        elapsed: Duration,
-    ) {
-        let Ok(log) = logging::RequestLog::of(context, self.connection_log_level()) else {
-            return;
-        };
-        for (level, note) in logging::notes_for(tool, result, elapsed.as_millis() as u64) {
-            log.send(level, note).await;
         }
     }
 }
@@ -693,7 +669,7 @@ impl ServerHandler for Ferret {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // A malformed per-request log level is a malformed request.
-        logging::RequestLog::of(&context, None)?;
+        let log = logging::RequestLog::of(&context, self.connection_log_level())?;
         let _in_flight = InFlight::new(&self.inner);
         let name = static_name(&request.name);
         let started = Instant::now();
@@ -724,7 +700,9 @@ impl ServerHandler for Ferret {
             "tool call"
         );
         if let Ok(CallToolResponse::Complete(result)) = &outcome {
-            self.log_answer(&context, name, result, elapsed).await;
+            for (level, note) in logging::notes_for(name, result, elapsed.as_millis() as u64) {
+                log.send(level, note).await;
+            }
         }
         outcome
     }
@@ -859,19 +837,16 @@ impl ServerHandler for Ferret {
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
-        let meter = Arc::new(Meter::new());
-        let m = meter.clone();
-        let result =
-            work::run_metered(&context, meter, work::counted("files scanned"), move || {
-                prompts::get(
-                    &this.inner.roots,
-                    &this.inner.index,
-                    &request.name,
-                    request.arguments.as_ref(),
-                    &m,
-                )
-            })
-            .await??;
+        let result = work::run_metered(&context, work::counted("files scanned"), move |meter| {
+            prompts::get(
+                &this.inner.roots,
+                &this.inner.index,
+                &request.name,
+                request.arguments.as_ref(),
+                &meter,
+            )
+        })
+        .await??;
         log.send(
             LoggingLevel::Debug,
             format!(

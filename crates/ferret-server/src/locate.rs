@@ -180,15 +180,22 @@ fn answer_of(result: &ElicitResult) -> Consent {
 }
 
 /// Ask the user, in whichever way this request's era allows.
+/// `one_request_connection`: a handshake-era connection that ends with this
+/// request (stateless HTTP), which cannot carry a question to the client.
 pub async fn ask(
     locate: &Locate,
     codec: &RequestStateCodec,
     request: &CallToolRequestParams,
     query: &str,
+    one_request_connection: bool,
     context: &RequestContext<RoleServer>,
 ) -> Result<Consent, ErrorData> {
     if is_stateless_era(context) {
         ask_by_input_required(locate, codec, request, query, context)
+    } else if one_request_connection {
+        Ok(Consent::Unavailable(
+            "this HTTP connection has no session, so ferret cannot put a question to the client (start ferret with --http-sessions, or use stdio or a 2026-07-28 client)".into(),
+        ))
     } else {
         Ok(ask_by_elicitation(locate, query, context).await)
     }
@@ -267,16 +274,9 @@ async fn ask_by_elicitation(
         .supported_elicitation_modes()
         .contains(&ElicitationMode::Form)
     {
-        let why = if context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .is_some()
-        {
-            "this HTTP connection has no session, so ferret cannot put a question to the client (start ferret with --http-sessions, or use stdio or a 2026-07-28 client)"
-        } else {
-            "the client did not declare the elicitation capability"
-        };
-        return Consent::Unavailable(why.into());
+        return Consent::Unavailable(
+            "the client did not declare the elicitation capability".into(),
+        );
     }
     let asked = peer.create_elicitation_with_timeout(question(locate, query), Some(ANSWER_WITHIN));
     tokio::select! {

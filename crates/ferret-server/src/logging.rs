@@ -120,15 +120,6 @@ pub fn notes_for(
         if let Some(w) = s.get("warning").and_then(Value::as_str) {
             notes.push((LoggingLevel::Warning, format!("`{tool}`: {w}")));
         }
-        if s.get("stopped").and_then(Value::as_str).is_some() {
-            notes.push((
-                LoggingLevel::Warning,
-                format!(
-                    "`{tool}` stopped early ({}); results are partial",
-                    s["stopped"]
-                ),
-            ));
-        }
         if s.pointer("/index/ready") == Some(&Value::Bool(false)) {
             notes.push((
                 LoggingLevel::Notice,

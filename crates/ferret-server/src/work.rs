@@ -68,15 +68,15 @@ pub fn counted(unit: &'static str) -> impl Fn(u64, Option<u64>) -> String {
     }
 }
 
-/// Run `work` on the blocking pool. `meter` is what `work` ticks; it is stopped
-/// when the request is cancelled, and read every 250 ms to report progress
-/// (worded by `describe`) when the request asked for it.
+/// Run `work` on the blocking pool with a fresh [`Meter`] to tick. The meter
+/// is stopped when the request is cancelled, and read every 250 ms to report
+/// progress (worded by `describe`) when the request asked for it.
 pub async fn run_metered<T: Send + 'static>(
     context: &RequestContext<RoleServer>,
-    meter: Arc<Meter>,
     describe: impl Fn(u64, Option<u64>) -> String,
-    work: impl FnOnce() -> T + Send + 'static,
+    work: impl FnOnce(Arc<Meter>) -> T + Send + 'static,
 ) -> Result<T, ErrorData> {
+    let meter = Arc::new(Meter::new());
     let watcher = {
         let ct = context.ct.clone();
         let meter = meter.clone();
@@ -89,7 +89,8 @@ pub async fn run_metered<T: Send + 'static>(
         meter: meter.clone(),
         watcher: watcher.abort_handle(),
     };
-    let mut task = tokio::task::spawn_blocking(work);
+    let for_work = meter.clone();
+    let mut task = tokio::task::spawn_blocking(move || work(for_work));
     let joined = match Progress::of(context) {
         None => (&mut task).await,
         Some(mut progress) => {
