@@ -33,16 +33,10 @@ pub(crate) fn extension(name: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// Extension keys live above the 24-bit trigram keys. Different extensions may
-/// share a key (a 31-bit hash): candidates are always checked against the name.
-fn extension_key(ext_folded: &[u8]) -> u32 {
-    // FNV-1a: a few bytes, no need for more.
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in ext_folded {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    0x8000_0000 | (h & 0x7fff_ffff)
-}
+/// Extension keys live above the 24-bit trigram keys: the top bit and the
+/// extension's place in [`Names::exts`], so an extension's list holds exactly the
+/// names with that (folded) extension.
+const EXT_KEY: u32 = 0x8000_0000;
 
 #[inline]
 fn trigram_key(t: &[u8]) -> u32 {
@@ -68,6 +62,8 @@ pub(crate) struct Names {
     /// Trigram lists (24-bit keys) and extension lists (keys with the top bit) of
     /// the sorted names.
     postings: Postings,
+    /// The distinct folded extensions of the sorted names, sorted.
+    exts: Vec<Box<[u8]>>,
 }
 
 impl Names {
@@ -77,7 +73,15 @@ impl Names {
             offsets: vec![0],
             sorted: 0,
             postings: Postings::default(),
+            exts: Vec::new(),
         }
+    }
+
+    fn extension_key(&self, ext_folded: &[u8]) -> Option<u32> {
+        self.exts
+            .binary_search_by(|e| (**e).cmp(ext_folded))
+            .ok()
+            .map(|i| EXT_KEY | i as u32)
     }
 
     pub fn len(&self) -> u32 {
@@ -165,20 +169,30 @@ impl Names {
             .min()
     }
 
-    /// Sorted names whose extension may be one of `exts` (folded, no dot).
-    pub fn with_extensions(&self, exts: &[Vec<u8>]) -> Vec<u32> {
-        let mut out: Vec<u32> = Vec::new();
-        let mut keys: Vec<u32> = exts.iter().map(|e| extension_key(e)).collect();
+    /// How many ids [`Names::with_extensions`] gives.
+    pub fn with_extensions_count(&self, exts: &[Vec<u8>]) -> usize {
+        let mut keys: Vec<u32> = exts.iter().filter_map(|e| self.extension_key(e)).collect();
         keys.sort_unstable();
         keys.dedup();
-        for k in keys {
+        keys.iter().map(|&k| self.postings.count(k) as usize).sum()
+    }
+
+    /// Sorted names whose folded extension is one of `exts` (folded, no dot).
+    pub fn with_extensions(&self, exts: &[Vec<u8>]) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        let mut keys: Vec<u32> = exts.iter().filter_map(|e| self.extension_key(e)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for &k in &keys {
             let mut c = self.postings.cursor(k);
             while let Some(id) = c.next_id() {
                 out.push(id);
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        if keys.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
         out
     }
 
@@ -235,13 +249,14 @@ impl Names {
         (out, map)
     }
 
-    /// The trigram and extension lists of the sorted names.
-    pub fn lists(&self) -> Postings {
+    /// The trigram and extension lists of the sorted names, and the extensions.
+    pub fn lists(&self) -> (Postings, Vec<Box<[u8]>>) {
         build_postings(self)
     }
 
-    pub fn set_lists(&mut self, postings: Postings) {
+    pub fn set_lists(&mut self, (postings, exts): (Postings, Vec<Box<[u8]>>)) {
         self.postings = postings;
+        self.exts = exts;
     }
 }
 
@@ -265,9 +280,11 @@ fn sort_by_name(names: &Names, ids: &mut Vec<u32>) {
     ids.extend(keyed.into_iter().map(|(_, i)| i));
 }
 
-fn build_postings(names: &Names) -> Postings {
+fn build_postings(names: &Names) -> (Postings, Vec<Box<[u8]>>) {
     let mut b = PostingsBuilder::default();
     let mut buf = Vec::new();
+    let mut exts: std::collections::HashMap<Box<[u8]>, u32> = std::collections::HashMap::new();
+    let mut ext_of: Vec<(u32, u32)> = Vec::new();
     for id in 0..names.sorted_len() {
         let name = names.get(id);
         fold_into(name, &mut buf);
@@ -275,10 +292,22 @@ fn build_postings(names: &Names) -> Postings {
             b.push(trigram_key(t), id);
         }
         if let Some(ext) = extension(&buf) {
-            b.push(extension_key(ext), id);
+            let next = exts.len() as u32;
+            let e = *exts.entry(ext.into()).or_insert(next);
+            ext_of.push((e, id));
         }
     }
-    b.finish()
+    // Keys follow the sorted order of the extensions.
+    let mut sorted: Vec<(Box<[u8]>, u32)> = exts.into_iter().collect();
+    sorted.sort_unstable();
+    let mut rank = vec![0u32; sorted.len()];
+    for (i, (_, e)) in sorted.iter().enumerate() {
+        rank[*e as usize] = i as u32;
+    }
+    for (e, id) in ext_of {
+        b.push(EXT_KEY | rank[e as usize], id);
+    }
+    (b.finish(), sorted.into_iter().map(|(e, _)| e).collect())
 }
 
 #[cfg(test)]

@@ -92,6 +92,7 @@ impl Postings {
                 left: h.count,
                 count: h.count,
                 started: false,
+                skip_at: 0,
             },
             None => Cursor::default(),
         }
@@ -115,6 +116,8 @@ pub(crate) struct Cursor<'a> {
     left: u32,
     count: u32,
     started: bool,
+    /// Skip entries before this one lie behind the position.
+    skip_at: usize,
 }
 
 impl Cursor<'_> {
@@ -136,16 +139,27 @@ impl Cursor<'_> {
         if self.started && self.cur >= target {
             return Some(self.cur);
         }
-        // Jump to the last skip entry below the target that lies ahead of us.
-        let i = self.skips.partition_point(|s| s.value < target);
-        if i > 0 {
-            let s = self.skips[i - 1];
-            if s.offset as usize > self.pos {
-                self.left = self.count - s.seen;
-                self.pos = s.offset as usize;
-                self.cur = s.value;
-                self.started = true;
+        let skips = self.skips;
+        while self.skip_at < skips.len() && skips[self.skip_at].offset as usize <= self.pos {
+            self.skip_at += 1;
+        }
+        // Jump only when the target lies beyond the next skip point: gallop to
+        // the last skip entry below it.
+        if self.skip_at < skips.len() && skips[self.skip_at].value < target {
+            let mut lo = self.skip_at;
+            let mut step = 1;
+            while lo + step < skips.len() && skips[lo + step].value < target {
+                lo += step;
+                step *= 2;
             }
+            let hi = (lo + step).min(skips.len());
+            let last_below = lo + skips[lo..hi].partition_point(|s| s.value < target) - 1;
+            let s = skips[last_below];
+            self.left = self.count - s.seen;
+            self.pos = s.offset as usize;
+            self.cur = s.value;
+            self.started = true;
+            self.skip_at = last_below + 1;
         }
         while let Some(v) = self.next_id() {
             if v >= target {

@@ -121,10 +121,12 @@ pub fn hit(store: &Store, id: EntryId) -> Hit {
 /// Below this many candidates, checking runs on one thread.
 const PARALLEL_FROM: usize = 40_000;
 
-/// The sorted names matching a name-only query, as a list and a bit set.
+/// The sorted names matching a name-only query, as a list and a bit set, with
+/// how many entries of the orders bear them.
 struct NameSet {
     ids: Vec<u32>,
     bits: Vec<u64>,
+    entries: usize,
 }
 
 impl NameSet {
@@ -173,37 +175,33 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
     let names = &store.names;
     let sorted = names.sorted_len();
     let literals: Vec<Vec<u8>> = name_q.required_name_literals();
-    let from_exts = name_q
-        .required_extensions()
-        .map(|e| names.with_extensions(&e));
-    let from_trigrams = names.candidates(&literals);
-    let candidates: Vec<u32> = match (from_exts, from_trigrams) {
-        (Some(a), Some(b)) => intersect_sorted(&a, &b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => (0..sorted).collect(),
+    // One list narrows enough; checking the names does the rest. The extension
+    // lists are exact but for hash collisions; a trigram bound is an upper bound.
+    let exts = name_q.required_extensions();
+    let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
+    let trigram_bound = names.candidates_bound(&literals);
+    let mut exts_used = false;
+    let candidates: Vec<u32> = match (exts, ext_count, trigram_bound) {
+        (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
+            exts_used = true;
+            names.with_extensions(&e)
+        }
+        (_, _, Some(_)) => names.candidates(&literals).unwrap_or_default(),
+        _ => (0..sorted).collect(),
     };
-    let ids = par_filter(candidates, |k| name_q.matches_name(names.get(k)));
+    // An extension list is exactly the names with that extension.
+    let ids = if name_q.is_extension_list() && ext_count.is_some() && exts_used {
+        candidates
+    } else {
+        par_filter(candidates, |k| name_q.matches_name(names.get(k)))
+    };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
+    let mut entries = 0;
     for &k in &ids {
         bits[k as usize / 64] |= 1 << (k % 64);
+        entries += store.base.named(k).len();
     }
-    NameSet { ids, bits }
-}
-
-fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            Ordering::Less => i += 1,
-            Ordering::Greater => j += 1,
-            Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
+    NameSet { ids, bits, entries }
 }
 
 /// Where the candidates come from.
@@ -315,7 +313,7 @@ impl<'a> Plan<'a> {
             && (listed || best.as_ref().is_none_or(|(c, _)| *c > sorted / 4)))
         .then(|| match_names(store, &name_q));
         if let Some(set) = &names {
-            let card: usize = set.ids.iter().map(|&k| store.base.named(k).len()).sum();
+            let card = set.entries;
             if best.as_ref().is_none_or(|(c, _)| card <= *c) {
                 best = Some((card, Driver::Names));
             }
@@ -373,6 +371,10 @@ impl<'a> Plan<'a> {
                 }
             }
         }
+    }
+
+    fn under_ok(&self, id: EntryId) -> bool {
+        self.under().is_none_or(|u| self.store.is_within(id, u))
     }
 
     /// Whether a base entry produced by the driver matches.
@@ -476,10 +478,41 @@ impl<'a> Plan<'a> {
             }
             let mut path = store.rel_path(top);
             let depth = store.depth(top);
+            // Path terms the top's own path holds, every entry below holds too.
+            let mut decorated = Vec::with_capacity(path.len() + 2);
+            decorated.push(b'/');
+            decorated.extend_from_slice(&path);
+            if !path.is_empty() {
+                decorated.push(b'/');
+            }
+            let below = self.residual.assuming_path_prefix(&decorated);
+            let below_needs_path = below.needs_path();
+            // Below a top inside `under`, everything is inside it.
+            let all_inside = self.under_ok(top);
+            if !is_root_entry(store, top) && self.name_ok(top) && self.under_ok(top) {
+                let ok = self.residual.is_match_all()
+                    || if needs_path {
+                        self.residual.matches(&PathedEntry {
+                            inner: store.entry(top),
+                            rel: &path,
+                            depth,
+                        })
+                    } else {
+                        self.residual.matches(&store.entry(top))
+                    };
+                if ok {
+                    out.push(top);
+                }
+            }
             // (entry, depth, path length before its name)
-            let mut stack: Vec<(EntryId, u32, usize)> = vec![(top, depth, usize::MAX)];
+            let mut stack: Vec<(EntryId, u32, usize)> = store
+                .children(top)
+                .iter()
+                .rev()
+                .map(|&c| (c, depth + 1, path.len()))
+                .collect();
             while let Some((id, d, cut)) = stack.pop() {
-                if cut != usize::MAX {
+                if below_needs_path {
                     path.truncate(cut);
                     if cut > 0 {
                         path.push(b'/');
@@ -487,19 +520,17 @@ impl<'a> Plan<'a> {
                     path.extend_from_slice(store.name(id));
                 }
                 let here = path.len();
-                let is_root = store.parent(id) == NONE;
-                let inside = self.under().is_none_or(|u| store.is_within(id, u));
-                if !is_root && inside && self.name_ok(id) {
-                    let ok = if self.residual.is_match_all() {
+                if self.name_ok(id) && (all_inside || self.under_ok(id)) {
+                    let ok = if below.is_match_all() {
                         true
-                    } else if needs_path {
-                        self.residual.matches(&PathedEntry {
+                    } else if below_needs_path {
+                        below.matches(&PathedEntry {
                             inner: store.entry(id),
                             rel: &path,
                             depth: d,
                         })
                     } else {
-                        self.residual.matches(&store.entry(id))
+                        below.matches(&store.entry(id))
                     };
                     if ok {
                         out.push(id);
@@ -521,7 +552,7 @@ impl<'a> Plan<'a> {
         let base = match &self.driver {
             Driver::Names => {
                 let set = self.names.as_ref().expect("names drive");
-                let runs: usize = set.ids.iter().map(|&k| b.named(k).len()).sum();
+                let runs = set.entries;
                 let gone = store
                     .stale
                     .iter()
@@ -545,6 +576,10 @@ impl<'a> Plan<'a> {
         };
         base + delta
     }
+}
+
+fn is_root_entry(store: &Store, id: EntryId) -> bool {
+    store.parent(id) == NONE
 }
 
 /// For a query with a path term (and no better source): the entries whose own

@@ -784,6 +784,46 @@ impl Query {
         }
     }
 
+    /// Whether this query is nothing but one `ext:` list (or extension group)
+    /// of plain extensions: then the entries whose folded extension is one of
+    /// [`Query::required_extensions`] are exactly its matches.
+    pub fn is_extension_list(&self) -> bool {
+        matches!(&self.root, Node::Ext(set) if !set.none && set.dotted.is_empty() && !set.plain.is_empty())
+    }
+
+    /// This query for entries whose decorated path (`"/" + rel_path`, with a `/`
+    /// after folders) starts with `prefix`, such as everything below one folder
+    /// (its decorated path): top-level path substring terms that `prefix`
+    /// already contains are dropped, since every such entry contains them too.
+    pub fn assuming_path_prefix(&self, prefix: &[u8]) -> Query {
+        let conjuncts: Vec<Node> = match &self.root {
+            Node::And(v) => v.clone(),
+            n => vec![n.clone()],
+        };
+        let mut folded: Option<Vec<u8>> = None;
+        let kept = conjuncts
+            .into_iter()
+            .filter(|n| match n {
+                Node::Path(PathMatch::Literal {
+                    lit,
+                    fold,
+                    trim: false,
+                }) if lit.holds_in_any_extension() => {
+                    let hay: &[u8] = if *fold {
+                        folded.get_or_insert_with(|| fold_case(prefix).into_owned())
+                    } else {
+                        prefix
+                    };
+                    !lit.is_match(hay)
+                }
+                _ => true,
+            })
+            .collect();
+        Query {
+            root: and_nodes(kept),
+        }
+    }
+
     /// The extensions (folded, without the dot) that every match's name must end
     /// with, when the top-level AND holds an `ext:` list (or an extension group
     /// such as `pic:`) without multi-part extensions. An index can answer such a

@@ -423,6 +423,25 @@ proptest! {
     }
 
     #[test]
+    fn assuming_a_path_prefix_is_sound(
+        s in prop_oneof![valid_query(), name_query()],
+        opts in options(),
+        entries in prop::collection::vec(prop_oneof![entry(), name_entry()], 1..12),
+        cut in 0usize..40,
+    ) {
+        let q = Query::compile(&s, &opts, &CLOCK).unwrap();
+        for e in &entries {
+            let mut path = b"/".to_vec();
+            path.extend_from_slice(&crate::Entry::rel_path(e));
+            if crate::Entry::kind(e) == crate::Kind::Dir && path.len() > 1 {
+                path.push(b'/');
+            }
+            let prefix = &path[..cut.min(path.len())];
+            prop_assert_eq!(q.assuming_path_prefix(prefix).matches(e), q.matches(e), "{:?} on {:?} with {:?}", s, e.path, String::from_utf8_lossy(prefix));
+        }
+    }
+
+    #[test]
     fn and_is_conjunction(
         a in valid_query(),
         b in valid_query(),

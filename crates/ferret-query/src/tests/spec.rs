@@ -955,4 +955,6 @@ fn name_terms_ranges_and_extensions_for_an_index() {
     assert_eq!(q("ext:tar.gz").required_extensions(), None);
     assert_eq!(q("ext:").required_extensions(), None);
     assert_eq!(q("a|ext:rs").required_extensions(), None);
+    assert!(q("ext:rs;toml").is_extension_list() && q("pic:").is_extension_list());
+    assert!(!q("ext:rs x").is_extension_list() && !q("ext:tar.gz").is_extension_list());
 }
