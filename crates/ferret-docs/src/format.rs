@@ -29,6 +29,18 @@ pub const EXTENSIONS: &[&str] = &[
     "epub",
 ];
 
+const ALL: [Format; 9] = [
+    Format::Pdf,
+    Format::Docx,
+    Format::Pptx,
+    Format::Xlsx,
+    Format::Xls,
+    Format::Ods,
+    Format::Odt,
+    Format::Odp,
+    Format::Epub,
+];
+
 const ZIP: &[u8] = b"PK\x03\x04";
 const OLE2: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
 
@@ -47,19 +59,9 @@ impl Format {
         }
     }
 
+    /// The format named so by [`Format::name`].
     pub fn parse(name: &str) -> Option<Format> {
-        Some(match name {
-            "pdf" => Format::Pdf,
-            "docx" => Format::Docx,
-            "pptx" => Format::Pptx,
-            "xlsx" => Format::Xlsx,
-            "xls" => Format::Xls,
-            "ods" => Format::Ods,
-            "odt" => Format::Odt,
-            "odp" => Format::Odp,
-            "epub" => Format::Epub,
-            _ => return None,
-        })
+        ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// The format an extension names (any case), if any.

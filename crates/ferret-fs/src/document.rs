@@ -11,8 +11,7 @@ use crate::{
     error::{ErrorCode, FsError, FsResult},
     read::{ReadRequest, TextWindow},
     roots::{OpenedFile, Roots, rfc3339},
-    sniff,
-    text::{self, Window},
+    sniff, text,
 };
 
 /// A part of a document as agents see it: a page, slide or chapter number,
@@ -185,25 +184,7 @@ impl Roots {
             None => (1, doc.lines.max(1)),
             Some(sel) => select(&doc, sel, shown)?,
         };
-        let limits = &self.policy.limits;
-        let start = request.start_line.max(first);
-        let wanted_end = match request.end_line {
-            Some(end) => end,
-            None => start.saturating_add(request.max_lines.max(1) - 1),
-        };
-        let window = Window {
-            start,
-            end: wanted_end.min(last),
-            max_bytes: request
-                .max_bytes
-                .unwrap_or(limits.max_response_bytes)
-                .min(limits.max_response_bytes),
-            max_line_chars: request
-                .max_line_chars
-                .unwrap_or(limits.max_line_chars)
-                .max(1),
-            line_numbers: request.line_numbers,
-        };
+        let window = request.window(request.start_line.max(first), last, &self.policy.limits);
         let utf8 = sniff::detect_encoding(b"", true);
         let scan = text::scan_lines(doc.text.as_bytes(), &utf8, &window, false)
             .map_err(|e| FsError::from_io(&e, shown))?;

@@ -30,6 +30,27 @@ pub struct ReadRequest {
     pub selection: Option<Selection>,
 }
 
+impl ReadRequest {
+    /// The window this request asks for from `start` (its own end, or
+    /// `max_lines`, never past `last`), within the server's budgets.
+    pub(crate) fn window(&self, start: u64, last: u64, limits: &crate::Limits) -> Window {
+        let end = match self.end_line {
+            Some(end) => end,
+            None => start.saturating_add(self.max_lines.max(1) - 1),
+        };
+        Window {
+            start,
+            end: end.min(last),
+            max_bytes: self
+                .max_bytes
+                .unwrap_or(limits.max_response_bytes)
+                .min(limits.max_response_bytes),
+            max_line_chars: self.max_line_chars.unwrap_or(limits.max_line_chars).max(1),
+            line_numbers: self.line_numbers,
+        }
+    }
+}
+
 impl Default for ReadRequest {
     fn default() -> Self {
         ReadRequest {
@@ -184,25 +205,7 @@ impl Roots {
             Content::Text => {}
         }
 
-        let end = match request.end_line {
-            Some(end) => end,
-            None => request
-                .start_line
-                .saturating_add(request.max_lines.max(1) - 1),
-        };
-        let window = Window {
-            start: request.start_line.max(1),
-            end,
-            max_bytes: request
-                .max_bytes
-                .unwrap_or(limits.max_response_bytes)
-                .min(limits.max_response_bytes),
-            max_line_chars: request
-                .max_line_chars
-                .unwrap_or(limits.max_line_chars)
-                .max(1),
-            line_numbers: request.line_numbers,
-        };
+        let window = request.window(request.start_line.max(1), u64::MAX, limits);
 
         let whole = size <= limits.max_file_bytes;
         let (scan, detected, checksum) = if whole {

@@ -610,18 +610,7 @@ fn search_one(
         control,
         bytes: 0,
     };
-    let mut sink = Collect {
-        matcher,
-        path: &cand.path,
-        keep,
-        kept: 0,
-        items: Vec::new(),
-        count: 0,
-        binary: false,
-        first_only: options.output == Output::Files,
-        max_line_chars: options.max_line_chars,
-        control,
-    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
     let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
     result.bytes = reader.bytes;
     match searched {
@@ -684,18 +673,7 @@ fn search_document(
             return result;
         }
     };
-    let mut sink = Collect {
-        matcher,
-        path: &cand.path,
-        keep,
-        kept: 0,
-        items: Vec::new(),
-        count: 0,
-        binary: false,
-        first_only: options.output == Output::Files,
-        max_line_chars: options.max_line_chars,
-        control,
-    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
     searcher.set_binary_detection(BinaryDetection::none());
     let searched = searcher.search_slice(matcher, doc.text.as_bytes(), &mut sink);
     searcher.set_binary_detection(BinaryDetection::quit(0));
@@ -723,7 +701,28 @@ struct Collect<'a> {
     control: &'a Control<'a>,
 }
 
-impl Collect<'_> {
+impl<'a> Collect<'a> {
+    fn new(
+        matcher: &'a RegexMatcher,
+        path: &'a str,
+        keep: Option<usize>,
+        options: &Options,
+        control: &'a Control<'a>,
+    ) -> Collect<'a> {
+        Collect {
+            matcher,
+            path,
+            keep,
+            kept: 0,
+            items: Vec::new(),
+            count: 0,
+            binary: false,
+            first_only: options.output == Output::Files,
+            max_line_chars: options.max_line_chars,
+            control,
+        }
+    }
+
     fn first_only_done(&self) -> bool {
         self.first_only && self.count > 0
     }

@@ -33,7 +33,7 @@ pub fn definition() -> Tool {
     let strs = json!({"type": ["string", "array"]});
     Tool::new(
         "grep",
-        "Search inside files (regex; ripgrep), newest first. `filter`: search query picking the files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        "Regex search in files (ripgrep), newest first. `filter`: search query for files (`ext:rs !target/`). Skips binary, huge, secret files.",
         schema(json!({
             "type": "object",
             "properties": {
@@ -51,7 +51,7 @@ pub fn definition() -> Tool {
                 "after": int,
                 "output": {"enum": ["content", "files", "count"]},
                 "offset": int,
-                "limit": {"type": "integer", "maximum": 2000, "default": 200},
+                "limit": {"type": "integer", "maximum": 2000},
                 "timeout_ms": int,
                 "documents": flag,
             },
