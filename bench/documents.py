@@ -85,7 +85,7 @@ def peak_rss_mb(binary: Path, path: Path, fmt: str) -> tuple[float, str]:
         "import resource,subprocess,sys;"
         f"f=open({str(path)!r},'rb');"
         f"r=subprocess.run([{str(binary)!r},{WORKER!r},{fmt!r},*{LIMITS!r}],stdin=f,stdout=subprocess.PIPE);"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode, r.stdout[:300].decode('utf-8','replace').split(chr(10))[1][:120])"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode, (r.stdout[:300].decode('utf-8','replace').split(chr(10))+['',''])[1][:100] or 'no result: the extractor was stopped by its memory limit')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 2)
     return int(out[0]) / 1024, f"exit {out[1]}: {out[2].strip()}"
