@@ -361,6 +361,7 @@ impl Ferret {
             },
             "writing": writing_state(&inner.roots),
             "grep": "in-process (ripgrep's engine), candidates from the index",
+            "documents": documents_state(&inner.roots),
             "locate": locate,
             "subscriptions": inner.hub.count(),
             "tools": inner.stats.snapshot(),
@@ -560,6 +561,27 @@ fn search_progress(done: u64, total: Option<u64>) -> String {
     match total {
         Some(total) => format!("{done} of {total} files searched for content"),
         None => format!("waiting for the index: {done} entries walked"),
+    }
+}
+
+/// Whether documents are read as text, and how often their text came from
+/// the cache, for `diagnostics`.
+fn documents_state(roots: &Roots) -> serde_json::Value {
+    match roots.documents() {
+        None => json!({"enabled": false}),
+        Some(d) => {
+            let (extracted, from_cache) = d.counts();
+            let limits = d.limits();
+            json!({
+                "enabled": true,
+                "extracted": extracted,
+                "from_cache": from_cache,
+                "cache_dir": d.cache().dir(),
+                "max_document_bytes": limits.max_input_bytes,
+                "max_memory_bytes": limits.max_memory_bytes,
+                "timeout_s": limits.timeout.as_secs(),
+            })
+        }
     }
 }
 

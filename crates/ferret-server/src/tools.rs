@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 use ferret_fs::{
-    KindFilter, ListRequest, ReadOutcome, ReadRequest, Roots, SortKey, list::validate_glob,
+    KindFilter, ListRequest, PartOf, ReadOutcome, ReadRequest, Roots, Selection, SortKey,
+    list::validate_glob,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         Tool::new(
             "read",
-            "Read a text file by line window (paging via next_start_line), or an image. Reports encoding, line endings, checksum.",
+            "Read text by line window (paging via next_start_line), an image, or a document's text (PDF, Office, EPUB).",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -49,6 +50,8 @@ pub fn definitions() -> Vec<Tool> {
                     "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000},
                     "line_numbers": {"type": "boolean"},
                     "max_line_chars": int(1),
+                    "pages": {"type": "string"},
+                    "sheet": {"type": "string"},
                 },
                 "required": ["path"],
                 "additionalProperties": false,
@@ -146,6 +149,8 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             "max_lines",
             "line_numbers",
             "max_line_chars",
+            "pages",
+            "sheet",
         ],
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
@@ -164,7 +169,21 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             &format!("`end_line` ({end}) is before `start_line` ({start_line})"),
         ));
     }
+    let selection = match (a.string("pages")?, a.string("sheet")?) {
+        (Some(_), Some(_)) => {
+            return Err(a.conflict("sheet", "give `pages` or `sheet`, not both"));
+        }
+        (Some(pages), None) => Some(Selection::parse_pages(&pages).map_err(|e| {
+            a.conflict(
+                "pages",
+                &format!("`pages` `{pages}`: {e}; give e.g. \"3\" or \"3-5\""),
+            )
+        })?),
+        (None, Some(sheet)) => Some(Selection::Sheet(sheet)),
+        (None, None) => None,
+    };
     let request = ReadRequest {
+        selection,
         start_line,
         end_line,
         max_lines: max_lines.unwrap_or(2000),
@@ -195,6 +214,9 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
             if let Some(sum) = &w.checksum {
                 header.push_str(" · ");
                 header.push_str(sum);
+            }
+            if let Some(d) = &w.document {
+                header.push_str(&document_header(d));
             }
             if w.end_line < w.start_line {
                 header.push_str(&format!(
@@ -240,6 +262,10 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                 "modified": w.modified,
                 "checksum": w.checksum,
             });
+            let mut structured = structured;
+            if let Some(d) = &w.document {
+                add_document(&mut structured, d);
+            }
             render::ok(structured, text)
         }
         Ok(ReadOutcome::Image(img)) => {
@@ -266,6 +292,88 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                 text,
             )
         }
+    }
+}
+
+/// `{"page": 3}`, `{"sheet": "Q3", "row": 2}`: a part as agents branch on it.
+pub(crate) fn part_json(p: &PartOf) -> Value {
+    let mut v = json!({ p.kind: p.part });
+    if let Some(row) = p.row {
+        v["row"] = json!(row);
+    }
+    v
+}
+
+/// The document's facts in the text copy: format, where the window starts,
+/// which parts begin inside it.
+fn document_header(d: &ferret_fs::DocumentWindow) -> String {
+    let mut out = format!("\n{} document", d.format);
+    if let Some(kind) = d.part_kind {
+        let s = if d.parts == 1 { "" } else { "s" };
+        out.push_str(&format!(" · {} {kind}{s}", d.parts));
+    }
+    if !d.sheets.is_empty() {
+        out.push_str(&format!(" ({})", d.sheets.join(", ")));
+    }
+    if let Some(sel) = &d.selected {
+        out.push_str(&format!(" · selected {sel}"));
+    }
+    if let Some(first) = &d.first {
+        out.push_str(&format!(" · starts on {}", first.describe()));
+    }
+    if !d.starts.is_empty() {
+        let list: Vec<String> = d
+            .starts
+            .iter()
+            .take(20)
+            .map(|s| format!("{} at line {}", s.part.describe(), s.line))
+            .collect();
+        out.push_str(&format!(
+            "\nthen: {}{}",
+            list.join(", "),
+            if d.starts.len() > 20 { ", …" } else { "" }
+        ));
+    }
+    out
+}
+
+fn add_document(structured: &mut Value, d: &ferret_fs::DocumentWindow) {
+    structured["format"] = json!(d.format);
+    if let Some(first) = &d.first {
+        let part = part_json(first);
+        if let Value::Object(map) = part {
+            for (k, v) in map {
+                structured[k] = v;
+            }
+        }
+    }
+    if let Some(kind) = d.part_kind {
+        structured[format!("{kind}s")] = if kind == "sheet" {
+            json!(d.sheets)
+        } else {
+            json!(d.parts)
+        };
+    }
+    let starts: Vec<Value> = d
+        .starts
+        .iter()
+        .map(|s| {
+            let mut v = part_json(&s.part);
+            v["line"] = json!(s.line);
+            v
+        })
+        .collect();
+    if !starts.is_empty() {
+        structured["part_starts"] = json!(starts);
+    }
+    if let Some(sel) = &d.selected {
+        structured["selected"] = json!(sel);
+    }
+    if let Some(t) = &d.title {
+        structured["title"] = json!(t);
+    }
+    if let Some(a) = &d.author {
+        structured["author"] = json!(a);
     }
 }
 
@@ -410,6 +518,32 @@ pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
                 }
                 if let Some(b) = info.binary {
                     line.push_str(&format!(" · binary ({b})"));
+                }
+                if let Some(d) = &info.document {
+                    line.push_str(&format!(" · {}", d.format));
+                    for (n, what) in [
+                        (d.pages, "pages"),
+                        (d.slides, "slides"),
+                        (d.chapters, "chapters"),
+                    ] {
+                        if let Some(n) = n {
+                            line.push_str(&format!(" · {n} {what}"));
+                        }
+                    }
+                    if !d.sheets.is_empty() {
+                        line.push_str(&format!(" · sheets: {}", d.sheets.join(", ")));
+                    }
+                    if let Some(t) = &d.title {
+                        line.push_str(&format!(" · title: {t}"));
+                    }
+                    if let Some(a) = &d.author {
+                        line.push_str(&format!(" · author: {a}"));
+                    }
+                    if let Some(why) = &d.unreadable {
+                        line.push_str(&format!(" · unreadable: {why}"));
+                    } else if !d.text_layer {
+                        line.push_str(" · no text layer (images only)");
+                    }
                 }
                 if let Some(c) = &info.checksum {
                     line.push_str(&format!(" · {c}"));

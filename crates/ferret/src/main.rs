@@ -11,6 +11,10 @@ mod shutdown;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Started again by itself to extract one document's text (ferret-docs).
+    if let Some(code) = ferret_docs::worker_main_if_asked() {
+        return ExitCode::from(code as u8);
+    }
     let parsed = match cli::parse(std::env::args_os().collect()) {
         Ok(p) => p,
         Err(e) => {
