@@ -867,9 +867,18 @@ impl ServerHandler for Ferret {
     }
 }
 
-/// Serve one client over stdin/stdout until it closes stdin.
+/// Serve one client over stdin/stdout until it closes stdin. A client that
+/// closes before it says anything (a 2026-07-28 client that only probed, a host
+/// checking that the command starts) has done nothing wrong: that is a normal end.
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the client closed stdin before its first request");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     running.waiting().await?;
     Ok(())
 }
