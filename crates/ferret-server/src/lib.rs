@@ -402,10 +402,10 @@ impl Ferret {
                 blocking(move || tools::read(this.roots(), &path, &req)).await?
             }
             "list" => {
-                let (path, mut req) = tools::parse_list(args)?;
+                let (path, mut req, details) = tools::parse_list(args)?;
                 work::run_metered(context, work::counted("entries walked"), move |meter| {
                     req.meter = Some(meter);
-                    tools::list(this.roots(), &path, &req)
+                    tools::list(this.roots(), &path, &req, details)
                 })
                 .await?
             }
