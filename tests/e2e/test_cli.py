@@ -98,5 +98,5 @@ def test_plain_folders_are_taken_verbatim_and_named_apart(tmp_path):
             return listing[1], read[1], odd_read[1]
 
     listing, read, odd_read = run(go())
-    assert sorted(e["path"] for e in listing["entries"]) == ["a,b:rw", "docs", "docs-2"]
+    assert sorted(listing["entries"]) == ["a,b:rw/", "docs-2/", "docs/"]
     assert read["text"] == "two\n" and odd_read["text"] == "three\n"

@@ -29,10 +29,10 @@ use crate::{
 
 pub fn definition() -> Tool {
     let flag = json!({"type": "boolean"});
-    let count = json!({"type": "integer", "minimum": 0});
+    let int = json!({"type": "integer"});
     Tool::new(
         "grep",
-        "Search inside files (regex; ripgrep), newest first. `filter`: search query picking the files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        "Search inside files (regex, ripgrep), newest first; `filter` picks files by query (`ext:rs !target/`). Skips binary, huge, secret files.",
         schema(json!({
             "type": "object",
             "properties": {
@@ -45,23 +45,20 @@ pub fn definition() -> Tool {
                 "filter": {"type": "string"},
                 "glob": string_or_list(),
                 "exclude": string_or_list(),
-                "context": count,
-                "before": count,
-                "after": count,
+                "context": int,
+                "before": int,
+                "after": int,
                 "output": one_of(&["content", "files", "count"]),
-                "offset": count,
-                "limit": {"type": "integer", "minimum": 1, "maximum": 2000},
-                "timeout_ms": {"type": "integer", "minimum": 1},
+                "offset": int,
+                "limit": int,
+                "timeout_ms": int,
             },
             "required": ["pattern"],
             "additionalProperties": false,
         })),
     )
     .with_title("Search file contents")
-    .with_raw_output_schema(output_schema(
-        json!({"total": {"type": "integer"}}),
-        &["total"],
-    ))
+    .with_raw_output_schema(output_schema(&["total"]))
     .with_annotations(read_only())
 }
 

@@ -61,10 +61,7 @@ fn definition_named(name: &'static str, description: &'static str, title: &'stat
         })),
     )
     .with_title(title)
-    .with_raw_output_schema(output_schema(
-        json!({"total": {"type": "integer"}}),
-        &["total"],
-    ))
+    .with_raw_output_schema(output_schema(&["total"]))
     .with_annotations(read_only())
 }
 
@@ -87,10 +84,7 @@ pub fn changes_definition() -> Tool {
         })),
     )
     .with_title("Recent changes")
-    .with_raw_output_schema(output_schema(
-        json!({"changes": {"type": "array"}}),
-        &["changes"],
-    ))
+    .with_raw_output_schema(output_schema(&["changes"]))
     .with_annotations(read_only())
 }
 

@@ -25,18 +25,18 @@ pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
 
 /// An output schema that every result of the tool matches: a success has the
 /// `required` fields, a failure (`isError`) has `error` (`{code, message,
-/// hint}`, see `render::tool_error`), and may carry partial
-/// results beside it. Clients that check `structuredContent` against the
-/// schema (the TypeScript SDK, the Inspector) then show a failure's code and
-/// message instead of a validation error of their own. Only what every success
-/// has is described (the `tools/list` answer is budgeted); fields at their
-/// default (false, empty, none) are left out of results, so none is nullable.
-pub(crate) fn output_schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
-    let mut out = json!({"type": "object", "properties": properties});
-    if !required.is_empty() {
-        out["anyOf"] = json!([{"required": required}, {"required": ["error"]}]);
-    }
-    schema(out)
+/// hint}`, see `render::tool_error`), and may carry partial results beside it.
+/// Clients that check `structuredContent` against the schema (the TypeScript
+/// SDK, the Inspector) then show a failure's code and message instead of a
+/// validation error of their own. Fields are not described one by one: the
+/// `tools/list` answer is budgeted, and the README documents the results.
+/// Fields at their default (false, empty, none) are left out of results, so
+/// none is nullable.
+pub(crate) fn output_schema(required: &[&str]) -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "anyOf": [{"required": required}, {"required": ["error"]}],
+    }))
 }
 
 /// A closed set of strings, in the portable form (one `type` with the `enum`).
@@ -83,10 +83,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Read file")
-        .with_raw_output_schema(output_schema(
-            json!({"path": {"type": "string"}}),
-            &["path"],
-        ))
+        .with_raw_output_schema(output_schema(&["path"]))
         .with_annotations(read_only()),
         Tool::new(
             "list",
@@ -110,10 +107,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("List folder")
-        .with_raw_output_schema(output_schema(
-            json!({"entries": {"type": "array"}}),
-            &["entries"],
-        ))
+        .with_raw_output_schema(output_schema(&["entries"]))
         .with_annotations(read_only()),
         Tool::new(
             "stat",
@@ -133,10 +127,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("File metadata")
-        .with_raw_output_schema(output_schema(
-            json!({"results": {"type": "array"}}),
-            &["results"],
-        ))
+        .with_raw_output_schema(output_schema(&["results"]))
         .with_annotations(read_only()),
         Tool::new(
             "diagnostics",
@@ -144,10 +135,7 @@ pub fn definitions() -> Vec<Tool> {
             schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
         )
         .with_title("Diagnostics")
-        .with_raw_output_schema(output_schema(
-            json!({"version": {"type": "string"}}),
-            &["version"],
-        ))
+        .with_raw_output_schema(output_schema(&["version"]))
         .with_annotations(read_only()),
     ]
 }

@@ -48,10 +48,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Write file")
-        .with_raw_output_schema(output_schema(
-            json!({"checksum": {"type": "string"}}),
-            &["checksum"],
-        ))
+        .with_raw_output_schema(output_schema(&["checksum"]))
         .with_annotations(writes()),
         Tool::new(
             "edit",
@@ -94,10 +91,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Edit file")
-        .with_raw_output_schema(output_schema(
-            json!({"diff": {"type": "string"}}),
-            &["diff", "checksum"],
-        ))
+        .with_raw_output_schema(output_schema(&["diff", "checksum"]))
         .with_annotations(writes()),
         Tool::new(
             "manage",
@@ -117,10 +111,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Move, copy, delete, mkdir")
-        .with_raw_output_schema(output_schema(
-            json!({"summary": {"type": "string"}}),
-            &["summary"],
-        ))
+        .with_raw_output_schema(output_schema(&["summary"]))
         .with_annotations(writes()),
     ]
 }
