@@ -23,6 +23,7 @@ mod index_tools;
 pub mod locate;
 mod logging;
 mod prompts;
+mod removed;
 mod render;
 mod resources;
 mod stats;
@@ -871,7 +872,11 @@ impl ServerHandler for Ferret {
 /// closes before it says anything (a 2026-07-28 client that only probed, a host
 /// checking that the command starts) has done nothing wrong: that is a normal end.
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = removed::Explaining(rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        stdin, stdout,
+    ));
+    let running = match server.serve(transport).await {
         Ok(running) => running,
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("the client closed stdin before its first request");
