@@ -864,7 +864,10 @@ impl ServerHandler for Ferret {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        completion::complete(&self.inner.roots, &self.inner.index, &request)
+        // It may wait a moment for the index's first build: off the protocol loop.
+        let this = self.clone();
+        blocking(move || completion::complete(&this.inner.roots, &this.inner.index, &request))
+            .await?
     }
 }
 
