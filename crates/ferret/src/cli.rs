@@ -414,7 +414,10 @@ fn boolean_env(command: clap::Command) -> Result<clap::Command, String> {
             .mut_subcommands(boolish)
     }
     let command = boolish(command);
-    check(&command)?;
+    // The parser reports through the built argument.
+    let mut built = command.clone();
+    built.build();
+    check(&built)?;
     Ok(command)
 }
 
