@@ -3,14 +3,16 @@
 //!
 //! Format (little-endian): magic `FERRETIX`, format version, a 64-bit hash of the
 //! body, then the body: the configuration key (so another configuration's snapshot
-//! is recognised as foreign), the roots, the records and the name arena.
+//! is recognised as foreign), the roots, then each folder's children (breadth
+//! first), each entry with its name and metadata.
 
 use std::{fs, io, path::Path};
 
-use crate::store::{NONE, Record, Store};
+use crate::names::name_order;
+use crate::store::{Kind, Meta, NewEntry, Store, from_secs, to_secs};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Why a snapshot was not used.
 #[derive(Debug, thiserror::Error)]
@@ -96,42 +98,83 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Serialise `store` (compacted first when it holds many tombstones).
+/// Serialise `store`: the roots, then folder by folder (breadth first) each
+/// folder's children in name order, so ids come out compacted and every
+/// folder's children in one run. The sorted orders are not stored: loading
+/// rebuilds them.
 pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
-    let compacted;
-    let store = if store.garbage_ratio() > 0.0 {
-        compacted = store.compact();
-        &compacted
-    } else {
-        store
-    };
-    let mut body = Vec::with_capacity(store.records.len() * 34 + store.names.len() + 64);
+    let mut body = Vec::with_capacity(store.len() * 40 + 64);
     put_bytes(&mut body, config_key);
-    put_u32(&mut body, store.roots.len() as u32);
-    for &r in &store.roots {
-        put_u32(&mut body, r);
+    put_u32(&mut body, store.roots().len() as u32);
+    let entry = |body: &mut Vec<u8>, id: u32| {
+        let name = store.name(id);
+        body.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        body.extend_from_slice(name);
+        let kind = store.kind(id);
+        body.push(kind as u8);
+        let m = store.meta(id);
+        body.extend_from_slice(&(m.mode as u16).to_le_bytes());
+        put_u64(body, m.size);
+        put_u32(body, to_secs(m.mtime));
+        put_u32(body, to_secs(m.btime));
+        if kind == Kind::Dir {
+            let (dev, ino) = store.dir(id).map_or((0, 0), |d| (d.dev, d.ino));
+            put_u64(body, dev);
+            put_u64(body, ino);
+        }
+    };
+    let mut queue: std::collections::VecDeque<u32> = store.roots().iter().copied().collect();
+    for &r in store.roots() {
+        entry(&mut body, r);
     }
-    put_u64(&mut body, store.records.len() as u64);
-    for (r, &off) in store.records.iter().zip(&store.offsets) {
-        put_u32(&mut body, off);
-        body.extend_from_slice(&r.name_len.to_le_bytes());
-        body.push(r.kind);
-        body.push(r.flags);
-        put_u32(&mut body, r.parent);
-        put_u32(&mut body, r.first_child);
-        put_u32(&mut body, r.next_sibling);
-        body.extend_from_slice(&r.mode.to_le_bytes());
-        put_u64(&mut body, r.size);
-        put_u32(&mut body, r.mtime);
-        put_u32(&mut body, r.btime);
+    while let Some(dir) = queue.pop_front() {
+        let children = store.children(dir);
+        put_u32(&mut body, children.len() as u32);
+        for &c in children {
+            entry(&mut body, c);
+            if store.kind(c) == Kind::Dir {
+                queue.push_back(c);
+            }
+        }
     }
-    put_bytes(&mut body, &store.names);
     let mut out = Vec::with_capacity(body.len() + 20);
     out.extend_from_slice(MAGIC);
     put_u32(&mut out, VERSION);
     put_u64(&mut out, hash64(&body));
     out.extend_from_slice(&body);
     out
+}
+
+fn read_entry(r: &mut Reader<'_>) -> Result<NewEntry, SnapshotError> {
+    let len = r.u16()? as usize;
+    let name = r.take(len)?.to_vec();
+    if name.is_empty() && len > 0 {
+        return Err(SnapshotError::Corrupt("name"));
+    }
+    let kind = Kind::from_u8(r.u8()?);
+    if kind == Kind::Free {
+        return Err(SnapshotError::Corrupt("kind"));
+    }
+    let mode = r.u16()? as u32;
+    let size = r.u64()?;
+    let mtime = from_secs(r.u32()?);
+    let btime = from_secs(r.u32()?);
+    let ident = if kind == Kind::Dir {
+        (r.u64()?, r.u64()?)
+    } else {
+        (0, 0)
+    };
+    Ok(NewEntry {
+        name,
+        kind,
+        meta: Meta {
+            size,
+            mtime,
+            btime,
+            mode,
+        },
+        ident,
+    })
 }
 
 pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
@@ -153,56 +196,46 @@ pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
     }
     let mut store = Store::new();
     let roots = r.u32()? as usize;
+    if roots > 4096 {
+        return Err(SnapshotError::Corrupt("root count"));
+    }
+    let mut queue = std::collections::VecDeque::new();
     for _ in 0..roots {
-        store.roots.push(r.u32()?);
+        let e = read_entry(&mut r)?;
+        if e.kind != Kind::Dir {
+            return Err(SnapshotError::Corrupt("root kind"));
+        }
+        let id = store.add_root(&e.name, e.meta);
+        store.set_ident(id, e.ident);
+        queue.push_back(id);
     }
-    let count = r.u64()? as usize;
-    if count > body.len() / 34 + 1 {
-        return Err(SnapshotError::Corrupt("record count"));
-    }
-    store.records.reserve_exact(count);
-    store.offsets.reserve_exact(count);
-    for _ in 0..count {
-        store.offsets.push(r.u32()?);
-        store.records.push(Record {
-            name_len: r.u16()?,
-            kind: r.u8()?,
-            flags: r.u8()?,
-            parent: r.u32()?,
-            first_child: r.u32()?,
-            next_sibling: r.u32()?,
-            mode: r.u16()?,
-            size: r.u64()?,
-            mtime: r.u32()?,
-            btime: r.u32()?,
-        });
-    }
-    store.names = r.bytes()?.to_vec();
-    // Check every reference before trusting the structure.
-    let n = store.records.len() as u32;
-    let ok_ref = |id: u32| id == NONE || id < n;
-    for (rec, &off) in store.records.iter().zip(&store.offsets) {
-        let end = off as usize + rec.name_len as usize;
-        if end >= store.names.len()
-            || !ok_ref(rec.parent)
-            || !ok_ref(rec.first_child)
-            || !ok_ref(rec.next_sibling)
+    while let Some(dir) = queue.pop_front() {
+        let count = r.u32()? as usize;
+        // Each entry takes at least 21 bytes: refuse counts the data cannot hold.
+        if count > (body.len() - r.at) / 21 {
+            return Err(SnapshotError::Corrupt("entry count"));
+        }
+        let mut batch = Vec::with_capacity(count);
+        for _ in 0..count {
+            batch.push(read_entry(&mut r)?);
+        }
+        if batch
+            .windows(2)
+            .any(|w| name_order(&w[0].name, &w[1].name) != std::cmp::Ordering::Less)
         {
-            return Err(SnapshotError::Corrupt("dangling reference"));
+            return Err(SnapshotError::Corrupt("children out of order"));
+        }
+        for id in store.insert_walked(dir, batch) {
+            if store.kind(id) == Kind::Dir {
+                queue.push_back(id);
+            }
         }
     }
-    if store.roots.iter().any(|&id| id >= n) {
-        return Err(SnapshotError::Corrupt("root reference"));
+    if r.at != body.len() {
+        return Err(SnapshotError::Corrupt("trailing bytes"));
     }
-    store.lower = store.names.iter().map(u8::to_ascii_lowercase).collect();
-    store.non_ascii = (0..n)
-        .filter(|&id| store.records[id as usize].flags & 1 != 0)
-        .collect();
-    store.live = store
-        .records
-        .iter()
-        .filter(|r| r.kind != crate::store::Kind::Free as u8)
-        .count();
+    store.rebuild();
+    store.shrink_to_fit();
     Ok(store)
 }
 
@@ -231,10 +264,11 @@ mod tests {
             Meta {
                 size: 5,
                 mtime: 7,
-                btime: -1,
+                btime: crate::store::UNKNOWN_TIME,
                 mode: 0o600,
             },
         );
+        s.insert_new(d, b"a", Kind::Symlink, Meta::default());
         s
     }
 
@@ -243,10 +277,15 @@ mod tests {
         let s = sample();
         let bytes = encode(&s, b"key");
         let back = decode(&bytes, b"key").unwrap();
-        assert_eq!(back.len(), 3);
+        assert_eq!(back.len(), 4);
         let f = back.lookup(back.roots()[0], b"d\xffir/f.txt").unwrap();
         assert_eq!(back.meta(f).size, 5);
-        assert_eq!(back.non_ascii.len(), 1);
+        assert_eq!(back.meta(f).btime, crate::store::UNKNOWN_TIME);
+        assert_eq!(
+            encode(&back, b"key"),
+            bytes,
+            "a loaded snapshot saves the same"
+        );
     }
 
     #[test]
