@@ -3,7 +3,9 @@
 // client speaks. Every tool is called once to succeed and once to fail
 // (cases.json); a failure passes only when its code and message reach the
 // client's user. Then Claude Code's `claude mcp add` / `claude mcp list`, with
-// a throwaway HOME, must report ferret connected over stdio and HTTP.
+// a throwaway HOME, must report ferret connected over stdio and HTTP, and
+// Claude Code, its model a stand-in on loopback, makes every call and hands
+// the model results that carry the data, or the error's code and message.
 //
 //   node tests/clients/run.mjs --ferret target/debug/ferret --modules .cache/clients/node_modules \
 //     --python .cache/venv-clients/bin/python
@@ -12,6 +14,7 @@
 // "N passed, N failed".
 
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -286,6 +289,125 @@ async function claudeCell() {
   }
 }
 
+/** A stand-in for the model endpoint Claude Code talks to (the Messages API,
+ * streamed), on loopback: it asks for each case's tool call in turn and keeps
+ * the tool results Claude Code sends back, which are what a model would read. */
+function standInModel(calls) {
+  const seen = [];
+  let next = 0;
+  const events = (res, message, blocks, stop) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+    blocks.forEach((block, index) => {
+      if (block.type === 'tool_use') {
+        send('content_block_start', { index, content_block: { ...block, input: {} } });
+        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      } else {
+        send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
+      }
+      send('content_block_stop', { index });
+    });
+    send('message_delta', { delta: { stop_reason: stop }, usage: { output_tokens: 1 } });
+    send('message_stop', {});
+    res.end();
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      let request = {};
+      try {
+        request = JSON.parse(body);
+      } catch {
+        // not JSON: answered as a count below
+      }
+      if (!req.url.startsWith('/v1/messages') || req.url.includes('count_tokens') || !request.messages) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ input_tokens: 1 }));
+        return;
+      }
+      // Results may sit before other parts of the turn (reminders Claude Code
+      // adds): look through every message for results not yet seen.
+      for (const m of request.messages) {
+        for (const block of Array.isArray(m.content) ? m.content : []) {
+          const n = Number(String(block.tool_use_id ?? '').replace('toolu_', ''));
+          if (block.type === 'tool_result' && !seen.some((x) => x.result.tool_use_id === block.tool_use_id) && calls[n - 1])
+            seen.push({ call: calls[n - 1], result: block });
+        }
+      }
+      const message = { id: `msg_${seen.length}_${next}`, type: 'message', role: 'assistant', model: request.model };
+      const ours = (request.tools ?? []).some((t) => t.name.startsWith('mcp__ferret__'));
+      if (ours && next < calls.length) {
+        const { tool, args } = calls[next++];
+        events(res, message, [{ type: 'tool_use', id: `toolu_${next}`, name: `mcp__ferret__${tool}`, input: args }], 'tool_use');
+      } else {
+        events(res, message, [{ type: 'text', text: 'done' }], 'end_turn');
+      }
+    });
+  });
+  return new Promise((ready) =>
+    server.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${server.address().port}`, seen, close: () => server.close() })),
+  );
+}
+
+/** Claude Code in print mode, its model a stand-in: every case's tool call goes
+ * through Claude Code to ferret, and the tool result it hands the model must
+ * carry the data (success) or the error's code and message (failure). */
+async function claudeCallsCell(transport) {
+  const cell = `claude-code tool calls ${transport}`;
+  const { base, args } = freshTree();
+  const home = join(base, 'home');
+  mkdirSync(home);
+  const calls = cases.flatMap((c) => ['ok', 'error'].map((phase) => ({ tool: c.tool, args: c[phase], phase, c })));
+  const model = await standInModel(calls);
+  const server = transport === 'http' ? await startHttp(args) : null;
+  const env = {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'stand-in',
+    ENABLE_TOOL_SEARCH: 'false', // every ferret tool in the request, not behind a search tool
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  try {
+    const claude = (extra, options = {}) => run(claudeBin, extra, { env, timeout: 180_000, ...options });
+    const add = transport === 'http' ? ['--transport', 'http', 'ferret', server.url] : ['ferret', '--', FERRET, ...args, '--stdio'];
+    const added = await claude(['mcp', 'add', ...add]);
+    check(cell, 'mcp add', added.code === 0, added.stderr + added.stdout);
+    const session = await claude(['-p', 'Use the ferret tools as asked.', '--allowedTools', 'mcp__ferret']);
+    check(cell, 'session', session.code === 0 && model.seen.length === calls.length, `exit ${session.code}, ${model.seen.length} of ${calls.length} results: ${session.stderr.slice(-800)}`);
+    for (const { call, result } of model.seen) {
+      const text = typeof result.content === 'string' ? result.content : textOf(result.content);
+      let structured;
+      try {
+        structured = JSON.parse(text);
+      } catch {
+        // not the structured form: judged as text
+      }
+      const c = call.c;
+      let seen;
+      if (c.jsonrpc !== undefined && call.phase === 'error') {
+        const code = text.match(/-32\d{3}/)?.[0];
+        seen = { rpc: { code: code ? Number(code) : null, message: text } };
+      } else if (structured && typeof structured === 'object' && !Array.isArray(structured)) {
+        // What the model reads is the structured content as JSON: the error's
+        // text must be in it too (its message), as the judge checks for text.
+        const err = structured.error;
+        seen = { isError: result.is_error === true, structured, text: err ? `${err.code}: ${err.message}` : text };
+      } else {
+        seen = { isError: result.is_error === true, text };
+      }
+      judge(cell, c, call.phase, seen);
+    }
+  } finally {
+    model.close();
+    await server?.stop();
+  }
+}
+
 // --- the matrix ------------------------------------------------------------------------
 
 const cells = [
@@ -299,6 +421,8 @@ const cells = [
     ? ['stdio', 'http'].flatMap((t) => ['legacy', '2026-07-28'].map((e) => [`fastmcp ${t} ${e}`, () => fastmcpCell(t, e)]))
     : []),
   ['claude-code mcp add/list', claudeCell],
+  ['claude-code tool calls stdio', () => claudeCallsCell('stdio')],
+  ['claude-code tool calls http', () => claudeCallsCell('http')],
 ].filter(([name]) => !ONLY || name.includes(ONLY));
 
 const started = Date.now();
