@@ -10,8 +10,8 @@ through the official Python SDK.
 
 For each step it counts two figures:
   structured  what hosts that hand the model structuredContent (as JSON) show,
-              e.g. Claude Code: the compact JSON of structuredContent when the
-              result has it, else its text blocks;
+              e.g. Claude Code: the compact JSON of structuredContent when a
+              success has it, else (and for every failure) the text blocks;
   text        what hosts that show the text content show: the text blocks.
 
     python3 bench/context.py                       # ferret and the filesystem server
@@ -96,7 +96,7 @@ def shown_bytes(result) -> tuple[int, int]:
     """(structured, text): the bytes each kind of host puts before the model."""
     text = "".join(b.text for b in result.content if getattr(b, "type", "") == "text")
     text_bytes = len(text.encode())
-    if result.structured_content is not None:
+    if result.structured_content is not None and not result.is_error:
         structured = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
         return len(structured.encode()), text_bytes
     return text_bytes, text_bytes
