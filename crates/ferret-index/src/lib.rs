@@ -19,6 +19,7 @@
 mod base;
 mod complete;
 mod dirs;
+mod echo;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
@@ -176,15 +177,12 @@ pub(crate) struct Shared {
     pub dirty: AtomicBool,
     pub stop: AtomicBool,
     pub progress: AtomicU64,
-    /// Paths ferret itself just changed, so that the watcher's echo of the same
-    /// change is not journalled a second time as `external`.
-    pub own_changes: Mutex<Vec<(String, Instant)>>,
+    /// What ferret's own writes left, so that the watcher's echo of the same
+    /// change is not journalled a second time as `external` (see `echo`).
+    pub own_changes: echo::OwnWrites,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
 }
-
-/// How long after its own write ferret ignores the watcher's report of it.
-const OWN_ECHO_WINDOW: Duration = Duration::from_secs(3);
 
 /// The live index. Cheap to clone.
 #[derive(Clone)]
@@ -288,7 +286,7 @@ impl Index {
                 dirty: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
-                own_changes: Mutex::new(Vec::new()),
+                own_changes: echo::OwnWrites::default(),
                 touch_listeners: Mutex::new(Vec::new()),
             }),
         })
@@ -595,29 +593,14 @@ impl Index {
         listeners.retain(|tx| tx.send(paths.clone()).is_ok());
     }
 
-    /// Journal changes. Those made by ferret itself (`by: ferret`) are remembered
-    /// for a moment, so that the watcher's report of the same paths is dropped.
+    /// Journal changes. What ferret's own changes (`by: ferret`) left on disk is
+    /// remembered, so that the watcher's report of that same version is dropped
+    /// while a change by another program, however soon after, is kept.
     pub fn record(&self, changes: &[Change]) {
-        let mut own = self
+        let kept = self
             .shared
             .own_changes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        own.retain(|(_, at)| at.elapsed() < OWN_ECHO_WINDOW);
-        for c in changes.iter().filter(|c| c.by == "ferret") {
-            own.push((c.path.clone(), Instant::now()));
-            if let Some(old) = &c.old_path {
-                own.push((old.clone(), Instant::now()));
-            }
-        }
-        let is_echo = |c: &Change| {
-            c.by != "ferret"
-                && own
-                    .iter()
-                    .any(|(p, _)| *p == c.path || c.old_path.as_ref() == Some(p))
-        };
-        let kept: Vec<Change> = changes.iter().filter(|c| !is_echo(c)).cloned().collect();
-        drop(own);
+            .sift(&self.shared.config.roots, changes);
         if self.touches_followed() {
             self.publish_touched(
                 kept.iter()

@@ -24,13 +24,12 @@ use crate::{
     args::{ArgResult, Args},
     index_tools::index_block,
     render::{self, frame, human_size},
-    tools::{read_only, schema},
+    tools::{one_of, output_schema, read_only, schema, string_or_list, without_zeros},
 };
 
 pub fn definition() -> Tool {
     let flag = json!({"type": "boolean"});
     let int = json!({"type": "integer"});
-    let strs = json!({"type": ["string", "array"]});
     Tool::new(
         "grep",
         "Regex search in files (ripgrep), newest first. `filter`: search query for files (`ext:rs !target/`). Skips binary, huge, secret files.",
@@ -44,14 +43,14 @@ pub fn definition() -> Tool {
                 "multiline": flag,
                 "path": {"type": "string"},
                 "filter": {"type": "string"},
-                "glob": strs,
-                "exclude": strs,
+                "glob": string_or_list(),
+                "exclude": string_or_list(),
                 "context": int,
                 "before": int,
                 "after": int,
-                "output": {"enum": ["content", "files", "count"]},
+                "output": one_of(&["content", "files", "count"]),
                 "offset": int,
-                "limit": {"type": "integer", "maximum": 2000},
+                "limit": int,
                 "timeout_ms": int,
                 "documents": flag,
             },
@@ -60,15 +59,7 @@ pub fn definition() -> Tool {
         })),
     )
     .with_title("Search file contents")
-    .with_raw_output_schema(schema(json!({
-        "type": "object",
-        "properties": {
-            "matches": {"type": "array"},
-            "files": {"type": "array"},
-            "counts": {"type": "array"},
-            "total": {"type": "integer"},
-        },
-    })))
+    .with_raw_output_schema(output_schema(&["total"]))
     .with_annotations(read_only())
 }
 
@@ -269,14 +260,16 @@ fn render_outcome(
         "files_matched": o.files_matched,
         "files_scanned": o.files_scanned,
         "bytes_scanned": o.bytes_scanned,
-        "candidates": o.candidates,
-        "skipped": skipped,
+        "skipped": without_zeros(skipped),
         "index": index_block(index),
     });
     let mut body = String::new();
     match options.output {
         Output::Content => {
-            let mut items = Vec::with_capacity(o.lines.len());
+            // One object per file, its lines as `[number, text]` pairs in file
+            // order: the path is not repeated for every line. Context lines go
+            // apart from matching ones.
+            let mut items: Vec<Value> = Vec::new();
             let mut last: Option<(&str, u64)> = None;
             for l in &o.lines {
                 if let Some((p, n)) = last
@@ -293,22 +286,35 @@ fn render_outcome(
                     .map(|p| format!(" ({})", p.describe()))
                     .unwrap_or_default();
                 body.push_str(&format!("{}{sep}{}{part}{sep}{}\n", l.path, l.line, l.text));
-                let mut item = json!({"path": l.path, "line": l.line, "text": l.text});
-                if let Some(part) = &l.part
-                    && let (Value::Object(map), Value::Object(extra)) =
-                        (&mut item, crate::tools::part_json(part))
-                {
-                    map.extend(extra);
+                if items.last().is_none_or(|f| f["path"] != l.path.as_str()) {
+                    items.push(json!({"path": l.path}));
                 }
-                if l.context {
-                    item["context"] = json!(true);
+                let file = items.last_mut().expect("pushed above");
+                let key = if l.context { "context" } else { "lines" };
+                if file.get(key).is_none() {
+                    file[key] = json!([]);
                 }
+                // In a document, the page (sheet and row, slide, chapter) comes third.
+                let entry = match &l.part {
+                    Some(p) => json!([l.line, l.text, crate::tools::part_json(p)]),
+                    None => json!([l.line, l.text]),
+                };
+                file[key]
+                    .as_array_mut()
+                    .expect("made a list above")
+                    .push(entry);
                 if l.clipped {
-                    item["clipped"] = json!(true);
+                    if file.get("clipped").is_none() {
+                        file["clipped"] = json!([]);
+                    }
+                    file["clipped"]
+                        .as_array_mut()
+                        .expect("made a list above")
+                        .push(json!(l.line));
                 }
-                items.push(item);
             }
             structured["matches"] = json!(items);
+            structured["data_note"] = render::data_note("matches");
             if o.clipped_lines > 0 {
                 structured["clipped_lines"] = json!(o.clipped_lines);
                 structured["note"] = json!(format!(
@@ -375,6 +381,7 @@ fn render_outcome(
     if let Some(next) = o.next_offset {
         text.push_str(&format!("\nmore: grep with offset {next}"));
     }
+    let mut structured = render::compact(structured);
     match o.stopped {
         None => render::ok(structured, text),
         Some(stopped) => {

@@ -23,6 +23,7 @@ mod index_tools;
 pub mod locate;
 mod logging;
 mod prompts;
+mod removed;
 mod render;
 mod resources;
 mod stats;
@@ -403,10 +404,10 @@ impl Ferret {
                 blocking(move || tools::read(this.roots(), &path, &req)).await?
             }
             "list" => {
-                let (path, mut req) = tools::parse_list(args)?;
+                let (path, mut req, details) = tools::parse_list(args)?;
                 work::run_metered(context, work::counted("entries walked"), move |meter| {
                     req.meter = Some(meter);
-                    tools::list(this.roots(), &path, &req)
+                    tools::list(this.roots(), &path, &req, details)
                 })
                 .await?
             }
@@ -885,13 +886,29 @@ impl ServerHandler for Ferret {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        completion::complete(&self.inner.roots, &self.inner.index, &request)
+        // It may wait a moment for the index's first build: off the protocol loop.
+        let this = self.clone();
+        blocking(move || completion::complete(&this.inner.roots, &this.inner.index, &request))
+            .await?
     }
 }
 
-/// Serve one client over stdin/stdout until it closes stdin.
+/// Serve one client over stdin/stdout until it closes stdin. A client that
+/// closes before it says anything (a 2026-07-28 client that only probed, a host
+/// checking that the command starts) has done nothing wrong: that is a normal end.
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = removed::Explaining(rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        stdin, stdout,
+    ));
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the client closed stdin before its first request");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     running.waiting().await?;
     Ok(())
 }
