@@ -11,6 +11,7 @@
 //! searches go on, and swaps the result in under a short write lock.
 
 use crate::names::Names;
+use crate::snapshot::{Reader, SnapshotError, Writer};
 use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Store, UNKNOWN_SECS};
 
 /// An entry's keys as the orders hold them.
@@ -48,6 +49,24 @@ impl Base {
             + self.by_mtime.capacity()
             + self.by_size.capacity())
             * 4
+    }
+
+    pub fn write_to(&self, w: &mut Writer) {
+        w.u32s(&self.by_name);
+        w.u32s(&self.name_start);
+        w.u32s(&self.by_mtime);
+        w.u32s(&self.by_size);
+        w.u64(self.ids as u64);
+    }
+
+    pub fn read_from(r: &mut Reader<'_>) -> Result<Base, SnapshotError> {
+        Ok(Base {
+            by_name: r.u32s()?,
+            name_start: r.u32s()?,
+            by_mtime: r.u32s()?,
+            by_size: r.u32s()?,
+            ids: r.u64()? as usize,
+        })
     }
 
     /// The run of `by_name` holding the entries named `name` (a sorted name id).

@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 
 use crate::postings::{Postings, PostingsBuilder, intersect};
+use crate::snapshot::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
 /// order is total and `README` sorts beside `readme`).
@@ -198,6 +199,45 @@ impl Names {
 
     pub fn heap_bytes(&self) -> usize {
         self.arena.capacity() + self.offsets.capacity() * 4 + self.postings.heap_bytes()
+    }
+
+    pub fn write_to(&self, w: &mut Writer) {
+        w.bytes(&self.arena);
+        w.u32s(&self.offsets);
+        w.u32(self.sorted);
+        self.postings.write_to(w);
+        w.u64(self.exts.len() as u64);
+        for e in &self.exts {
+            w.bytes(e);
+        }
+    }
+
+    pub fn read_from(r: &mut Reader<'_>) -> Result<Names, SnapshotError> {
+        let arena = r.bytes()?.to_vec();
+        let offsets = r.u32s()?;
+        let sorted = r.u32()?;
+        let postings = Postings::read_from(r)?;
+        let n = r.len()?;
+        let mut exts = Vec::with_capacity(n);
+        for _ in 0..n {
+            exts.push(Box::<[u8]>::from(r.bytes()?));
+        }
+        let bad = SnapshotError::Corrupt("names");
+        if offsets.first() != Some(&0)
+            || offsets.last().map(|&o| o as usize) != Some(arena.len())
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || sorted as usize >= offsets.len()
+            || exts.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(bad);
+        }
+        Ok(Names {
+            arena,
+            offsets,
+            sorted,
+            postings,
+            exts,
+        })
     }
 
     /// Bytes of all names (each distinct sorted name once).

@@ -13,6 +13,8 @@
 
 use std::collections::HashMap;
 
+use crate::snapshot::{Reader, SnapshotError, Writer};
+
 /// One skip entry per this many ids of a list.
 const SKIP_EVERY: u32 = 64;
 
@@ -102,6 +104,70 @@ impl Postings {
         self.heads.capacity() * std::mem::size_of::<Head>()
             + self.data.capacity()
             + self.skips.capacity() * std::mem::size_of::<Skip>()
+    }
+
+    pub fn write_to(&self, w: &mut Writer) {
+        w.u64(self.heads.len() as u64);
+        for h in &self.heads {
+            for v in [h.key, h.data, h.len, h.count, h.skip, h.skips] {
+                w.u32(v);
+            }
+        }
+        w.bytes(&self.data);
+        w.u64(self.skips.len() as u64);
+        for s in &self.skips {
+            for v in [s.value, s.offset, s.seen] {
+                w.u32(v);
+            }
+        }
+    }
+
+    /// Read what [`Postings::write_to`] wrote; every list's bytes and skip
+    /// entries are checked to lie inside the arenas.
+    pub fn read_from(r: &mut Reader<'_>) -> Result<Postings, SnapshotError> {
+        let n = r.len()?;
+        let mut heads = Vec::with_capacity(n);
+        for _ in 0..n {
+            heads.push(Head {
+                key: r.u32()?,
+                data: r.u32()?,
+                len: r.u32()?,
+                count: r.u32()?,
+                skip: r.u32()?,
+                skips: r.u32()?,
+            });
+        }
+        let data = r.bytes()?.to_vec();
+        let n = r.len()?;
+        let mut skips = Vec::with_capacity(n);
+        for _ in 0..n {
+            skips.push(Skip {
+                value: r.u32()?,
+                offset: r.u32()?,
+                seen: r.u32()?,
+            });
+        }
+        let bad = SnapshotError::Corrupt("posting lists");
+        if heads.windows(2).any(|w| w[0].key >= w[1].key) {
+            return Err(bad);
+        }
+        for h in &heads {
+            let end = h.data as u64 + h.len as u64;
+            let skip_end = h.skip as u64 + h.skips as u64;
+            if end > data.len() as u64
+                || skip_end > skips.len() as u64
+                || h.count > h.len
+                || data[h.data as usize..end as usize]
+                    .last()
+                    .is_some_and(|&b| b >= 0x80)
+                || skips[h.skip as usize..skip_end as usize]
+                    .iter()
+                    .any(|s| s.offset > h.len || s.seen > h.count)
+            {
+                return Err(bad);
+            }
+        }
+        Ok(Postings { heads, data, skips })
     }
 }
 

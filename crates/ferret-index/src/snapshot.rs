@@ -2,17 +2,18 @@
 //! old one, so a crash leaves the old snapshot or the new one, never half of one.
 //!
 //! Format (little-endian): magic `FERRETIX`, format version, a 64-bit hash of the
-//! body, then the body: the configuration key (so another configuration's snapshot
-//! is recognised as foreign), the roots, then each folder's children (breadth
-//! first), each entry with its name and metadata.
+//! body, then the body: the configuration key (so another configuration's
+//! snapshot is recognised as foreign) and the store's own arrays, the sorted
+//! orders and name lists included, so a restart answers as soon as the file is
+//! read: nothing is sorted again. Every reference is checked before the store is
+//! trusted ([`Store::check`]).
 
 use std::{fs, io, path::Path};
 
-use crate::names::name_order;
-use crate::store::{Kind, Meta, NewEntry, Store, from_secs, to_secs};
+use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// Why a snapshot was not used.
 #[derive(Debug, thiserror::Error)]
@@ -45,24 +46,46 @@ pub fn hash64(data: &[u8]) -> u64 {
     h ^ (h >> 32)
 }
 
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_u64(out, b.len() as u64);
-    out.extend_from_slice(b);
+/// Appends little-endian values.
+#[derive(Default)]
+pub(crate) struct Writer {
+    pub out: Vec<u8>,
 }
 
-struct Reader<'a> {
+impl Writer {
+    pub fn u8(&mut self, v: u8) {
+        self.out.push(v);
+    }
+    pub fn u16(&mut self, v: u16) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.out.extend_from_slice(b);
+    }
+    pub fn u32s(&mut self, v: &[u32]) {
+        self.u64(v.len() as u64);
+        self.out.reserve(v.len() * 4);
+        for x in v {
+            self.out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
+/// Reads what a [`Writer`] wrote, refusing to read past the end.
+pub(crate) struct Reader<'a> {
     data: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], SnapshotError> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], SnapshotError> {
         let end = self
             .at
             .checked_add(n)
@@ -74,107 +97,62 @@ impl<'a> Reader<'a> {
         self.at = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, SnapshotError> {
+    pub fn u8(&mut self) -> Result<u8, SnapshotError> {
         Ok(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Result<u16, SnapshotError> {
+    pub fn u16(&mut self) -> Result<u16, SnapshotError> {
         Ok(u16::from_le_bytes(
             self.take(2)?.try_into().unwrap_or([0; 2]),
         ))
     }
-    fn u32(&mut self) -> Result<u32, SnapshotError> {
+    pub fn u32(&mut self) -> Result<u32, SnapshotError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or([0; 4]),
         ))
     }
-    fn u64(&mut self) -> Result<u64, SnapshotError> {
+    pub fn u64(&mut self) -> Result<u64, SnapshotError> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or([0; 8]),
         ))
     }
-    fn bytes(&mut self) -> Result<&'a [u8], SnapshotError> {
-        let n = self.u64()? as usize;
+    pub fn bytes(&mut self) -> Result<&'a [u8], SnapshotError> {
+        let n = self.len()?;
         self.take(n)
     }
+    /// A length that the rest of the data could hold (at one byte an item).
+    pub fn len(&mut self) -> Result<usize, SnapshotError> {
+        let n = self.u64()?;
+        if n > (self.data.len() - self.at) as u64 {
+            return Err(SnapshotError::Corrupt("length"));
+        }
+        Ok(n as usize)
+    }
+    pub fn u32s(&mut self) -> Result<Vec<u32>, SnapshotError> {
+        let n = self.len()?;
+        let raw = self.take(n.checked_mul(4).ok_or(SnapshotError::Corrupt("length"))?)?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+    pub fn at_end(&self) -> bool {
+        self.at == self.data.len()
+    }
 }
 
-/// Serialise `store`: the roots, then folder by folder (breadth first) each
-/// folder's children in name order, so ids come out compacted and every
-/// folder's children in one run. The sorted orders are not stored: loading
-/// rebuilds them.
 pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(store.len() * 40 + 64);
-    put_bytes(&mut body, config_key);
-    put_u32(&mut body, store.roots().len() as u32);
-    let entry = |body: &mut Vec<u8>, id: u32| {
-        let name = store.name(id);
-        body.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        body.extend_from_slice(name);
-        let kind = store.kind(id);
-        body.push(kind as u8);
-        let m = store.meta(id);
-        body.extend_from_slice(&(m.mode as u16).to_le_bytes());
-        put_u64(body, m.size);
-        put_u32(body, to_secs(m.mtime));
-        put_u32(body, to_secs(m.btime));
-        if kind == Kind::Dir {
-            let (dev, ino) = store.dir(id).map_or((0, 0), |d| (d.dev, d.ino));
-            put_u64(body, dev);
-            put_u64(body, ino);
-        }
+    let mut w = Writer {
+        out: Vec::with_capacity(store.len() * 96 + 64),
     };
-    let mut queue: std::collections::VecDeque<u32> = store.roots().iter().copied().collect();
-    for &r in store.roots() {
-        entry(&mut body, r);
-    }
-    while let Some(dir) = queue.pop_front() {
-        let children = store.children(dir);
-        put_u32(&mut body, children.len() as u32);
-        for &c in children {
-            entry(&mut body, c);
-            if store.kind(c) == Kind::Dir {
-                queue.push_back(c);
-            }
-        }
-    }
+    w.bytes(config_key);
+    store.write_to(&mut w);
+    let body = w.out;
     let mut out = Vec::with_capacity(body.len() + 20);
     out.extend_from_slice(MAGIC);
-    put_u32(&mut out, VERSION);
-    put_u64(&mut out, hash64(&body));
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&hash64(&body).to_le_bytes());
     out.extend_from_slice(&body);
     out
-}
-
-fn read_entry(r: &mut Reader<'_>) -> Result<NewEntry, SnapshotError> {
-    let len = r.u16()? as usize;
-    let name = r.take(len)?.to_vec();
-    if name.is_empty() && len > 0 {
-        return Err(SnapshotError::Corrupt("name"));
-    }
-    let kind = Kind::from_u8(r.u8()?);
-    if kind == Kind::Free {
-        return Err(SnapshotError::Corrupt("kind"));
-    }
-    let mode = r.u16()? as u32;
-    let size = r.u64()?;
-    let mtime = from_secs(r.u32()?);
-    let btime = from_secs(r.u32()?);
-    let ident = if kind == Kind::Dir {
-        (r.u64()?, r.u64()?)
-    } else {
-        (0, 0)
-    };
-    Ok(NewEntry {
-        name,
-        kind,
-        meta: Meta {
-            size,
-            mtime,
-            btime,
-            mode,
-        },
-        ident,
-    })
 }
 
 pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
@@ -194,48 +172,11 @@ pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
     if r.bytes()? != config_key {
         return Err(SnapshotError::Foreign);
     }
-    let mut store = Store::new();
-    let roots = r.u32()? as usize;
-    if roots > 4096 {
-        return Err(SnapshotError::Corrupt("root count"));
-    }
-    let mut queue = std::collections::VecDeque::new();
-    for _ in 0..roots {
-        let e = read_entry(&mut r)?;
-        if e.kind != Kind::Dir {
-            return Err(SnapshotError::Corrupt("root kind"));
-        }
-        let id = store.add_root(&e.name, e.meta);
-        store.set_ident(id, e.ident);
-        queue.push_back(id);
-    }
-    while let Some(dir) = queue.pop_front() {
-        let count = r.u32()? as usize;
-        // Each entry takes at least 21 bytes: refuse counts the data cannot hold.
-        if count > (body.len() - r.at) / 21 {
-            return Err(SnapshotError::Corrupt("entry count"));
-        }
-        let mut batch = Vec::with_capacity(count);
-        for _ in 0..count {
-            batch.push(read_entry(&mut r)?);
-        }
-        if batch
-            .windows(2)
-            .any(|w| name_order(&w[0].name, &w[1].name) != std::cmp::Ordering::Less)
-        {
-            return Err(SnapshotError::Corrupt("children out of order"));
-        }
-        for id in store.insert_walked(dir, batch) {
-            if store.kind(id) == Kind::Dir {
-                queue.push_back(id);
-            }
-        }
-    }
-    if r.at != body.len() {
+    let store = Store::read_from(&mut r)?;
+    if !r.at_end() {
         return Err(SnapshotError::Corrupt("trailing bytes"));
     }
-    store.rebuild();
-    store.shrink_to_fit();
+    store.check().map_err(SnapshotError::Corrupt)?;
     Ok(store)
 }
 

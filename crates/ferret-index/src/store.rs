@@ -18,6 +18,7 @@ use std::{borrow::Cow, collections::HashMap};
 
 use crate::base::{Base, BaseKey};
 use crate::names::{Names, name_order};
+use crate::snapshot::{Reader, SnapshotError, Writer};
 
 pub type EntryId = u32;
 pub const NONE: EntryId = u32::MAX;
@@ -681,6 +682,186 @@ impl Store {
     /// Whether the children arena holds enough holes to be worth compacting.
     pub(crate) fn children_fragmented(&self) -> bool {
         self.child_garbage > self.children.len() / 4
+    }
+
+    /// Write every array of the store (for the snapshot).
+    pub(crate) fn write_to(&self, w: &mut Writer) {
+        w.u64(self.records.len() as u64);
+        for r in &self.records {
+            w.u64(r.size);
+            w.u32(r.parent);
+            w.u32(r.mtime);
+            w.u32(r.btime);
+            w.u16(r.mode);
+            w.u8(r.kind);
+            w.u8(r.flags);
+        }
+        w.u32s(&self.names_of);
+        self.names.write_to(w);
+        w.u64(self.dirs.len() as u64);
+        for d in &self.dirs {
+            w.u32(d.start);
+            w.u32(d.len);
+            w.u32(d.cap);
+            w.u64(d.dev);
+            w.u64(d.ino);
+        }
+        w.u32s(&self.free_dirs);
+        w.u32s(&self.children);
+        w.u64(self.child_garbage as u64);
+        w.u32s(&self.free);
+        w.u32s(&self.roots);
+        self.base.write_to(w);
+        let mut stale: Vec<(&EntryId, &BaseKey)> = self.stale.iter().collect();
+        stale.sort_unstable_by_key(|(id, _)| **id);
+        w.u64(stale.len() as u64);
+        for (&id, k) in stale {
+            w.u32(id);
+            w.u32(k.name);
+            w.u32(k.mtime);
+            w.u64(k.size);
+            w.u8(u8::from(k.dir));
+        }
+        w.u32s(&self.delta);
+    }
+
+    /// Read what [`Store::write_to`] wrote. Counts are recomputed; references
+    /// are checked by [`Store::check`], which the caller must run.
+    pub(crate) fn read_from(r: &mut Reader<'_>) -> Result<Store, SnapshotError> {
+        let n = r.len()?;
+        let mut records = Vec::with_capacity(n);
+        for _ in 0..n {
+            records.push(Record {
+                size: r.u64()?,
+                parent: r.u32()?,
+                mtime: r.u32()?,
+                btime: r.u32()?,
+                mode: r.u16()?,
+                kind: r.u8()?,
+                flags: r.u8()?,
+            });
+        }
+        let names_of = r.u32s()?;
+        let names = Names::read_from(r)?;
+        let d = r.len()?;
+        let mut dirs = Vec::with_capacity(d);
+        for _ in 0..d {
+            dirs.push(Dir {
+                start: r.u32()?,
+                len: r.u32()?,
+                cap: r.u32()?,
+                wd: -1,
+                dev: r.u64()?,
+                ino: r.u64()?,
+            });
+        }
+        let free_dirs = r.u32s()?;
+        let children = r.u32s()?;
+        let child_garbage = r.u64()? as usize;
+        let free = r.u32s()?;
+        let roots = r.u32s()?;
+        let base = Base::read_from(r)?;
+        let k = r.len()?;
+        let mut stale = HashMap::with_capacity(k);
+        for _ in 0..k {
+            let id = r.u32()?;
+            let key = BaseKey {
+                name: r.u32()?,
+                mtime: r.u32()?,
+                size: r.u64()?,
+                dir: r.u8()? != 0,
+            };
+            stale.insert(id, key);
+        }
+        let delta = r.u32s()?;
+        let mut counts = [0u64; 4];
+        let mut live = 0;
+        for rec in &records {
+            if let Some(c) = counts.get_mut(rec.kind as usize) {
+                *c += 1;
+                live += 1;
+            }
+        }
+        Ok(Store {
+            records,
+            names_of,
+            names,
+            dirs,
+            free_dirs,
+            children,
+            child_garbage,
+            free,
+            roots,
+            live,
+            counts,
+            base,
+            stale,
+            delta,
+        })
+    }
+
+    /// Check every reference between the arrays, so that nothing read from disk
+    /// can send a lookup out of bounds.
+    pub(crate) fn check(&self) -> Result<(), &'static str> {
+        let n = self.records.len() as u64;
+        let id_ok = |id: u32| u64::from(id) < n;
+        if self.names_of.len() as u64 != n {
+            return Err("name table");
+        }
+        let names = u64::from(self.names.len());
+        for (i, r) in self.records.iter().enumerate() {
+            if r.kind > Kind::Other as u8 && r.kind != Kind::Free as u8 {
+                return Err("kind");
+            }
+            match Kind::from_u8(r.kind) {
+                Kind::Free => continue,
+                Kind::Dir if r.size >= self.dirs.len() as u64 => return Err("folder slot"),
+                _ => {}
+            }
+            if (r.parent != NONE && !id_ok(r.parent)) || u64::from(self.names_of[i]) >= names {
+                return Err("record reference");
+            }
+        }
+        for d in &self.dirs {
+            if u64::from(d.start) + u64::from(d.len) > self.children.len() as u64 {
+                return Err("children run");
+            }
+        }
+        let arrays: [(&[u32], &str); 8] = [
+            (&self.children, "children"),
+            (&self.free, "free slots"),
+            (&self.roots, "roots"),
+            (&self.delta, "delta"),
+            (&self.base.by_name, "name order"),
+            (&self.base.by_mtime, "time order"),
+            (&self.base.by_size, "size order"),
+            (&self.free_dirs, "free folder slots"),
+        ];
+        for (ids, what) in arrays {
+            let bound = if what == "free folder slots" {
+                self.dirs.len() as u64
+            } else {
+                n
+            };
+            if ids.iter().any(|&id| u64::from(id) >= bound && id != NONE) {
+                return Err(what);
+            }
+        }
+        if self.roots.iter().any(|&r| self.kind(r) != Kind::Dir) {
+            return Err("roots");
+        }
+        let starts = &self.base.name_start;
+        if !starts.is_empty()
+            && (starts.len() != self.names.sorted_len() as usize + 1
+                || starts.windows(2).any(|w| w[0] > w[1])
+                || *starts.last().unwrap_or(&0) as usize != self.base.by_name.len())
+        {
+            return Err("name runs");
+        }
+        if self.base.ids() as u64 > n || self.stale.keys().any(|&id| !id_ok(id)) {
+            return Err("orders");
+        }
+        Ok(())
     }
 
     pub fn entry(&self, id: EntryId) -> EntryRef<'_> {
