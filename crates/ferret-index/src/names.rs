@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use crate::postings::{Postings, PostingsBuilder, intersect};
+use crate::postings::{Postings, intersect};
 use crate::snapshot::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
@@ -197,8 +197,12 @@ impl Names {
         out
     }
 
-    pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity() + self.offsets.capacity() * 4 + self.postings.heap_bytes()
+    /// Bytes of the names themselves (arena and offsets), and of their lists.
+    pub fn heap_parts(&self) -> (usize, usize) {
+        (
+            self.arena.capacity() + self.offsets.capacity() * 4,
+            self.postings.heap_bytes() + self.exts.iter().map(|e| e.len() + 16).sum::<usize>(),
+        )
     }
 
     pub fn write_to(&self, w: &mut Writer) {
@@ -321,33 +325,34 @@ fn sort_by_name(names: &Names, ids: &mut Vec<u32>) {
 }
 
 fn build_postings(names: &Names) -> (Postings, Vec<Box<[u8]>>) {
-    let mut b = PostingsBuilder::default();
+    // The distinct extensions first: their keys follow their sorted order.
     let mut buf = Vec::new();
-    let mut exts: std::collections::HashMap<Box<[u8]>, u32> = std::collections::HashMap::new();
-    let mut ext_of: Vec<(u32, u32)> = Vec::new();
+    let mut exts: std::collections::HashSet<Box<[u8]>> = std::collections::HashSet::new();
     for id in 0..names.sorted_len() {
-        let name = names.get(id);
-        fold_into(name, &mut buf);
-        for t in buf.windows(3) {
-            b.push(trigram_key(t), id);
-        }
-        if let Some(ext) = extension(&buf) {
-            let next = exts.len() as u32;
-            let e = *exts.entry(ext.into()).or_insert(next);
-            ext_of.push((e, id));
+        fold_into(names.get(id), &mut buf);
+        if let Some(ext) = extension(&buf)
+            && !exts.contains(ext)
+        {
+            exts.insert(ext.into());
         }
     }
-    // Keys follow the sorted order of the extensions.
-    let mut sorted: Vec<(Box<[u8]>, u32)> = exts.into_iter().collect();
-    sorted.sort_unstable();
-    let mut rank = vec![0u32; sorted.len()];
-    for (i, (_, e)) in sorted.iter().enumerate() {
-        rank[*e as usize] = i as u32;
-    }
-    for (e, id) in ext_of {
-        b.push(EXT_KEY | rank[e as usize], id);
-    }
-    (b.finish(), sorted.into_iter().map(|(e, _)| e).collect())
+    let mut exts: Vec<Box<[u8]>> = exts.into_iter().collect();
+    exts.sort_unstable();
+    let postings = Postings::build(|emit| {
+        let mut buf = Vec::new();
+        for id in 0..names.sorted_len() {
+            fold_into(names.get(id), &mut buf);
+            for t in buf.windows(3) {
+                emit(trigram_key(t), id);
+            }
+            if let Some(ext) = extension(&buf)
+                && let Ok(i) = exts.binary_search_by(|e| (**e).cmp(ext))
+            {
+                emit(EXT_KEY | i as u32, id);
+            }
+        }
+    });
+    (postings, exts)
 }
 
 #[cfg(test)]
