@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use crate::postings::{Postings, intersect};
+use crate::postings::{Postings, intersect_range};
 use crate::snapshot::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
@@ -145,6 +145,16 @@ impl Names {
     /// Sorted names that may hold every one of `literals` (already folded), from
     /// the trigram lists; `None` when no literal has three bytes.
     pub fn candidates(&self, literals: &[Vec<u8>]) -> Option<Vec<u32>> {
+        self.matching(literals, &|_| true)
+    }
+
+    /// [`Names::candidates`] for which `keep` holds, the work split across
+    /// the machine's cores when the lists are long.
+    pub fn matching(
+        &self,
+        literals: &[Vec<u8>],
+        keep: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Option<Vec<u32>> {
         let mut keys: Vec<u32> = literals
             .iter()
             .flat_map(|l| l.windows(3).map(trigram_key))
@@ -157,7 +167,31 @@ impl Names {
         // The rarest few lists narrow enough; checking the names does the rest.
         keys.sort_unstable_by_key(|&k| self.postings.count(k));
         keys.truncate(4);
-        Some(intersect(&self.postings, &keys))
+        let work = self.postings.count(keys[0]);
+        let threads = if work < 20_000 {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |p| p.get())
+                .min(8) as u32
+        };
+        if threads == 1 {
+            return Some(intersect_range(&self.postings, &keys, 0..u32::MAX, keep));
+        }
+        let step = self.sorted.div_ceil(threads).max(1);
+        Some(std::thread::scope(|scope| {
+            let parts: Vec<_> = (0..threads)
+                .map(|t| {
+                    let keys = &keys;
+                    let range = t * step..if t + 1 == threads { u32::MAX } else { (t + 1) * step };
+                    scope.spawn(move || intersect_range(&self.postings, keys, range, keep))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        }))
     }
 
     /// How many sorted names the rarest trigram of `literals` allows (a cheap

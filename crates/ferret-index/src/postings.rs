@@ -319,8 +319,20 @@ impl Postings {
     }
 }
 
-/// The ids in every one of `lists` (ascending), driven by the shortest.
+/// The ids in every one of `keys`' lists (ascending), driven by the shortest.
+#[cfg(test)]
 pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
+    intersect_range(postings, keys, 0..u32::MAX, &|_| true)
+}
+
+/// The ids within `range` in every one of `keys`' lists for which `keep`
+/// holds, ascending. Several ranges can run on several threads.
+pub(crate) fn intersect_range(
+    postings: &Postings,
+    keys: &[u32],
+    range: std::ops::Range<u32>,
+    keep: &dyn Fn(u32) -> bool,
+) -> Vec<u32> {
     let mut keys = keys.to_vec();
     keys.sort_unstable_by_key(|&k| postings.count(k));
     keys.dedup();
@@ -329,11 +341,14 @@ pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
     };
     let mut driver = postings.cursor(first);
     let mut others: Vec<Cursor<'_>> = rest.iter().map(|&k| postings.cursor(k)).collect();
-    let mut out = Vec::with_capacity(postings.count(first) as usize);
-    let Some(mut want) = driver.next_id() else {
+    let mut out = Vec::new();
+    let Some(mut want) = driver.seek(range.start) else {
         return out;
     };
     loop {
+        if want >= range.end {
+            return out;
+        }
         // Leapfrog: every list seeks to `want`; one that overshoots sets a new want.
         let mut agreed = true;
         for c in &mut others {
@@ -348,7 +363,9 @@ pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
             }
         }
         let next = if agreed {
-            out.push(want);
+            if keep(want) {
+                out.push(want);
+            }
             driver.next_id()
         } else {
             driver.seek(want)
@@ -424,5 +441,12 @@ mod tests {
         );
         assert_eq!(intersect(&p, &[1, 99]), Vec::<u32>::new());
         assert_eq!(intersect(&p, &[2]), b);
+        // Split into ranges (as threads do), with a filter: the same, in pieces.
+        let pieces: Vec<u32> = [0..10_000, 10_000..33_333, 33_333..u32::MAX]
+            .into_iter()
+            .flat_map(|r| intersect_range(&p, &[1, 2, 3], r, &|id| id % 2 == 0))
+            .collect();
+        let even: Vec<u32> = want.iter().copied().filter(|id| id % 2 == 0).collect();
+        assert_eq!(pieces, even);
     }
 }
