@@ -87,6 +87,11 @@ pub struct IndexConfig {
     pub snapshot_every: Duration,
     /// Follow changes with the file-system watcher.
     pub watch: bool,
+    /// Use at most this many inotify watches (the rest of the folders are
+    /// rescanned every `limit_rescan_every`, as when the kernel's limit is met).
+    pub max_watches: Option<usize>,
+    /// How often folders left unwatched (watch limit) are rescanned.
+    pub limit_rescan_every: Duration,
 }
 
 impl IndexConfig {
@@ -99,6 +104,8 @@ impl IndexConfig {
             journal_max_rows: 1_000_000,
             snapshot_every: Duration::from_secs(300),
             watch: true,
+            max_watches: None,
+            limit_rescan_every: Duration::from_secs(60),
         }
     }
 

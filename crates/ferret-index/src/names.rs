@@ -183,7 +183,11 @@ impl Names {
             let parts: Vec<_> = (0..threads)
                 .map(|t| {
                     let keys = &keys;
-                    let range = t * step..if t + 1 == threads { u32::MAX } else { (t + 1) * step };
+                    let range = t * step..if t + 1 == threads {
+                        u32::MAX
+                    } else {
+                        (t + 1) * step
+                    };
                     scope.spawn(move || intersect_range(&self.postings, keys, range, keep))
                 })
                 .collect();

@@ -39,8 +39,6 @@ const BATCH_WINDOW: Duration = Duration::from_millis(5);
 /// comes at all. (The kernel queues both halves together, so a half still alone
 /// after the next batch has been applied moved out of the roots.)
 const RENAME_PAIRING: Duration = Duration::from_millis(50);
-/// With the watch limit reached, unwatched folders are rescanned this often.
-const LIMIT_RESCAN_EVERY: Duration = Duration::from_secs(60);
 /// Quiet time after which a root whose picture went stale under churn is read
 /// again.
 const SETTLE_AFTER: Duration = Duration::from_millis(100);
@@ -121,7 +119,9 @@ pub(crate) fn run(index: Index) {
         }
         applier.expire_renames();
         let limited = index.status().watch_limit_reached || watcher.is_none();
-        if limited && index.shared.config.watch && last_limit_rescan.elapsed() >= LIMIT_RESCAN_EVERY
+        if limited
+            && index.shared.config.watch
+            && last_limit_rescan.elapsed() >= index.shared.config.limit_rescan_every
         {
             last_limit_rescan = Instant::now();
             for root in 0..index.shared.config.roots.len() {
@@ -141,6 +141,8 @@ pub(crate) fn run(index: Index) {
 /// Adds watches for the folders a walk opens, and remembers them.
 struct WatchHook<'a> {
     watcher: Option<&'a Watcher>,
+    max: Option<usize>,
+    every: Duration,
     root: usize,
     top: EntryId,
     top_is_root: bool,
@@ -154,12 +156,18 @@ impl WatchHook<'_> {
         if self.limit.load(Ordering::Relaxed) {
             return;
         }
-        match w.watch(
-            dir,
-            self.root,
-            folder,
-            self.top_is_root && folder == self.top,
-        ) {
+        // An operator's cap counts like the kernel's limit.
+        let added = if self.max.is_some_and(|m| w.watched_folders() >= m) {
+            Err(WatchError::Limit)
+        } else {
+            w.watch(
+                dir,
+                self.root,
+                folder,
+                self.top_is_root && folder == self.top,
+            )
+        };
+        match added {
             Ok(wd) => self
                 .added
                 .lock()
@@ -169,7 +177,7 @@ impl WatchHook<'_> {
                 if !self.limit.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
                         "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
-                        LIMIT_RESCAN_EVERY.as_secs()
+                        self.every.as_secs()
                     );
                 }
             }
@@ -199,6 +207,8 @@ fn walk_into(
     let limit = AtomicBool::new(index.status().watch_limit_reached);
     let hook = WatchHook {
         watcher,
+        max: index.shared.config.max_watches,
+        every: index.shared.config.limit_rescan_every,
         root,
         top,
         top_is_root: rel.is_empty(),
@@ -275,7 +285,9 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
             let root_fd = index.root_fd(i);
             let meta = root_fd.map(fd_meta).unwrap_or_default();
             let top = store.add_root(r.name.as_bytes(), meta);
-            let Some(fd) = root_fd.and_then(|fd| fd.try_clone_to_owned().ok()) else {
+            // A new open of the root, not a copy of its descriptor: a copy would
+            // share the directory's read position, left at the end by the last walk.
+            let Some(fd) = root_fd.and_then(|fd| open_below(fd, b"").ok()) else {
                 continue;
             };
             let (stats, added) = walk_into(

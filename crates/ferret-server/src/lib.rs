@@ -339,6 +339,8 @@ impl Ferret {
                 "watcher": index.watcher,
                 "watch_limit_reached": index.watch_limit_reached,
                 "overflow_rescans": index.overflow_rescans,
+                "unreadable_folders": index.unreadable_folders,
+                "walk_races": index.walk_races,
                 "missing_roots": index.missing_roots,
                 "state_dir": inner.index.config().state_dir,
                 "last_snapshot": index.last_snapshot,
