@@ -461,7 +461,7 @@
       const list = el('ul', 'listing');
       for (const e of p.entries) {
         const li = el('li');
-        li.append(el('span', 'kind', e.kind === 'dir' ? '\u25B8' : ''), el('span', null, e.name));
+        li.append(el('span', 'kind', e.kind === 'dir' ? '\u25B8' : ''), el('span', 'name', e.name));
         li.append(el('span', 'meta', e.kind === 'dir' ? '' : human(e.size)));
         li.addEventListener('click', () => openPreview({ path: e.path, name: e.name }));
         list.append(li);
@@ -593,7 +593,7 @@
 
   function showLogin(wrong) {
     const d = $('login');
-    $('login-wrong').hidden = !wrong;
+    if (wrong) $('login-wrong').hidden = false;
     if (!d.open) d.showModal();
   }
 
