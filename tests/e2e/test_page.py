@@ -9,24 +9,17 @@ that name is exactly what a DNS-rebinding attack looks like to ferret.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import time
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from conftest import FERRET, HttpServer, png_bytes
-from selenium import webdriver
+from browser import Chromium
+from conftest import HttpServer, png_bytes
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-CHROMIUM = os.environ.get("FERRET_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("FERRET_CHROMEDRIVER", "/usr/bin/chromedriver")
 SECRET = "API_KEY=sk-page-must-never-show-this"
 SIZES = {"small.txt": 10, "medium.txt": 2_000, "large.txt": 300_000, "tiny.txt": 1}
 
@@ -60,32 +53,13 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed: apt-get install chromium chromium-driver (scripts/test does)")
-    profile = tempfile.mkdtemp(prefix="ferret-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,800",
+    try:
         # A name that resolves to this machine: a page under it is a rebinding attack.
-        "--host-resolver-rules=MAP evil.test 127.0.0.1",
-    ]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(20)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+        chromium = Chromium(extra_flags=("--host-resolver-rules=MAP evil.test 127.0.0.1",))
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield chromium.driver
+    chromium.quit()
 
 
 def wait(driver, predicate, timeout=10, what="the page"):
@@ -109,6 +83,14 @@ def type_query(driver, text: str, box="q"):
     q.clear()
     for ch in text:
         q.send_keys(ch)
+
+
+def preview(driver, query: str, expected: list[str]):
+    """Search, check the rows, preview the first with Enter."""
+    type_query(driver, query)
+    wait(driver, lambda d: names(d) == expected, what=f"the rows {expected}")
+    driver.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "preview").is_displayed(), what="the preview")
 
 
 def test_typing_answers_with_the_right_rows_and_the_total(site, browser):
@@ -149,10 +131,7 @@ def test_columns_sort_by_size(site, browser):
 def test_keys_open_a_preview_with_line_numbers_and_highlights(site, browser):
     _, server = site
     open_page(browser, server)
-    type_query(browser, "todo")
-    wait(browser, lambda d: names(d) == ["todo.txt"], what="todo.txt")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
-    wait(browser, lambda d: d.find_element(By.ID, "preview").is_displayed(), what="the preview")
+    preview(browser, "todo", ["todo.txt"])
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#preview-body .line")) == 2, what="two lines")
     lines = browser.find_elements(By.CSS_SELECTOR, "#preview-body .line")
     assert [l.find_element(By.CSS_SELECTOR, ".ln").text for l in lines] == ["1", "2"]
@@ -161,9 +140,7 @@ def test_keys_open_a_preview_with_line_numbers_and_highlights(site, browser):
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
     wait(browser, lambda d: not d.find_element(By.ID, "preview").is_displayed(), what="the preview to close")
     # The query's words are highlighted in the text.
-    type_query(browser, "report 2026")
-    wait(browser, lambda d: names(d) == ["report-2026.md"], what="report-2026.md")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    preview(browser, "report 2026", ["report-2026.md"])
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview-body mark"), what="a highlight")
     first_line = browser.find_elements(By.CSS_SELECTOR, "#preview-body .line")[0]
     assert [m.text for m in first_line.find_elements(By.CSS_SELECTOR, "mark")] == ["Report", "2026"]
@@ -205,19 +182,13 @@ def test_grep_mode_finds_text_and_the_preview_marks_it(site, browser):
 def test_images_binaries_and_folders_in_the_preview(site, browser):
     _, server = site
     open_page(browser, server)
-    type_query(browser, "pixel.png")
-    wait(browser, lambda d: names(d) == ["pixel.png"], what="pixel.png")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    preview(browser, "pixel.png", ["pixel.png"])
     img = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview-body img"), what="the image")[0]
     wait(browser, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", img) == 4, what="the image to load")
-    type_query(browser, "annual-report")
-    wait(browser, lambda d: names(d) == ["annual-report.pdf"], what="the pdf")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    preview(browser, "annual-report", ["annual-report.pdf"])
     note = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview-body .preview-note"), what="the binary note")[0]
     assert "Binary file" in note.text and "not shown" in note.text
-    type_query(browser, "folder: sizes")
-    wait(browser, lambda d: names(d) == ["sizes"], what="the folder")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    preview(browser, "folder: sizes", ["sizes"])
     wait(browser, lambda d: sorted(e.text for e in d.find_elements(By.CSS_SELECTOR, "#preview-body .listing li .name")) == sorted(SIZES), what="the listing")
     browser.find_element(By.ID, "preview-close").click()
 
@@ -225,9 +196,7 @@ def test_images_binaries_and_folders_in_the_preview(site, browser):
 def test_a_secret_is_refused_and_never_reaches_the_page(site, browser):
     _, server = site
     open_page(browser, server)
-    type_query(browser, "credentials")
-    wait(browser, lambda d: names(d) == ["credentials.json"], what="the credentials listed by name")
-    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    preview(browser, "credentials", ["credentials.json"])
     refusal = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview-body .refused"), what="the refusal")[0]
     assert "PATH_DENIED" in refusal.text
     assert SECRET not in browser.page_source

@@ -16,6 +16,8 @@
     desc: false,
     opts: { case: false, ww: false, regex: false, mpath: false, literal: false, fuzzy: false },
     rows: [],
+    // Bumped when the rows are replaced: a late draw of the old ones is dropped.
+    generation: 0,
     total: 0,
     selected: -1,
     controller: null,
@@ -211,6 +213,7 @@
   }
 
   function clearResults() {
+    state.generation += 1;
     state.rows = [];
     state.total = 0;
     state.selected = -1;
@@ -225,19 +228,34 @@
     if (reset) {
       state.rows = [];
       state.selected = -1;
+      state.generation += 1;
       tbody.replaceChildren();
       $('results').scrollTop = 0;
     }
-    const frag = document.createDocumentFragment();
-    for (const r of answer.results) {
-      frag.append(rowElement(r, state.rows.length));
-      state.rows.push(r);
+    state.rows.push(...answer.results);
+    // A row costs about 0.3 ms to lay out and paint: draw what the pane shows
+    // now, the rest of the page right after that frame.
+    const shown = tbody.children.length;
+    const now = reset ? Math.ceil($('results').clientHeight / 24) + 5 : Infinity;
+    appendRows(Math.min(state.rows.length, shown + now));
+    if (tbody.children.length < state.rows.length) {
+      const generation = state.generation;
+      requestAnimationFrame(() => setTimeout(() => {
+        if (generation === state.generation) appendRows(state.rows.length);
+      }, 0));
     }
-    tbody.append(frag);
     state.total = answer.total;
     $('empty').hidden = state.total > 0;
     $('result-state').textContent = `${count(state.total)} ${state.total === 1 ? 'result' : 'results'} · ${answer.ms} ms`;
     if (reset && state.rows.length) select(0, false);
+  }
+
+  // Draw the rows of state.rows not yet in the table, up to `to`.
+  function appendRows(to) {
+    const tbody = $('rows');
+    const frag = document.createDocumentFragment();
+    for (let i = tbody.children.length; i < to; i += 1) frag.append(rowElement(state.rows[i], i));
+    tbody.append(frag);
   }
 
   function rowElement(r, i) {

@@ -155,7 +155,7 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
                 "kind": h.kind,
                 "size": h.size,
                 "modified": h.modified,
-                "abs": search::absolute(roots, &h.path).map(|p| p.to_string_lossy().into_owned()),
+                "abs": search::absolute(roots, &h.path),
             });
             if let Some(m) = marker
                 .as_ref()
@@ -340,7 +340,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
         if files.last().is_none_or(|f| f["path"] != line.path.as_str()) {
             files.push(json!({
                 "path": line.path,
-                "abs": search::absolute(roots, &line.path).map(|p| p.to_string_lossy().into_owned()),
+                "abs": search::absolute(roots, &line.path),
                 "lines": [],
             }));
         }

@@ -100,7 +100,6 @@ fn row(roots: &Roots, hit: &Hit, columns: Columns) -> Value {
     o.insert("name".into(), name.into());
     if columns.path {
         let folder = search::absolute(roots, if parent.is_empty() { "." } else { parent })
-            .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         o.insert("path".into(), folder.into());
     }

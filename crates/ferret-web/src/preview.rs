@@ -37,7 +37,7 @@ pub fn preview(roots: &Roots, request: &PreviewRequest) -> Result<Value, ApiErro
         Ok(ReadOutcome::Image(image)) => Ok(json!({
             "kind": "image",
             "path": image.path,
-            "abs": abs(roots, &image.path),
+            "abs": search::absolute(roots, &image.path),
             "format": image.format.name(),
             "width": image.width,
             "height": image.height,
@@ -57,7 +57,7 @@ pub fn preview(roots: &Roots, request: &PreviewRequest) -> Result<Value, ApiErro
             Ok(json!({
                 "kind": "binary",
                 "path": shown,
-                "abs": abs(roots, &shown),
+                "abs": search::absolute(roots, &shown),
                 "type": detail("type"),
                 "size": detail("size").and_then(|s| s.parse::<u64>().ok()),
                 "download": download(request, &shown),
@@ -93,7 +93,7 @@ fn text(roots: &Roots, w: TextWindow, request: &PreviewRequest) -> Value {
     let clipped: Vec<u64> = w.clipped_lines.iter().map(|c| c.line).collect();
     json!({
         "kind": "text",
-        "abs": abs(roots, &w.path),
+        "abs": search::absolute(roots, &w.path),
         "path": w.path,
         "size": w.size,
         "modified": w.modified,
@@ -137,16 +137,12 @@ fn folder(roots: &Roots, path: &str) -> Result<Value, ApiError> {
     Ok(json!({
         "kind": "folder",
         "path": listed.path,
-        "abs": abs(roots, &listed.path),
+        "abs": search::absolute(roots, &listed.path),
         "summary": listed.summary,
         "total": listed.total,
         "truncated": listed.truncated,
         "entries": entries,
     }))
-}
-
-fn abs(roots: &Roots, shown: &str) -> Option<String> {
-    search::absolute(roots, shown).map(|p| p.to_string_lossy().into_owned())
 }
 
 fn download(request: &PreviewRequest, shown: &str) -> Option<String> {

@@ -3,7 +3,7 @@
 //! [`Index::search`] on the blocking pool so that a slow query never stalls the
 //! async threads.
 
-use std::{path::PathBuf, sync::Arc, time::Instant};
+use std::{sync::Arc, time::Instant};
 
 use axum::http::StatusCode;
 use ferret_fs::Roots;
@@ -86,10 +86,10 @@ pub fn split(shown: &str) -> (&str, &str) {
     shown.rsplit_once('/').unwrap_or(("", shown))
 }
 
-/// The absolute path of a shown path: the inverse of [`Roots::display`], by
-/// the roots' names alone (nothing on disk is touched). `None` for a first
-/// component that names no root.
-pub fn absolute(roots: &Roots, shown: &str) -> Option<PathBuf> {
+/// The absolute path of a shown path (as text, for the page and Everything's
+/// API): the inverse of [`Roots::display`], by the roots' names alone (nothing
+/// on disk is touched). `None` for a first component that names no root.
+pub fn absolute(roots: &Roots, shown: &str) -> Option<String> {
     let all = roots.roots();
     let (root, rest) = if roots.is_multi() {
         let (first, rest) = shown.split_once('/').unwrap_or((shown, ""));
@@ -97,11 +97,12 @@ pub fn absolute(roots: &Roots, shown: &str) -> Option<PathBuf> {
     } else {
         (all.first()?, if shown == "." { "" } else { shown })
     };
-    Some(if rest.is_empty() {
+    let path = if rest.is_empty() {
         root.path.clone()
     } else {
         root.path.join(rest)
-    })
+    };
+    Some(path.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]
@@ -120,8 +121,9 @@ mod tests {
         )
         .unwrap();
         let real = std::fs::canonicalize(a.path()).unwrap();
-        assert_eq!(absolute(&one, "x/y.txt"), Some(real.join("x/y.txt")));
-        assert_eq!(absolute(&one, "."), Some(real.clone()));
+        let text = |p: std::path::PathBuf| Some(p.to_str().unwrap().to_string());
+        assert_eq!(absolute(&one, "x/y.txt"), text(real.join("x/y.txt")));
+        assert_eq!(absolute(&one, "."), text(real.clone()));
         let spec = |name: &str, dir: &std::path::Path| {
             format!("{name}={}", dir.display()).parse().unwrap()
         };
@@ -132,9 +134,9 @@ mod tests {
         .unwrap();
         assert_eq!(
             absolute(&two, "b/notes.md"),
-            Some(std::fs::canonicalize(b.path()).unwrap().join("notes.md"))
+            text(std::fs::canonicalize(b.path()).unwrap().join("notes.md"))
         );
-        assert_eq!(absolute(&two, "a"), Some(real));
+        assert_eq!(absolute(&two, "a"), text(real));
         assert_eq!(absolute(&two, "c/x"), None);
     }
 
