@@ -146,11 +146,16 @@
 
   // ---- searching ---------------------------------------------------------
 
+  // A keystroke searches at once when nothing is in flight; while an answer
+  // is awaited, keystrokes wait until typing pauses (the debounce), then the
+  // awaited request is cancelled and a new one sent.
   let timer = 0;
   function schedule(typedAt) {
     if (typedAt !== undefined) state.pending.push(typedAt);
     clearTimeout(timer);
-    timer = setTimeout(() => run(true), state.mode === 'grep' ? GREP_DEBOUNCE_MS : NAME_DEBOUNCE_MS);
+    const grep = state.mode === 'grep';
+    if (!grep && !state.loading) { run(true); return; }
+    timer = setTimeout(() => run(true), grep ? GREP_DEBOUNCE_MS : NAME_DEBOUNCE_MS);
   }
 
   function nameParams(offset) {
@@ -184,9 +189,10 @@
       }
     } catch (err) {
       if (err.name === 'AbortError' || seq !== state.seq) return;
-      if (upTo !== null) answered(upTo);
       if (reset) clearResults();
       showError(err);
+      // The answer to these keystrokes is the error message.
+      if (upTo !== null) measure(answered(upTo), $('q').value, true);
     } finally {
       if (seq === state.seq) state.loading = false;
     }
@@ -201,12 +207,13 @@
 
   // Keystroke to rendered rows, for the benchmark (bench/ui.py reads it
   // through the Performance API): from each input event to the frame after
-  // rows answering it (or a later keystroke) went in.
-  function measure(typed, text) {
+  // rows answering it (or a later keystroke) went in; a query that does not
+  // parse (yet: `size:>` on its way to `size:>4000`) is answered by its error.
+  function measure(typed, text, error) {
     requestAnimationFrame(() => setTimeout(() => {
       const end = performance.now();
       try {
-        for (const start of typed) performance.measure('ferret:rows', { start, end, detail: { q: text } });
+        for (const start of typed) performance.measure('ferret:rows', { start, end, detail: { q: text, error: !!error } });
         if (performance.getEntriesByName('ferret:rows').length > 1000) performance.clearMeasures('ferret:rows');
       } catch (_) { /* an old browser without detail: skip */ }
     }, 0));
@@ -235,19 +242,24 @@
     state.rows.push(...answer.results);
     // A row costs about 0.3 ms to lay out and paint: draw what the pane shows
     // now, the rest of the page right after that frame.
-    const shown = tbody.children.length;
     const now = reset ? Math.ceil($('results').clientHeight / 24) + 5 : Infinity;
-    appendRows(Math.min(state.rows.length, shown + now));
-    if (tbody.children.length < state.rows.length) {
-      const generation = state.generation;
-      requestAnimationFrame(() => setTimeout(() => {
-        if (generation === state.generation) appendRows(state.rows.length);
-      }, 0));
-    }
+    appendRows(Math.min(state.rows.length, tbody.children.length + now));
+    drawRest(state.generation);
     state.total = answer.total;
     $('empty').hidden = state.total > 0;
     $('result-state').textContent = `${count(state.total)} ${state.total === 1 ? 'result' : 'results'} · ${answer.ms} ms`;
     if (reset && state.rows.length) select(0, false);
+  }
+
+  // The rows not drawn yet, a slice a frame, so that a keystroke in between
+  // is not kept waiting; dropped when newer rows replace them.
+  function drawRest(generation) {
+    if ($('rows').children.length >= state.rows.length) return;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (generation !== state.generation) return;
+      appendRows(Math.min(state.rows.length, $('rows').children.length + 20));
+      drawRest(generation);
+    }, 0));
   }
 
   // Draw the rows of state.rows not yet in the table, up to `to`.
@@ -305,7 +317,9 @@
   }
 
   function loadMore() {
-    if (state.loading) return;
+    // Not before the rows already fetched are all drawn (the first rows of a
+    // new answer leave the end of the table in view for a frame).
+    if (state.loading || $('rows').children.length < state.rows.length) return;
     if (state.mode === 'name' && state.rows.length < state.total) run(false);
     if (state.mode === 'grep' && state.grepNext !== null) run(false);
   }
