@@ -9,6 +9,8 @@ that name is exactly what a DNS-rebinding attack looks like to ferret.
 
 from __future__ import annotations
 
+import signal
+import time
 from pathlib import Path
 
 import httpx2 as httpx
@@ -343,3 +345,19 @@ def test_no_ui_leaves_slash_to_mcp_and_downloads_need_their_flag(site, start_htt
     assert "attachment" in r.headers["content-disposition"]
     r = httpx.get(on.base + "/ui/api/download", params={"path": ".env"}, timeout=5)
     assert r.status_code == 403 and SECRET not in r.text
+
+
+def test_an_open_page_does_not_hold_up_a_graceful_stop(site):
+    root, _ = site
+    server = HttpServer(["--root", str(root), "--no-persist", "--shutdown-grace", "30s"])
+    try:
+        with httpx.stream("GET", server.base + "/ui/api/events", timeout=10) as events:
+            first = next(events.iter_lines())
+            assert first.startswith("event: ")
+            started = time.monotonic()
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(timeout=10)
+        assert server.proc.returncode == 0
+        assert time.monotonic() - started < 5, "the event stream ended with the server, not after the 30 s grace"
+    finally:
+        server.stop()
