@@ -252,6 +252,12 @@ async def call(client, tool: str, args: dict):
     return bool(result.is_error), result.structured_content, text, result
 
 
+def shown(s: dict, key: str = "results") -> list[str]:
+    """The paths a search, locate or list answer shows: plain strings (folders
+    end in `/`), or with `details` objects carrying `path` (list: `name`)."""
+    return [e if isinstance(e, str) else e.get("path", e.get("name")) for e in s[key]]
+
+
 def all_text(result) -> str:
     """Everything a client could show: every content block and the structured content."""
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)

@@ -1,7 +1,9 @@
 """The binary's own behaviour: refusals at start, help, version, environment."""
 
+import json
 import subprocess
 
+import pytest
 from conftest import FERRET, call, connect, run
 
 
@@ -98,5 +100,62 @@ def test_plain_folders_are_taken_verbatim_and_named_apart(tmp_path):
             return listing[1], read[1], odd_read[1]
 
     listing, read, odd_read = run(go())
-    assert sorted(e["path"] for e in listing["entries"]) == ["a,b:rw", "docs", "docs-2"]
+    assert sorted(listing["entries"]) == ["a,b:rw/", "docs-2/", "docs/"]
     assert read["text"] == "two\n" and odd_read["text"] == "three\n"
+
+
+@pytest.mark.parametrize("value", ["1", "yes", "on", "true"])
+def test_boolean_variables_take_the_usual_spellings(tmp_path, value):
+    """FERRET_NO_PERSIST=1 (as MCP client configs write it) means yes: nothing
+    is saved in the state directory."""
+    (tmp_path / "root").mkdir()
+    state = tmp_path / "state"
+    init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    p = subprocess.run(
+        [str(FERRET), "serve", "--stdio", "--root", str(tmp_path / "root"), "--state-dir", str(state)],
+        input=init,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"FERRET_NO_PERSIST": value, "PATH": "/usr/bin:/bin"},
+    )
+    assert p.returncode == 0, p.stderr
+    assert '"result"' in p.stdout
+    assert not state.exists() or not any(state.iterdir()), "nothing persisted"
+
+
+def test_a_boolean_variable_that_is_not_one_is_named(tmp_path):
+    p = ferret("serve", "--stdio", "--root", str(tmp_path), env={"FERRET_NO_PERSIST": "maybe", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 2
+    assert "FERRET_NO_PERSIST=maybe is not a boolean" in p.stderr and "1 or 0" in p.stderr
+
+
+def test_a_client_that_closes_before_its_first_request_is_a_normal_end(tree):
+    """A 2026-07-28 client that only probed, or a host checking the command."""
+    p = subprocess.run([str(FERRET), "serve", "--stdio", "--no-persist", "--root", str(tree)], input="", capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert "connection closed" not in p.stderr
+
+
+def test_default_logs_never_show_what_the_caller_sent(tree):
+    """At the default level (and at debug for ferret's own lines) the log has
+    no argument a caller sent, even when the call is refused."""
+    marker = "CALLER-ARGUMENT-NOT-FOR-LOGS"
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read", "arguments": {"path": 42, "start_line": marker}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read", "arguments": {"path": marker}}},
+    ]
+    for level in [None, "debug"]:
+        env = {"PATH": "/usr/bin:/bin", **({"FERRET_LOG": level} if level else {})}
+        p = subprocess.run(
+            [str(FERRET), "serve", "--stdio", "--no-persist", "--root", str(tree)],
+            input="".join(json.dumps(m) + "\n" for m in messages),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
+        assert marker in p.stdout, "the caller is told what was wrong"
+        assert marker not in p.stderr, (level, p.stderr)

@@ -127,6 +127,29 @@ def test_stateless_era_error_codes(http_server):
     for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe"]:
         r = post(url, modern_request(method), modern_headers(method))
         assert (r.status_code, r.json()["error"]["code"]) == (404, -32601), method
+        # The message says the revision removed it (not just the method's name).
+        assert "removed" in r.json()["error"]["message"] and method in r.json()["error"]["message"], r.text
+    r = post(url, modern_request("tools/frobnicate"), modern_headers("tools/frobnicate"))
+    assert (r.status_code, r.json()["error"]["code"]) == (404, -32601)
+
+
+def test_stdio_removed_methods_say_so_in_the_stateless_era(tree):
+    requests = "".join(json.dumps(m) + "\n" for m in [modern_request("server/discover"), modern_request("logging/setLevel", {"level": "info"}, id=2)])
+    p = subprocess.run(
+        [str(FERRET), "serve", "--stdio", "--no-persist", "--root", str(tree)], input=requests, capture_output=True, text=True, timeout=30
+    )
+    answer = json.loads(p.stdout.splitlines()[1])
+    assert answer["error"]["code"] == -32601
+    assert "removed" in answer["error"]["message"] and "logLevel" in answer["error"]["message"]
+    assert p.returncode == 0
+
+
+def test_a_session_ended_with_delete_answers_204(tree, start_http):
+    server = start_http("--root", str(tree), "--no-persist", "--http-sessions")
+    r = post(server.url, initialize_body(), {"Accept": ACCEPT, "Content-Type": "application/json"})
+    session = r.headers["mcp-session-id"]
+    r = httpx.delete(server.url, headers={"mcp-session-id": session, "MCP-Protocol-Version": "2025-06-18"}, timeout=5)
+    assert r.status_code == 204, (r.status_code, r.text)
 
 
 def test_a_token_is_required_when_configured(tree, start_http):
@@ -161,5 +184,5 @@ def test_sdk_client_over_http_reads_and_lists(http_server, era):
             return await call(c, "list", {"path": "src"}), await call(c, "read", {"path": "enc/utf16le.txt"})
 
     (e1, s1, _, _), (e2, s2, _, _) = run(go())
-    assert [e["path"] for e in s1["entries"]] == ["src/lib.rs", "src/main.rs"]
+    assert s1["entries"] == ["lib.rs", "main.rs"]
     assert s2["encoding"] == "utf-16le"

@@ -81,8 +81,7 @@ def test_allow_shows_full_paths_that_cannot_be_read(places, era):
 
     (is_error, s, _, _), reads, grep, listing = run(go())
     assert not is_error
-    assert [r["path"] for r in s["results"]] == expected_paths(elsewhere)
-    assert s["index"]["entries"] >= 4
+    assert s["results"] == expected_paths(elsewhere)
     for denied in [*reads, grep, listing]:
         assert denied[0] and denied[1]["error"]["code"] == "PATH_OUTSIDE_ROOT", denied[1]
         assert "LOCATE-CONTENT-NEVER-READ" not in denied[2]
@@ -117,7 +116,7 @@ def test_ask_accept_runs_the_search(places, era, transport, start_http):
 
     is_error, s, _, _ = run(go())
     assert not is_error, s
-    assert [r["path"] for r in s["results"]] == expected_paths(elsewhere)
+    assert s["results"] == expected_paths(elsewhere)
     assert len(user.asked) == 1
     question = user.asked[0]
     assert "`report`" in question.message and str(elsewhere) in question.message
@@ -205,4 +204,4 @@ def test_request_state_is_sealed_and_bound_to_the_arguments(places):
     for label, error in outcomes.items():
         assert error.code == -32602 and "requestState" in error.message, (label, error)
     assert isinstance(again, types.InputRequiredResult), "a state without its answer asks again"
-    assert [r["path"] for r in done.structured_content["results"]] == expected_paths(elsewhere)
+    assert done.structured_content["results"] == expected_paths(elsewhere)

@@ -208,7 +208,7 @@ def test_the_chosen_folders_are_served_read_only_by_default(bundle, folders):
             assert names == READ_TOOLS
             e, s, _, _ = await call(c, "search", {"query": ""})
             assert not e
-            paths = [r["path"] for r in s["results"]]
+            paths = s["results"]
             assert "alpha/docs/hello.txt" in paths and "beta notes/todo.md" in paths
             assert all(p.split("/")[0] in {"alpha", "beta notes"} for p in paths), paths
             e, s, _, _ = await call(c, "read", {"path": "alpha/docs/hello.txt"})

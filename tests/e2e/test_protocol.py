@@ -28,17 +28,19 @@ def test_tools_are_listed_with_schemas_and_truthful_annotations(session):
     assert version == ("2026-07-28" if session.era == "2026-07-28" else "2025-11-25")
 
 
-def test_tools_list_answer_fits_the_budget(tree):
-    """The read-only server's whole tools/list answer stays under 6 KB."""
+@pytest.mark.parametrize("writable, budget", [(False, 6144), (True, 9216)], ids=["read-only", "with-writes"])
+def test_tools_list_answer_fits_the_budget(tree, writable, budget):
+    """The whole tools/list answer stays under 6 KB read-only, 9 KB with the write tools."""
 
     async def go():
-        async with connect("stdio", "legacy", ["--root", str(tree)]) as c:
+        async with connect("stdio", "legacy", ["--root", f"{tree}:rw" if writable else str(tree), "--no-persist"]) as c:
             result = await c.list_tools()
+            assert ("write" in [t.name for t in result.tools]) is writable
             return json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
 
     size = len(run(go()).encode())
-    print(f"\ntools/list answer: {size} bytes (budget 6144)")
-    assert size < 6144
+    print(f"\ntools/list answer: {size} bytes (budget {budget})")
+    assert size < budget
 
 
 @pytest.mark.parametrize("era", ERAS)

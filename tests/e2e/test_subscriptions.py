@@ -190,3 +190,30 @@ def test_listen_wire_ack_first_and_subscription_id_on_every_notification(tmp_pat
         assert "id" not in m or m.get("method") is None, "no request on a listen stream"
         if m.get("method") == "notifications/resources/updated":
             assert m["params"]["uri"] == a
+
+
+def test_a_change_right_after_ferrets_own_write_is_heard_and_journalled(tmp_path):
+    """ferret's own write is recognised by what it left on disk, not by a time
+    window: another program writing the same file half a second later is
+    heard by subscribers and journalled as external."""
+    root = make_tree(tmp_path)
+
+    async def go():
+        updates = Updates()
+        args = ["--root", f"{root}:rw", "--state-dir", str(tmp_path / "state")]
+        async with connect("stdio", "legacy", args, message_handler=updates) as c:
+            a = uri(root, "docs/a.md")
+            await c.subscribe_resource(a)
+            await asyncio.sleep(0.3)
+            result = await c.call_tool("write", {"path": "docs/a.md", "content": "by ferret\n", "mode": "overwrite"})
+            assert not result.is_error
+            await updates.wait_for(a)
+            await asyncio.sleep(0.5)
+            updates.uris.clear()
+            (root / "docs" / "a.md").write_text("by someone else\n")
+            await updates.wait_for(a)
+            await asyncio.sleep(0.5)
+            changes = (await c.call_tool("changes", {"path": "docs/a.md"})).structured_content["changes"]
+            return [(ch["action"], ch["by"]) for ch in changes]
+
+    assert run(go()) == [("modified", "external"), ("modified", "ferret")]

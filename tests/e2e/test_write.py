@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HttpServer, call, connect, run
+from conftest import HttpServer, call, connect, run, shown
 from mcp.shared.exceptions import MCPError
 
 ERAS = ["legacy", "2026-07-28"]
@@ -107,7 +107,7 @@ def test_create_overwrite_append(work, era):
         async with serve(era, "--root", str(work), "--writable") as c:
             e, s, _, _ = await call(c, "write", {"path": "new/deep/file.txt", "content": "hello\n"})
             assert not e and s["bytes_written"] == 6 and s["checksum"] == sha(b"hello\n") and s["created"]
-            assert s["diff"] is None
+            assert "diff" not in s
             _, r, _, _ = await call(c, "read", {"path": "new/deep/file.txt"})
             assert r["checksum"] == s["checksum"]
             e, s, _, _ = await call(c, "write", {"path": "new/deep/file.txt", "content": "again\n"})
@@ -115,7 +115,7 @@ def test_create_overwrite_append(work, era):
             e, s, _, _ = await call(c, "write", {"path": "new/deep/file.txt", "content": "x", "mode": "overwrite", "expected_checksum": sha(b"other")})
             assert e and err(s)["code"] == "CHECKSUM_MISMATCH" and "read" in err(s)["hint"]
             e, s, text, _ = await call(c, "write", {"path": "new/deep/file.txt", "content": "hello\nworld\n", "mode": "overwrite", "expected_checksum": r["checksum"]})
-            assert not e and s["bytes_written"] == 12 and not s["created"]
+            assert not e and s["bytes_written"] == 12 and "created" not in s
             assert "+world" in s["diff"] and "--- a/new/deep/file.txt" in s["diff"] and "+world" in text
             e, s, _, _ = await call(c, "write", {"path": "new/deep/file.txt", "content": "tail\n", "mode": "append"})
             assert not e and s["bytes_written"] == 5 and s["checksum"] == sha(b"hello\nworld\ntail\n")
@@ -146,8 +146,11 @@ def test_dry_run_touches_nothing(work, era):
             assert not e and s["dry_run"] and "+- zero" in s["diff"] and s["checksum"] == sha(b"- zero\n")
             e, s, _, _ = await call(c, "edit", {"path": "notes/todo.md", "edits": [{"old_text": "- two", "new_text": "- 2"}], "dry_run": True})
             assert not e and s["dry_run"] and "+- 2" in s["diff"] and s["replacements"] == 1
-            e, s, _, _ = await call(c, "write", {"path": "fresh/new.txt", "content": "x", "dry_run": True})
-            assert not e and s["created"] and s["dry_run"]
+            e, s, text, _ = await call(c, "write", {"path": "fresh/new.txt", "content": "x", "dry_run": True})
+            # Nothing was written, and the answer does not read as if it was.
+            assert not e and s["would_create"] and s["would_write"] == 1 and s["dry_run"]
+            assert "bytes_written" not in s and "created" not in s
+            assert text.startswith("dry run, nothing written: would create fresh/new.txt")
             for args in [
                 {"op": "delete", "path": "notes", "recursive": True},
                 {"op": "move", "path": "notes/todo.md", "to": "moved.md"},
@@ -353,7 +356,7 @@ def test_manage_move_copy_delete_mkdir_across_roots(work, tmp_path, era):
             e, s, _, _ = await call(c, "manage", {"op": "mkdir", "path": "a/x/y/z"})
             assert not e and s["created"]
             e, s, _, _ = await call(c, "manage", {"op": "mkdir", "path": "a/x/y/z"})
-            assert not e and not s["created"]
+            assert not e and "created" not in s
             e, s, _, _ = await call(c, "manage", {"op": "delete", "path": "a/x"})
             assert e and err(s)["code"] == "DIRECTORY_NOT_EMPTY"
             e, s, _, _ = await call(c, "manage", {"op": "delete", "path": "a/x", "recursive": True})
@@ -474,7 +477,7 @@ def test_sigkill_during_many_large_overwrites_leaves_whole_files(tmp_path):
     async def listing():
         async with connect("stdio", "legacy", ["--root", str(root), "--no-persist"]) as c:
             _, s, _, _ = await call(c, "list", {"path": "."})
-            return [e["path"] for e in s["entries"]]
+            return shown(s, "entries")
 
     assert not any(TEMP_PREFIX in p for p in run(listing()))
 

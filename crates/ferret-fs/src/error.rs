@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Declined,
     /// The request (or the user's question) was cancelled.
     Cancelled,
+    /// Work on one file ran past its time bound (a document's extraction).
+    Timeout,
     IoError,
 }
 
@@ -47,6 +49,7 @@ impl ErrorCode {
             ErrorCode::LocateDisabled => "LOCATE_DISABLED",
             ErrorCode::Declined => "DECLINED",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::IoError => "IO_ERROR",
         }
     }

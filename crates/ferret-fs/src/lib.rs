@@ -14,6 +14,7 @@
 //! ```
 
 pub mod deny;
+pub mod document;
 pub mod edit;
 pub mod error;
 pub mod list;
@@ -28,8 +29,10 @@ pub mod text;
 pub mod write;
 
 pub use deny::Denylist;
+pub use document::{DocumentInfo, DocumentWindow, PartOf, PartRef, PartStart, Selection};
 pub use edit::{EditOp, EditOutcome, EditRequest, LineAction};
 pub use error::{ErrorCode, FsError, FsResult};
+pub use ferret_docs;
 pub use list::{KindFilter, ListEntry, ListOutcome, ListRequest, SortKey};
 pub use manage::{ManageOp, ManageOutcome, ManageRequest};
 pub use meter::Meter;

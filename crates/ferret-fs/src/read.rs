@@ -5,6 +5,7 @@ use std::io::Read;
 use sha2::{Digest, Sha256};
 
 use crate::{
+    document::{DocumentWindow, Selection},
     error::{ErrorCode, FsError, FsResult},
     roots::{Roots, Target, rfc3339},
     sniff::{self, Content, ImageFormat},
@@ -25,6 +26,29 @@ pub struct ReadRequest {
     /// Overrides the server's long-line limit.
     pub max_line_chars: Option<usize>,
     pub line_numbers: bool,
+    /// For documents: the pages (slides, chapters) or the sheet to read.
+    pub selection: Option<Selection>,
+}
+
+impl ReadRequest {
+    /// The window this request asks for from `start` (its own end, or
+    /// `max_lines`, never past `last`), within the server's budgets.
+    pub(crate) fn window(&self, start: u64, last: u64, limits: &crate::Limits) -> Window {
+        let end = match self.end_line {
+            Some(end) => end,
+            None => start.saturating_add(self.max_lines.max(1) - 1),
+        };
+        Window {
+            start,
+            end: end.min(last),
+            max_bytes: self
+                .max_bytes
+                .unwrap_or(limits.max_response_bytes)
+                .min(limits.max_response_bytes),
+            max_line_chars: self.max_line_chars.unwrap_or(limits.max_line_chars).max(1),
+            line_numbers: self.line_numbers,
+        }
+    }
 }
 
 impl Default for ReadRequest {
@@ -36,6 +60,7 @@ impl Default for ReadRequest {
             max_bytes: None,
             max_line_chars: None,
             line_numbers: false,
+            selection: None,
         }
     }
 }
@@ -55,8 +80,11 @@ pub struct TextWindow {
     pub encoding: String,
     pub line_endings: &'static str,
     pub modified: Option<String>,
-    /// `sha256:<hex>` of the whole file; `None` when the file was not read whole.
+    /// `sha256:<hex>` of the whole file; `None` when the file was not read whole
+    /// (and for documents, whose text is not the file's bytes).
     pub checksum: Option<String>,
+    /// What a document's window is (format, pages, sheets); `None` for text files.
+    pub document: Option<Box<DocumentWindow>>,
 }
 
 #[derive(Debug)]
@@ -123,6 +151,18 @@ impl Roots {
         let limits = &self.policy.limits;
         let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
         let mut head = read_up_to(&mut opened.file, HEAD_BYTES).map_err(io_err)?;
+        if let Some(format) = self.document_format(opened.real.as_str(), &head) {
+            return self
+                .read_document(opened, format, path, shown, request)
+                .map(ReadOutcome::Text);
+        }
+        if request.selection.is_some() {
+            return Err(FsError::new(
+                ErrorCode::NotFound,
+                format!("`{shown}` is not a document: it has no pages or sheets"),
+            )
+            .hint("`pages` and `sheet` are for PDF, Office, OpenDocument and EPUB files; read text by `start_line`"));
+        }
 
         match sniff::classify(&head) {
             Content::Image(format) => {
@@ -165,25 +205,7 @@ impl Roots {
             Content::Text => {}
         }
 
-        let end = match request.end_line {
-            Some(end) => end,
-            None => request
-                .start_line
-                .saturating_add(request.max_lines.max(1) - 1),
-        };
-        let window = Window {
-            start: request.start_line.max(1),
-            end,
-            max_bytes: request
-                .max_bytes
-                .unwrap_or(limits.max_response_bytes)
-                .min(limits.max_response_bytes),
-            max_line_chars: request
-                .max_line_chars
-                .unwrap_or(limits.max_line_chars)
-                .max(1),
-            line_numbers: request.line_numbers,
-        };
+        let window = request.window(request.start_line.max(1), u64::MAX, limits);
 
         let whole = size <= limits.max_file_bytes;
         let (scan, detected, checksum) = if whole {
@@ -219,6 +241,7 @@ impl Roots {
             text: scan.text,
             modified,
             checksum,
+            document: None,
         }))
     }
 }

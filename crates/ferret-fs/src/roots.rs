@@ -185,10 +185,21 @@ pub struct OpenedFile {
 }
 
 /// All served roots and the rules that apply to them.
-#[derive(Debug)]
 pub struct Roots {
     roots: Vec<Root>,
     pub policy: Policy,
+    /// Reads documents (PDF, Office, …) as text; `None`: they are binary.
+    pub(crate) documents: Option<std::sync::Arc<ferret_docs::Documents>>,
+}
+
+impl fmt::Debug for Roots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Roots")
+            .field("roots", &self.roots)
+            .field("policy", &self.policy)
+            .field("documents", &self.documents.is_some())
+            .finish()
+    }
 }
 
 impl Roots {
@@ -256,7 +267,21 @@ impl Roots {
                 dir,
             });
         }
-        Ok(Roots { roots, policy })
+        Ok(Roots {
+            roots,
+            policy,
+            documents: None,
+        })
+    }
+
+    /// Read documents as text with `documents` (its extraction and cache).
+    pub fn with_documents(mut self, documents: std::sync::Arc<ferret_docs::Documents>) -> Roots {
+        self.documents = Some(documents);
+        self
+    }
+
+    pub fn documents(&self) -> Option<&std::sync::Arc<ferret_docs::Documents>> {
+        self.documents.as_ref()
     }
 
     pub fn roots(&self) -> &[Root] {

@@ -1,6 +1,7 @@
 //! `stat`: what a path is, and for files under the size limit what their content is.
 
 use crate::{
+    document::DocumentInfo,
     error::{FsError, FsResult},
     read::{checksum, image_dimensions, read_up_to},
     roots::{Roots, Target, kind_name, rfc3339},
@@ -38,6 +39,9 @@ pub struct StatInfo {
     pub image: Option<ImageInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binary: Option<&'static str>,
+    /// Format, pages, sheets, title and author of a document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<DocumentInfo>,
 }
 
 impl Roots {
@@ -73,6 +77,7 @@ impl Roots {
                     checksum: None,
                     image: None,
                     binary: None,
+                    document: None,
                 });
             }
             Target::In(root, rel) => (root, rel),
@@ -108,6 +113,7 @@ impl Roots {
                         checksum: None,
                         image: None,
                         binary: None,
+                        document: None,
                     });
                 }
                 Err(e) => return Err(e),
@@ -130,11 +136,24 @@ impl Roots {
             checksum: None,
             image: None,
             binary: None,
+            document: None,
         };
         if !meta.is_file() {
             return Ok(info);
         }
         let mut opened = self.open_for_content(root, &real, shown)?;
+        let head = read_up_to(&mut opened.file, 4096).map_err(|e| FsError::from_io(&e, shown))?;
+        if let Some(format) = self.document_format(real.as_str(), &head) {
+            let (document, lines) = self.stat_document(opened, format, shown);
+            info.document = Some(document);
+            info.lines = lines;
+            return Ok(info);
+        }
+        use std::io::Seek;
+        opened
+            .file
+            .seek(std::io::SeekFrom::Start(0))
+            .map_err(|e| FsError::from_io(&e, shown))?;
         let limit = self.policy.limits.max_file_bytes;
         let whole = meta.len() <= limit;
         let read_limit = if whole { limit as usize + 1 } else { 64 * 1024 };

@@ -192,7 +192,13 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                     continue;
                 }
                 dirs.push((display_path(store, id), store.meta(id).mtime, id));
-                stack.extend(store.children(id).filter(|&c| store.kind(c) == Kind::Dir));
+                stack.extend(
+                    store
+                        .children(id)
+                        .iter()
+                        .copied()
+                        .filter(|&c| store.kind(c) == Kind::Dir),
+                );
             }
             dirs
         });

@@ -20,7 +20,7 @@ use std::{
     time::Instant,
 };
 
-use ferret_fs::{ErrorCode, Roots, Target, sniff};
+use ferret_fs::{ErrorCode, PartOf, Roots, Target, roots::OpenedFile, sniff};
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{
@@ -111,6 +111,9 @@ pub struct Options {
     pub threads: usize,
     /// Stop with [`Stopped::Timeout`] at this instant.
     pub deadline: Option<Instant>,
+    /// Search documents (PDF, Office, OpenDocument, EPUB) as their text;
+    /// otherwise they are skipped and counted.
+    pub documents: bool,
 }
 
 impl Default for Options {
@@ -126,6 +129,7 @@ impl Default for Options {
             max_output_bytes: 128 * 1024,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             deadline: None,
+            documents: false,
         }
     }
 }
@@ -140,6 +144,8 @@ pub struct Line {
     pub context: bool,
     /// The line was longer than the limit and is shown clipped around the match.
     pub clipped: bool,
+    /// In a document: the page, slide, sheet (and row) or chapter of the line.
+    pub part: Option<PartOf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,8 +162,11 @@ pub struct Skipped {
     pub sensitive: u64,
     /// Deleted, truncated or replaced while the search ran.
     pub changed: u64,
-    /// Anything else the OS refused (permissions, a symlink leading out).
+    /// Anything else the OS refused (permissions, a symlink leading out), and
+    /// documents whose text could not be extracted (encrypted, damaged).
     pub unreadable: u64,
+    /// Documents, not searched because `documents` was off.
+    pub documents: u64,
 }
 
 impl Skipped {
@@ -167,10 +176,16 @@ impl Skipped {
         self.sensitive += o.sensitive;
         self.changed += o.changed;
         self.unreadable += o.unreadable;
+        self.documents += o.documents;
     }
 
     pub fn total(&self) -> u64 {
-        self.binary + self.too_large + self.sensitive + self.changed + self.unreadable
+        self.binary
+            + self.too_large
+            + self.sensitive
+            + self.changed
+            + self.unreadable
+            + self.documents
     }
 }
 
@@ -520,16 +535,12 @@ fn search_one(
         }
     };
     let size = opened.metadata.len();
-    if size > options.max_file_bytes {
-        skip(&mut result, |s| s.too_large += 1);
-        return result;
-    }
-    let mut file = opened.file;
-    // The head decides binary or text, and the encoding.
+    let mut opened = opened;
+    // The head decides document, binary or text, and the encoding.
     let mut head = vec![0u8; sniff::BINARY_SNIFF_BYTES];
     let mut filled = 0;
     loop {
-        match file.read(&mut head[filled..]) {
+        match opened.file.read(&mut head[filled..]) {
             Ok(0) => break,
             Ok(k) => {
                 filled += k;
@@ -545,6 +556,20 @@ fn search_one(
         }
     }
     head.truncate(filled);
+    if let Some(format) = roots.document_format(&cand.path, &head) {
+        if !options.documents {
+            skip(&mut result, |s| s.documents += 1);
+            return result;
+        }
+        return search_document(
+            roots, matcher, searcher, cand, opened, format, control, keep, options,
+        );
+    }
+    if size > options.max_file_bytes {
+        skip(&mut result, |s| s.too_large += 1);
+        return result;
+    }
+    let file = opened.file;
     let complete = (filled as u64) >= size;
     if !matches!(sniff::classify(&head), sniff::Content::Text) {
         skip(&mut result, |s| s.binary += 1);
@@ -585,18 +610,7 @@ fn search_one(
         control,
         bytes: 0,
     };
-    let mut sink = Collect {
-        matcher,
-        path: &cand.path,
-        keep,
-        kept: 0,
-        items: Vec::new(),
-        count: 0,
-        binary: false,
-        first_only: options.output == Output::Files,
-        max_line_chars: options.max_line_chars,
-        control,
-    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
     let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
     result.bytes = reader.bytes;
     match searched {
@@ -633,6 +647,46 @@ fn search_one(
     result
 }
 
+/// A document: its text (cached, or extracted now) searched as UTF-8 lines,
+/// each line found given its page, slide, sheet or chapter.
+#[allow(clippy::too_many_arguments)]
+fn search_document(
+    roots: &Roots,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    cand: &Candidate,
+    opened: OpenedFile,
+    format: ferret_fs::ferret_docs::Format,
+    control: &Control,
+    keep: Option<usize>,
+    options: &Options,
+) -> FileResult {
+    let mut result = FileResult::default();
+    let doc = match roots.document_text(opened, format, &cand.path, &|| control.should_stop()) {
+        Ok(doc) => doc,
+        Err(e) => {
+            match e.code {
+                _ if control.stopped().is_some() => {}
+                ErrorCode::TooLarge => result.skipped.too_large += 1,
+                _ => result.skipped.unreadable += 1,
+            }
+            return result;
+        }
+    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
+    searcher.set_binary_detection(BinaryDetection::none());
+    let searched = searcher.search_slice(matcher, doc.text.as_bytes(), &mut sink);
+    searcher.set_binary_detection(BinaryDetection::quit(0));
+    result.bytes = doc.text.len() as u64;
+    result.count = sink.count;
+    result.items = sink.items;
+    for item in &mut result.items {
+        item.part = ferret_fs::document::part_of(&doc, item.line);
+    }
+    result.scanned = searched.is_ok() && control.stopped().is_none();
+    result
+}
+
 struct Collect<'a> {
     matcher: &'a RegexMatcher,
     path: &'a str,
@@ -647,7 +701,28 @@ struct Collect<'a> {
     control: &'a Control<'a>,
 }
 
-impl Collect<'_> {
+impl<'a> Collect<'a> {
+    fn new(
+        matcher: &'a RegexMatcher,
+        path: &'a str,
+        keep: Option<usize>,
+        options: &Options,
+        control: &'a Control<'a>,
+    ) -> Collect<'a> {
+        Collect {
+            matcher,
+            path,
+            keep,
+            kept: 0,
+            items: Vec::new(),
+            count: 0,
+            binary: false,
+            first_only: options.output == Output::Files,
+            max_line_chars: options.max_line_chars,
+            control,
+        }
+    }
+
     fn first_only_done(&self) -> bool {
         self.first_only && self.count > 0
     }
@@ -664,6 +739,7 @@ impl Collect<'_> {
             text,
             context,
             clipped,
+            part: None,
         }
     }
 }

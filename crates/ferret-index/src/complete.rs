@@ -41,6 +41,8 @@ impl Index {
         let store = self.read_store();
         let names: Vec<(bool, String)> = store
             .children(folder_id)
+            .iter()
+            .copied()
             .filter(|&c| !dirs_only || store.kind(c) == Kind::Dir)
             .map(|c| {
                 (

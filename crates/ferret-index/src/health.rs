@@ -3,7 +3,14 @@
 
 use std::sync::atomic::AtomicU64;
 
-use crate::{IndexConfig, IndexRoot, journal::Journal, snapshot, store::Kind, walk};
+use crate::{
+    IndexConfig, IndexRoot, dirs,
+    journal::Journal,
+    rules::Chain,
+    snapshot,
+    store::{Kind, Meta, Store},
+    walk,
+};
 
 /// The saved snapshot of a configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,27 +81,35 @@ pub struct TreeSize {
 }
 
 impl TreeSize {
-    /// Memory the index takes for these entries: a 40-byte record and a
-    /// 4-byte name offset each, and every name twice (as is, and lowercased),
-    /// each with its NUL.
+    /// Memory the index takes for these entries (measured in
+    /// docs/benchmarks.md): about 70 bytes an entry for its record, orders and
+    /// lists, plus the names (at most once each; real trees repeat many).
     pub fn index_bytes(&self) -> u64 {
-        self.entries * 44 + 2 * (self.name_bytes + self.entries)
+        self.entries * 70 + self.name_bytes
     }
 }
 
 /// Walk `root` as the index would (same rules, names and metadata only).
-pub fn measure(root: &IndexRoot, rules: walk::Rules, progress: &AtomicU64) -> TreeSize {
-    let walked = walk::walk(&root.walk_path, rules, progress);
-    let mut size = TreeSize::default();
-    for w in &walked {
-        size.entries += 1;
-        if w.kind == Kind::Dir {
-            size.folders += 1;
-        }
-        let name = w.rel.rsplit(|&b| b == b'/').next().unwrap_or(&w.rel);
-        size.name_bytes += name.len() as u64;
+pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> TreeSize {
+    let Ok(fd) = dirs::open_root(&root.walk_path) else {
+        return TreeSize::default();
+    };
+    let mut store = Store::new();
+    let top = store.add_root(b"", Meta::default());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let spec = walk::Spec {
+        rules,
+        progress,
+        stop: &stop,
+        on_folder: None,
+    };
+    let stats = walk::walk(&mut store, top, fd, Vec::new(), Chain::root(None), &spec);
+    store.rebuild();
+    TreeSize {
+        entries: stats.entries,
+        folders: store.count_of(Kind::Dir).saturating_sub(1),
+        name_bytes: store.name_bytes() as u64,
     }
-    size
 }
 
 #[cfg(test)]
@@ -142,7 +157,7 @@ mod tests {
                 name_bytes: 8
             }
         );
-        assert_eq!(size.index_bytes(), 2 * 44 + 2 * 10);
+        assert_eq!(size.index_bytes(), 2 * 70 + 8);
         assert_eq!(IndexConfig::new(vec![]).snapshot_path(), None);
         assert_eq!(
             snapshot_health(&IndexConfig::new(vec![])),

@@ -1,212 +1,188 @@
-//! Watching the roots with inotify, folder by folder.
+//! Watching the roots with inotify, folder by folder, through the folders' own
+//! descriptors.
 //!
-//! Written on the `inotify` crate rather than `notify` (which is built on it)
-//! because `notify`'s inotify backend always asks for `IN_OPEN`: every folder our
-//! own walker opens then queues an event, so indexing 100,000 folders overflows
-//! the kernel's 16,384-event queue, and every rescan that the overflow triggers
-//! overflows it again. Here the mask holds only what changes the index.
+//! Written on rustix's inotify calls rather than on `notify` (which always asks
+//! for `IN_OPEN`: every folder our own walker opens then queues an event, and
+//! indexing 100,000 folders overflows the kernel's 16,384-event queue). A watch
+//! is added through `/proc/self/fd/N` of the folder the walker holds open, which
+//! the kernel resolves to that very folder: a folder swapped for a symlink
+//! between the open and the watch cannot redirect it. Each watch maps to the
+//! folder's entry id, which follows the folder through renames, so an event is
+//! resolved against the folder it happened in, wherever that is now.
 
 use std::{
     collections::HashMap,
     io,
-    os::unix::ffi::OsStrExt,
-    path::{Path, PathBuf},
+    mem::MaybeUninit,
+    os::fd::{AsFd, BorrowedFd, OwnedFd},
     sync::{Arc, Mutex, mpsc},
 };
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-/// An event as the kernel gave it; turned into an [`FsEvent`] by
-/// [`Watcher::translate`] in the thread that applies events, in order, so that a
-/// folder's path is looked up after every earlier rename has been applied.
+use crate::dirs::proc_path;
+use crate::store::EntryId;
+
+/// An event as the kernel gave it; resolved by [`Watcher::translate`] in the
+/// thread that applies events, in order.
 #[derive(Debug, Clone)]
 pub(crate) struct RawEvent {
-    wd: Option<WatchDescriptor>,
-    mask: EventMask,
+    wd: i32,
+    mask: ReadFlags,
     cookie: u32,
     name: Option<Vec<u8>>,
 }
 
-/// A change seen in a watched folder, as a path below one root.
+/// A change seen in a watched folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FsEvent {
     /// Created, written or its metadata changed: look at the disk.
     Changed {
         root: usize,
-        rel: Vec<u8>,
+        folder: EntryId,
+        wd: i32,
+        name: Vec<u8>,
     },
     Removed {
         root: usize,
-        rel: Vec<u8>,
+        folder: EntryId,
+        wd: i32,
+        name: Vec<u8>,
     },
     MovedFrom {
         root: usize,
-        rel: Vec<u8>,
+        folder: EntryId,
+        wd: i32,
+        name: Vec<u8>,
         cookie: u32,
     },
     MovedTo {
         root: usize,
-        rel: Vec<u8>,
+        folder: EntryId,
+        wd: i32,
+        name: Vec<u8>,
         cookie: u32,
     },
     /// The kernel dropped events: the index must be reconciled with the disk.
     Overflow,
     /// A root folder itself was deleted, moved or unmounted.
-    RootGone {
-        root: usize,
-    },
+    RootGone { root: usize },
 }
 
-const MASK: WatchMask = WatchMask::CREATE
-    .union(WatchMask::DELETE)
-    .union(WatchMask::MODIFY)
-    .union(WatchMask::CLOSE_WRITE)
-    .union(WatchMask::ATTRIB)
-    .union(WatchMask::MOVED_FROM)
-    .union(WatchMask::MOVED_TO)
-    .union(WatchMask::DELETE_SELF)
-    .union(WatchMask::MOVE_SELF)
-    .union(WatchMask::ONLYDIR)
-    .union(WatchMask::DONT_FOLLOW)
-    .union(WatchMask::EXCL_UNLINK);
-
-type Folders = Arc<Mutex<HashMap<WatchDescriptor, (usize, Vec<u8>)>>>;
+const MASK: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MODIFY)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::ATTRIB)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ONLYDIR)
+    .union(WatchFlags::EXCL_UNLINK);
 
 /// Why a folder could not be watched.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum WatchError {
     /// `fs.inotify.max_user_watches` is exhausted.
     Limit,
     Other,
 }
 
+/// What a watch descriptor stands for: a folder of a root (the root itself when
+/// `top`).
+#[derive(Debug, Clone, Copy)]
+struct Watched {
+    root: usize,
+    folder: EntryId,
+    top: bool,
+}
+
 pub(crate) struct Watcher {
-    watches: Mutex<Watches>,
-    folders: Folders,
-    roots: Vec<PathBuf>,
-}
-
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    if dir.is_empty() {
-        name.to_vec()
-    } else {
-        let mut rel = Vec::with_capacity(dir.len() + 1 + name.len());
-        rel.extend_from_slice(dir);
-        rel.push(b'/');
-        rel.extend_from_slice(name);
-        rel
-    }
-}
-
-fn under(rel: &[u8], prefix: &[u8]) -> bool {
-    rel == prefix
-        || (rel.len() > prefix.len() && rel.starts_with(prefix) && rel[prefix.len()] == b'/')
+    fd: Arc<OwnedFd>,
+    folders: Mutex<HashMap<i32, Watched>>,
 }
 
 impl Watcher {
-    /// Start the reader thread; events go to `tx` until the watcher is dropped.
-    pub fn start(roots: Vec<PathBuf>, tx: mpsc::Sender<RawEvent>) -> io::Result<Watcher> {
-        let mut inotify = Inotify::init()?;
-        let folders: Folders = Arc::default();
-        debug_assert!(Arc::strong_count(&folders) == 1);
-        let watcher = Watcher {
-            watches: Mutex::new(inotify.watches()),
-            folders,
-            roots,
-        };
+    /// Start the reader thread; events go to `tx` until the receiver is dropped.
+    pub fn start(tx: mpsc::Sender<RawEvent>) -> io::Result<Watcher> {
+        let fd = Arc::new(inotify::init(CreateFlags::CLOEXEC)?);
+        let reader = fd.clone();
         std::thread::Builder::new()
             .name("ferret-inotify".into())
             .spawn(move || {
-                let mut buffer = vec![0u8; 256 * 1024];
+                let mut buffer = vec![MaybeUninit::<u8>::uninit(); 256 * 1024];
+                let mut events = inotify::Reader::new(reader.as_fd(), &mut buffer);
                 loop {
-                    let events = match inotify.read_events_blocking(&mut buffer) {
-                        Ok(events) => events,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    let event = match events.next() {
+                        Ok(e) => e,
+                        Err(rustix::io::Errno::INTR) => continue,
                         Err(e) => {
                             tracing::warn!("inotify read failed: {e}");
                             return;
                         }
                     };
-                    for event in events {
-                        let raw = RawEvent {
-                            wd: (!event.mask.contains(EventMask::Q_OVERFLOW)).then_some(event.wd),
-                            mask: event.mask,
-                            cookie: event.cookie,
-                            name: event.name.map(|n| n.as_bytes().to_vec()),
-                        };
-                        if tx.send(raw).is_err() {
-                            return;
-                        }
+                    let raw = RawEvent {
+                        wd: event.wd(),
+                        mask: event.events(),
+                        cookie: event.cookie(),
+                        name: event.file_name().map(|n| n.to_bytes().to_vec()),
+                    };
+                    if tx.send(raw).is_err() {
+                        return;
                     }
                 }
             })?;
-        Ok(watcher)
+        Ok(Watcher {
+            fd,
+            folders: Mutex::new(HashMap::new()),
+        })
     }
 
-    /// Watch one folder (not its subfolders).
-    pub fn watch(&self, root: usize, rel: &[u8]) -> Result<(), WatchError> {
-        let path = if rel.is_empty() {
-            self.roots[root].clone()
-        } else {
-            self.roots[root].join(crate::rules::bytes_to_path(rel))
-        };
-        let wd = self
-            .watches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(&path, MASK)
-            .map_err(|e| match e.raw_os_error() {
-                Some(28) => WatchError::Limit, // ENOSPC: max_user_watches reached
-                _ => WatchError::Other,
-            })?;
-        self.folders
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(wd, (root, rel.to_vec()));
-        Ok(())
-    }
-
-    /// A watched folder moved inside its root: its watches now name new paths.
-    pub fn moved(&self, root: usize, from: &[u8], to: &[u8]) {
-        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
-        for (r, rel) in folders.values_mut() {
-            if *r == root && under(rel, from) {
-                let mut renamed = to.to_vec();
-                renamed.extend_from_slice(&rel[from.len()..]);
-                *rel = renamed;
+    /// Watch one open folder (not its subfolders); returns the watch descriptor.
+    pub fn watch(
+        &self,
+        dir: BorrowedFd<'_>,
+        root: usize,
+        folder: EntryId,
+        top: bool,
+    ) -> Result<i32, WatchError> {
+        let wd = inotify::add_watch(self.fd.as_fd(), proc_path(dir), MASK).map_err(|e| {
+            if e == rustix::io::Errno::NOSPC {
+                WatchError::Limit
+            } else {
+                WatchError::Other
             }
+        })?;
+        self.lock().insert(wd, Watched { root, folder, top });
+        Ok(wd)
+    }
+
+    /// A watched folder now has another entry id (after a rescan matched it).
+    pub fn remap(&self, wd: i32, root: usize, folder: EntryId) {
+        if let Some(w) = self.lock().get_mut(&wd)
+            && w.root == root
+        {
+            w.folder = folder;
         }
     }
 
-    /// A folder left the root (moved out): stop watching it and everything below.
-    pub fn forget(&self, root: usize, rel: &[u8]) {
-        let gone: Vec<WatchDescriptor> = {
-            let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
-            let gone: Vec<WatchDescriptor> = folders
-                .iter()
-                .filter(|(_, (r, p))| *r == root && under(p, rel))
-                .map(|(wd, _)| wd.clone())
-                .collect();
-            for wd in &gone {
-                folders.remove(wd);
-            }
-            gone
-        };
-        let mut watches = self.watches.lock().unwrap_or_else(|p| p.into_inner());
-        for wd in gone {
-            let _ = watches.remove(wd);
+    /// Stop watching (a folder that left the roots).
+    pub fn forget(&self, wd: i32) {
+        if self.lock().remove(&wd).is_some() {
+            let _ = inotify::remove_watch(self.fd.as_fd(), wd);
         }
     }
 
     pub fn watched_folders(&self) -> usize {
-        self.folders.lock().map(|f| f.len()).unwrap_or(0)
+        self.lock().len()
     }
 
-    pub fn root_path(&self, root: usize) -> &Path {
-        &self.roots[root]
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i32, Watched>> {
+        self.folders.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What a raw event means now: the folder's current path below its root.
+    /// What a raw event means: the folder (entry) it happened in.
     pub fn translate(&self, raw: RawEvent) -> Option<FsEvent> {
         let RawEvent {
             wd,
@@ -214,47 +190,61 @@ impl Watcher {
             cookie,
             name,
         } = raw;
-        let Some(wd) = wd else {
+        if mask.contains(ReadFlags::QUEUE_OVERFLOW) {
             return Some(FsEvent::Overflow);
-        };
-        translate(&self.folders, wd, mask, cookie, name.as_deref())
+        }
+        let mut map = self.lock();
+        if mask.contains(ReadFlags::IGNORED) {
+            // The kernel dropped the watch (its folder is gone): forget it.
+            map.remove(&wd);
+            return None;
+        }
+        let w = *map.get(&wd)?;
+        drop(map);
+        if mask.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
+            // A subfolder's own end is also reported by its parent, by name.
+            return w.top.then_some(FsEvent::RootGone { root: w.root });
+        }
+        let (root, folder) = (w.root, w.folder);
+        let name = name?;
+        Some(if mask.contains(ReadFlags::MOVED_FROM) {
+            FsEvent::MovedFrom {
+                root,
+                folder,
+                wd,
+                name,
+                cookie,
+            }
+        } else if mask.contains(ReadFlags::MOVED_TO) {
+            FsEvent::MovedTo {
+                root,
+                folder,
+                wd,
+                name,
+                cookie,
+            }
+        } else if mask.contains(ReadFlags::DELETE) {
+            FsEvent::Removed {
+                root,
+                folder,
+                wd,
+                name,
+            }
+        } else {
+            FsEvent::Changed {
+                root,
+                folder,
+                wd,
+                name,
+            }
+        })
     }
-}
-
-fn translate(
-    folders: &Folders,
-    wd: WatchDescriptor,
-    mask: EventMask,
-    cookie: u32,
-    name: Option<&[u8]>,
-) -> Option<FsEvent> {
-    let mut map = folders.lock().unwrap_or_else(|p| p.into_inner());
-    if mask.contains(EventMask::IGNORED) {
-        // The kernel dropped the watch (its folder is gone): forget it.
-        map.remove(&wd);
-        return None;
-    }
-    let (root, dir) = map.get(&wd)?.clone();
-    drop(map);
-    if mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::UNMOUNT) {
-        // A subfolder's own end is also reported by its parent, with its name.
-        return dir.is_empty().then_some(FsEvent::RootGone { root });
-    }
-    let rel = join(&dir, name?);
-    Some(if mask.contains(EventMask::MOVED_FROM) {
-        FsEvent::MovedFrom { root, rel, cookie }
-    } else if mask.contains(EventMask::MOVED_TO) {
-        FsEvent::MovedTo { root, rel, cookie }
-    } else if mask.contains(EventMask::DELETE) {
-        FsEvent::Removed { root, rel }
-    } else {
-        FsEvent::Changed { root, rel }
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dirs::{open_child, open_root};
     use std::time::Duration;
 
     fn next(w: &Watcher, rx: &mpsc::Receiver<RawEvent>) -> FsEvent {
@@ -267,42 +257,52 @@ mod tests {
     }
 
     #[test]
-    fn reports_changes_as_paths_below_the_root() {
+    fn reports_changes_by_folder_and_follows_moves() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("sub")).unwrap();
         let (tx, rx) = mpsc::channel();
-        let w = Watcher::start(vec![tmp.path().to_path_buf()], tx).unwrap();
-        w.watch(0, b"").unwrap();
-        w.watch(0, b"sub").unwrap();
+        let w = Watcher::start(tx).unwrap();
+        let root = open_root(tmp.path()).unwrap();
+        let sub = open_child(root.as_fd(), b"sub").unwrap();
+        w.watch(root.as_fd(), 0, 1, true).unwrap();
+        let sub_wd = w.watch(sub.as_fd(), 0, 7, false).unwrap();
         std::fs::write(tmp.path().join("sub/a.txt"), "x").unwrap();
         assert_eq!(
             next(&w, &rx),
             FsEvent::Changed {
                 root: 0,
-                rel: b"sub/a.txt".to_vec()
+                folder: 7,
+                wd: sub_wd,
+                name: b"a.txt".to_vec()
             }
         );
         std::fs::rename(tmp.path().join("sub"), tmp.path().join("moved")).unwrap();
-        let from = loop {
-            if let FsEvent::MovedFrom { rel, cookie, .. } = next(&w, &rx) {
-                break (rel, cookie);
+        let cookie = loop {
+            if let FsEvent::MovedFrom {
+                name,
+                cookie,
+                folder,
+                ..
+            } = next(&w, &rx)
+            {
+                assert_eq!((name.as_slice(), folder), (&b"sub"[..], 1));
+                break cookie;
             }
         };
-        assert_eq!(from.0, b"sub");
         match next(&w, &rx) {
-            FsEvent::MovedTo { rel, cookie, .. } => {
-                assert_eq!((rel, cookie), (b"moved".to_vec(), from.1))
-            }
+            FsEvent::MovedTo {
+                name, cookie: c, ..
+            } => assert_eq!((name, c), (b"moved".to_vec(), cookie)),
             other => panic!("{other:?}"),
         }
-        w.moved(0, b"sub", b"moved");
+        // The moved folder's events still name its entry.
         std::fs::remove_file(tmp.path().join("moved/a.txt")).unwrap();
         let removed = loop {
-            if let FsEvent::Removed { rel, .. } = next(&w, &rx) {
-                break rel;
+            if let FsEvent::Removed { folder, name, .. } = next(&w, &rx) {
+                break (folder, name);
             }
         };
-        assert_eq!(removed, b"moved/a.txt", "watches follow a moved folder");
+        assert_eq!(removed, (7, b"a.txt".to_vec()));
         // Reading a folder is not a change: nothing is queued for it.
         let _ = std::fs::read_dir(tmp.path().join("moved")).unwrap().count();
         assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());

@@ -16,10 +16,15 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
+mod base;
 mod complete;
+mod dirs;
+mod echo;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
+mod names;
+mod postings;
 mod rules;
 pub mod search;
 pub mod snapshot;
@@ -29,6 +34,7 @@ mod watch;
 pub mod when;
 
 use std::{
+    os::fd::{AsFd, BorrowedFd, OwnedFd},
     path::PathBuf,
     sync::{
         Arc, Condvar, Mutex, RwLock,
@@ -40,9 +46,10 @@ use std::{
 
 pub use complete::Completion;
 pub use journal::{Action, Change, ChangesQuery, Journal};
+pub use rules::Rules;
 pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
 pub use store::{EntryId, Kind, Meta, Store};
-pub use walk::Rules;
+pub use walk::WalkStats;
 
 /// A folder the index covers.
 #[derive(Debug, Clone)]
@@ -148,6 +155,10 @@ pub struct Status {
     pub watcher: String,
     pub overflow_rescans: u64,
     pub watch_limit_reached: bool,
+    /// Folders the last build or rescan could not read (permissions).
+    pub unreadable_folders: u64,
+    /// Entries that vanished or changed kind while they were walked.
+    pub walk_races: u64,
     pub last_snapshot: Option<String>,
     pub snapshot_error: Option<String>,
     pub journal_error: Option<String>,
@@ -156,6 +167,9 @@ pub struct Status {
 
 pub(crate) struct Shared {
     pub config: IndexConfig,
+    /// Each root's folder, opened once: every walk, watch and rescan starts from
+    /// it (`None` when the root could not be opened).
+    pub root_fds: Vec<Option<OwnedFd>>,
     pub store: RwLock<Store>,
     pub status: Mutex<Status>,
     pub ready: Condvar,
@@ -163,15 +177,12 @@ pub(crate) struct Shared {
     pub dirty: AtomicBool,
     pub stop: AtomicBool,
     pub progress: AtomicU64,
-    /// Paths ferret itself just changed, so that the watcher's echo of the same
-    /// change is not journalled a second time as `external`.
-    pub own_changes: Mutex<Vec<(String, Instant)>>,
+    /// What ferret's own writes left, so that the watcher's echo of the same
+    /// change is not journalled a second time as `external` (see `echo`).
+    pub own_changes: echo::OwnWrites,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
 }
-
-/// How long after its own write ferret ignores the watcher's report of it.
-const OWN_ECHO_WINDOW: Duration = Duration::from_secs(3);
 
 /// The live index. Cheap to clone.
 #[derive(Clone)]
@@ -183,9 +194,9 @@ pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-fn root_meta(root: &IndexRoot) -> Meta {
-    std::fs::metadata(&root.walk_path)
-        .map(|m| walk::meta_of(&m))
+fn root_meta(fd: Option<&OwnedFd>) -> Meta {
+    fd.and_then(|fd| walk::describe(fd.as_fd(), b".").ok())
+        .map(|(_, m, _)| m)
         .unwrap_or_default()
 }
 
@@ -222,10 +233,21 @@ impl Index {
                 Err(e) => tracing::warn!("index snapshot {} discarded: {e}", path.display()),
             }
         }
+        let root_fds: Vec<Option<OwnedFd>> = config
+            .roots
+            .iter()
+            .map(|r| match dirs::open_root(&r.walk_path) {
+                Ok(fd) => Some(fd),
+                Err(e) => {
+                    tracing::warn!(root = %r.name, "root cannot be opened: {e}");
+                    None
+                }
+            })
+            .collect();
         let store = store.unwrap_or_else(|| {
             let mut s = Store::new();
-            for r in &config.roots {
-                s.add_root(r.name.as_bytes(), root_meta(r));
+            for (r, fd) in config.roots.iter().zip(&root_fds) {
+                s.add_root(r.name.as_bytes(), root_meta(fd.as_ref()));
             }
             s
         });
@@ -256,6 +278,7 @@ impl Index {
         Ok(Index {
             shared: Arc::new(Shared {
                 config,
+                root_fds,
                 store: RwLock::new(store),
                 status: Mutex::new(status),
                 ready: Condvar::new(),
@@ -263,7 +286,7 @@ impl Index {
                 dirty: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
-                own_changes: Mutex::new(Vec::new()),
+                own_changes: echo::OwnWrites::default(),
                 touch_listeners: Mutex::new(Vec::new()),
             }),
         })
@@ -289,14 +312,57 @@ impl Index {
             .read_store()
             .len()
             .saturating_sub(self.shared.config.roots.len()) as u64;
-        // Checked live: a deleted folder that ferret still holds open sends no
-        // inotify event until the last handle closes, which ferret never does.
-        for r in &self.shared.config.roots {
-            if !same_folder(&r.path, &r.walk_path) && !s.missing_roots.contains(&r.name) {
-                s.missing_roots.push(r.name.clone());
+        for name in self.missing_roots() {
+            if !s.missing_roots.contains(&name) {
+                s.missing_roots.push(name);
             }
         }
         s
+    }
+
+    /// Roots whose folder is gone (checked live: a deleted folder that ferret
+    /// still holds open sends no inotify event until the last handle closes,
+    /// which ferret never does).
+    pub(crate) fn missing_roots(&self) -> Vec<String> {
+        self.shared
+            .config
+            .roots
+            .iter()
+            .zip(&self.shared.root_fds)
+            .filter(|(r, fd)| {
+                !fd.as_ref()
+                    .is_some_and(|fd| same_folder(&r.path, fd.as_fd()))
+            })
+            .map(|(r, _)| r.name.clone())
+            .collect()
+    }
+
+    /// The open folder of root number `root`.
+    pub(crate) fn root_fd(&self, root: usize) -> Option<BorrowedFd<'_>> {
+        self.shared
+            .root_fds
+            .get(root)?
+            .as_ref()
+            .map(|fd| fd.as_fd())
+    }
+
+    /// Rebuild the sorted orders and name lists when enough has changed since the
+    /// last rebuild: built under the read lock (searches go on), swapped in under
+    /// a short write lock. Only the index's own thread changes the store, so
+    /// nothing changes in between.
+    pub(crate) fn rebuild_if_needed(&self) {
+        if !self.read_store().needs_rebuild() {
+            return;
+        }
+        let started = Instant::now();
+        let rebuilt = base::rebuild(&self.read_store());
+        let built = started.elapsed();
+        self.write_store().install(rebuilt);
+        tracing::debug!(
+            build_ms = built.as_millis() as u64,
+            swap_us = (started.elapsed() - built).as_micros() as u64,
+            "index orders rebuilt"
+        );
     }
 
     pub fn journal_len(&self) -> u64 {
@@ -343,46 +409,8 @@ impl Index {
     /// Walk every root now, in this thread, replacing what the index held (or, after
     /// a snapshot load, reconciling with it). `progress` ticks once per entry.
     pub fn build_now(&self, progress: Option<&AtomicU64>) {
-        let started = Instant::now();
-        let reconcile = self.status().loaded_from_snapshot;
         let counter = progress.unwrap_or(&self.shared.progress);
-        if reconcile {
-            for i in 0..self.shared.config.roots.len() {
-                watch::rescan_root(self, i, counter);
-            }
-        } else {
-            let mut fresh = Store::new();
-            for r in &self.shared.config.roots {
-                let root = fresh.add_root(r.name.as_bytes(), root_meta(r));
-                let walked = walk::walk(&r.walk_path, self.shared.config.rules, counter);
-                walk::insert_walked(&mut fresh, root, walked);
-            }
-            fresh.shrink_to_fit();
-            *self.write_store() = fresh;
-        }
-        let ms = started.elapsed().as_millis() as u64;
-        self.shared.dirty.store(true, Ordering::Relaxed);
-        let missing: Vec<String> = self
-            .shared
-            .config
-            .roots
-            .iter()
-            .filter(|r| !r.walk_path.is_dir())
-            .map(|r| r.name.clone())
-            .collect();
-        self.set_status(|s| {
-            s.ready = true;
-            s.reconciling = false;
-            s.build_ms = Some(ms);
-            s.updated_at = Some(now_rfc3339());
-            s.missing_roots = missing;
-        });
-        tracing::info!(
-            entries = self.status().entries,
-            ms,
-            reconcile,
-            "index built"
-        );
+        watch::build(self, None, counter);
     }
 
     /// Build (or reconcile) in the background, then follow the watcher; also
@@ -565,41 +593,14 @@ impl Index {
         listeners.retain(|tx| tx.send(paths.clone()).is_ok());
     }
 
-    /// The path shown to agents for `rel` below root number `root`.
-    pub(crate) fn shown_path(&self, root: usize, rel: &[u8]) -> String {
-        let rel = String::from_utf8_lossy(rel);
-        let roots = &self.shared.config.roots;
-        match (roots.len() > 1, rel.is_empty()) {
-            (false, true) => ".".into(),
-            (false, false) => rel.into_owned(),
-            (true, true) => roots[root].name.clone(),
-            (true, false) => format!("{}/{rel}", roots[root].name),
-        }
-    }
-
-    /// Journal changes. Those made by ferret itself (`by: ferret`) are remembered
-    /// for a moment, so that the watcher's report of the same paths is dropped.
+    /// Journal changes. What ferret's own changes (`by: ferret`) left on disk is
+    /// remembered, so that the watcher's report of that same version is dropped
+    /// while a change by another program, however soon after, is kept.
     pub fn record(&self, changes: &[Change]) {
-        let mut own = self
+        let kept = self
             .shared
             .own_changes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        own.retain(|(_, at)| at.elapsed() < OWN_ECHO_WINDOW);
-        for c in changes.iter().filter(|c| c.by == "ferret") {
-            own.push((c.path.clone(), Instant::now()));
-            if let Some(old) = &c.old_path {
-                own.push((old.clone(), Instant::now()));
-            }
-        }
-        let is_echo = |c: &Change| {
-            c.by != "ferret"
-                && own
-                    .iter()
-                    .any(|(p, _)| *p == c.path || c.old_path.as_ref() == Some(p))
-        };
-        let kept: Vec<Change> = changes.iter().filter(|c| !is_echo(c)).cloned().collect();
-        drop(own);
+            .sift(&self.shared.config.roots, changes);
         if self.touches_followed() {
             self.publish_touched(
                 kept.iter()
@@ -616,11 +617,12 @@ impl Index {
     }
 }
 
-/// Whether `path` still names the folder reached through `handle_path`.
-fn same_folder(path: &std::path::Path, handle_path: &std::path::Path) -> bool {
+/// Whether `path` still names the open folder `fd`. (The operator's path is
+/// looked up by its name here on purpose: the question is what it names now.)
+fn same_folder(path: &std::path::Path, fd: BorrowedFd<'_>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(path), std::fs::metadata(handle_path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+    match (std::fs::metadata(path), dirs::ident(fd)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == b,
         _ => false,
     }
 }

@@ -1,27 +1,36 @@
-//! The in-memory table of entries: one fixed-size record per file or folder, the
-//! names in one arena, and a lowercase copy of that arena for fast substring scans.
+//! The in-memory table of entries: a 24-byte record per file or folder, each
+//! entry's name as an id into the name dictionary, every folder's children in
+//! name order, and the orders and lists that searches read ([`crate::base`]).
 //!
-//! Layout choices (measured against the 60 bytes/entry budget, see docs/benchmarks.md):
-//! - records are appended and never move, so arena offsets grow with entry ids and a
-//!   hit found by scanning the arena maps back to its entry by binary search;
-//! - a deleted entry becomes a tombstone (its bytes stay until [`Store::compact`]);
-//! - a rename appends a new record (new name at the arena's end) and re-parents the
-//!   direct children, keeping the invariant above;
-//! - children form a singly linked list (`first_child`, `next_sibling`).
+//! Layout choices (measured in docs/benchmarks.md, against 100 bytes an entry in
+//! all):
+//! - entry ids are slots; a deleted entry's slot is reused by the next new one, so
+//!   nothing needs compacting and ids never move;
+//! - a folder's children are a run of the `children` arena, sorted by name, so a
+//!   lookup in a folder of a million entries is a binary search; a run that must
+//!   grow moves to the arena's end (the hole is reclaimed at the next rebuild);
+//! - the sorted orders and the name lists ([`Base`]) are rebuilt from the records
+//!   now and then; in between, an entry whose name, size or time changes is moved
+//!   to the *delta* (searched entry by entry) and its old place in the orders is
+//!   remembered (`stale`), so the orders never lie.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, collections::HashMap};
+
+use crate::base::{Base, BaseKey};
+use crate::names::{Names, name_order};
+use crate::snapshot::{Reader, SnapshotError, Writer};
 
 pub type EntryId = u32;
 pub const NONE: EntryId = u32::MAX;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
     File = 0,
     Dir = 1,
     Symlink = 2,
     Other = 3,
-    /// A tombstone: the slot of a deleted entry.
+    /// A free slot (its entry was deleted).
     Free = 255,
 }
 
@@ -60,29 +69,44 @@ pub struct Meta {
 
 pub const UNKNOWN_TIME: i64 = i64::MIN;
 
-/// One entry: 40 bytes (its name's offset lives in [`Store::offsets`]).
-///
-/// Times are whole seconds since 1970 in a `u32` (good until 2106; earlier times
-/// clamp to 0), `u32::MAX` meaning unknown; `mode` keeps the 16 bits of `st_mode`.
+/// One entry: 24 bytes. Times are whole seconds since 1970 in a `u32` (good until
+/// 2106; earlier times clamp to 0), `u32::MAX` meaning unknown; `mode` keeps the
+/// low 16 bits of `st_mode`.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub(crate) struct Record {
+    /// Files, symlinks and others: the size. Folders: their slot in `dirs`.
+    pub size: u64,
     pub parent: EntryId,
-    pub first_child: EntryId,
-    pub next_sibling: EntryId,
-    pub name_len: u16,
-    pub mode: u16,
-    pub kind: u8,
-    /// Bit 0: the name has non-ASCII bytes (the ASCII prefilter cannot vouch for it).
-    pub flags: u8,
     pub mtime: u32,
     pub btime: u32,
-    pub size: u64,
+    pub mode: u16,
+    pub kind: u8,
+    pub flags: u8,
 }
 
-const UNKNOWN_SECS: u32 = u32::MAX;
+/// The entry is live but not (or no longer) where the base orders put it: it is
+/// in the delta.
+pub(crate) const FLAG_DELTA: u8 = 1;
+/// The slot's id is in the `delta` list (kept while the slot is free, so that a
+/// reused slot is not listed twice).
+const FLAG_LISTED: u8 = 2;
 
-fn to_secs(t: i64) -> u32 {
+/// A folder's children (a run of the arena) and what identifies it on disk.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Dir {
+    pub start: u32,
+    pub len: u32,
+    pub cap: u32,
+    /// Its inotify watch, or -1.
+    pub wd: i32,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+pub(crate) const UNKNOWN_SECS: u32 = u32::MAX;
+
+pub(crate) fn to_secs(t: i64) -> u32 {
     if t == UNKNOWN_TIME {
         UNKNOWN_SECS
     } else {
@@ -90,7 +114,7 @@ fn to_secs(t: i64) -> u32 {
     }
 }
 
-fn from_secs(t: u32) -> i64 {
+pub(crate) fn from_secs(t: u32) -> i64 {
     if t == UNKNOWN_SECS {
         UNKNOWN_TIME
     } else {
@@ -98,34 +122,70 @@ fn from_secs(t: u32) -> i64 {
     }
 }
 
-const FLAG_NON_ASCII: u8 = 1;
+/// An entry about to be added, as walked.
+#[derive(Debug, Clone)]
+pub(crate) struct NewEntry {
+    pub name: Vec<u8>,
+    pub kind: Kind,
+    pub meta: Meta,
+    /// Folders: device and inode.
+    pub ident: (u64, u64),
+}
 
 /// The entries of all roots.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Store {
     pub(crate) records: Vec<Record>,
-    /// Where each entry's name starts in the arenas. Kept apart from the records so
-    /// that mapping a scan hit back to its entry reads 4 bytes per entry, not 40.
-    pub(crate) offsets: Vec<u32>,
-    /// Names, each followed by a NUL so that no substring match spans two names.
-    pub(crate) names: Vec<u8>,
-    /// The same bytes with ASCII letters lowercased (same offsets).
-    pub(crate) lower: Vec<u8>,
-    /// Ids of entries whose name has non-ASCII bytes (scanned in full by searches).
-    pub(crate) non_ascii: Vec<EntryId>,
-    /// The record of each root (its folder), in root order.
+    /// Each entry's name id.
+    pub(crate) names_of: Vec<u32>,
+    pub(crate) names: Names,
+    pub(crate) dirs: Vec<Dir>,
+    free_dirs: Vec<u32>,
+    pub(crate) children: Vec<EntryId>,
+    /// Arena slots no run uses any more.
+    child_garbage: usize,
+    free: Vec<EntryId>,
     pub(crate) roots: Vec<EntryId>,
-    pub(crate) live: usize,
+    live: usize,
+    /// Live entries by kind (file, dir, symlink, other), roots included.
+    counts: [u64; 4],
+    pub(crate) base: Base,
+    /// Entries the base orders hold whose keys changed since (or that are gone):
+    /// their keys as the orders know them.
+    pub(crate) stale: HashMap<EntryId, BaseKey>,
+    /// Live entries flagged [`FLAG_DELTA`] (some may have died since: check).
+    pub(crate) delta: Vec<EntryId>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
 }
 
 impl Store {
     pub fn new() -> Store {
-        Store::default()
+        Store {
+            records: Vec::new(),
+            names_of: Vec::new(),
+            names: Names::new(),
+            dirs: Vec::new(),
+            free_dirs: Vec::new(),
+            children: Vec::new(),
+            child_garbage: 0,
+            free: Vec::new(),
+            roots: Vec::new(),
+            live: 0,
+            counts: [0; 4],
+            base: Base::default(),
+            stale: HashMap::new(),
+            delta: Vec::new(),
+        }
     }
 
     /// Add a root folder; its name is the root's name.
     pub fn add_root(&mut self, name: &[u8], meta: Meta) -> EntryId {
-        let id = self.push(NONE, name, Kind::Dir, meta);
+        let id = self.alloc(NONE, name, Kind::Dir, meta, true);
         self.roots.push(id);
         id
     }
@@ -143,118 +203,160 @@ impl Store {
         self.live == 0
     }
 
-    /// Slots in use, tombstones included (ids are below this).
+    /// Slots in use or free (ids are below this).
     pub fn capacity_ids(&self) -> usize {
         self.records.len()
+    }
+
+    /// Live entries of a kind, roots included.
+    pub fn count_of(&self, kind: Kind) -> u64 {
+        match kind {
+            Kind::Free => 0,
+            k => self.counts[k as usize],
+        }
     }
 
     /// Give back the spare capacity left by a build.
     pub fn shrink_to_fit(&mut self) {
         self.records.shrink_to_fit();
-        self.offsets.shrink_to_fit();
-        self.names.shrink_to_fit();
-        self.lower.shrink_to_fit();
-        self.non_ascii.shrink_to_fit();
+        self.names_of.shrink_to_fit();
+        self.dirs.shrink_to_fit();
+        self.children.shrink_to_fit();
     }
 
-    /// Bytes of names (one arena; the lowercase copy doubles it).
+    /// Bytes of all names (each distinct name once).
     pub fn name_bytes(&self) -> usize {
-        self.names.len()
+        self.names.name_bytes()
     }
 
-    /// Bytes of the arenas, for memory accounting.
+    /// Bytes this store holds on the heap, for memory accounting.
     pub fn heap_bytes(&self) -> usize {
         self.records.capacity() * std::mem::size_of::<Record>()
-            + self.offsets.capacity() * 4
-            + self.names.capacity()
-            + self.lower.capacity()
-            + self.non_ascii.capacity() * 4
+            + self.names_of.capacity() * 4
+            + self.names.heap_bytes()
+            + self.dirs.capacity() * std::mem::size_of::<Dir>()
+            + self.children.capacity() * 4
+            + self.free.capacity() * 4
+            + self.base.heap_bytes()
+            + self.stale.capacity() * (std::mem::size_of::<BaseKey>() + 5)
+            + self.delta.capacity() * 4
     }
 
-    fn push(&mut self, parent: EntryId, name: &[u8], kind: Kind, meta: Meta) -> EntryId {
-        let id = self.records.len() as EntryId;
-        let name = &name[..name.len().min(u16::MAX as usize)];
-        let name_off = self.names.len() as u32;
-        self.names.extend_from_slice(name);
-        self.names.push(0);
-        self.lower.extend(name.iter().map(u8::to_ascii_lowercase));
-        self.lower.push(0);
-        let non_ascii = !name.is_ascii();
-        if non_ascii {
-            self.non_ascii.push(id);
-        }
-        let first_sibling = if parent == NONE {
-            NONE
-        } else {
-            self.records[parent as usize].first_child
-        };
-        self.offsets.push(name_off);
-        self.records.push(Record {
-            name_len: name.len() as u16,
-            kind: kind as u8,
-            flags: if non_ascii { FLAG_NON_ASCII } else { 0 },
-            parent,
-            first_child: NONE,
-            next_sibling: first_sibling,
-            mode: meta.mode as u16,
-            size: meta.size,
-            mtime: to_secs(meta.mtime),
-            btime: to_secs(meta.btime),
-        });
-        if parent != NONE {
-            self.records[parent as usize].first_child = id;
-        }
-        self.live += 1;
-        id
-    }
-
-    /// Add `name` under `parent`, or update it if it is already there.
-    pub fn upsert(
+    fn alloc(
         &mut self,
         parent: EntryId,
         name: &[u8],
         kind: Kind,
         meta: Meta,
-    ) -> (EntryId, bool) {
-        if let Some(id) = self.child(parent, name) {
-            let r = &mut self.records[id as usize];
-            r.kind = kind as u8;
-            r.size = meta.size;
-            r.mtime = to_secs(meta.mtime);
-            r.btime = to_secs(meta.btime);
-            r.mode = meta.mode as u16;
-            return (id, false);
+        intern: bool,
+    ) -> EntryId {
+        debug_assert!(kind != Kind::Free);
+        let name = &name[..name.len().min(u16::MAX as usize)];
+        let name_id = if intern {
+            self.names.intern(name)
+        } else {
+            self.names.push(name)
+        };
+        let size = if kind == Kind::Dir {
+            u64::from(self.new_dir())
+        } else {
+            meta.size
+        };
+        let record = Record {
+            size,
+            parent,
+            mtime: to_secs(meta.mtime),
+            btime: to_secs(meta.btime),
+            mode: meta.mode as u16,
+            kind: kind as u8,
+            flags: FLAG_DELTA,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                let listed = self.records[id as usize].flags & FLAG_LISTED;
+                self.records[id as usize] = record;
+                self.records[id as usize].flags |= listed;
+                self.names_of[id as usize] = name_id;
+                id
+            }
+            None => {
+                self.records.push(record);
+                self.names_of.push(name_id);
+                (self.records.len() - 1) as EntryId
+            }
+        };
+        if self.records[id as usize].flags & FLAG_LISTED == 0 {
+            self.records[id as usize].flags |= FLAG_LISTED;
+            self.delta.push(id);
         }
-        (self.push(parent, name, kind, meta), true)
+        self.live += 1;
+        self.counts[kind as usize] += 1;
+        id
     }
 
-    /// Add a new child without checking for an existing one (the initial build).
-    pub fn insert_new(&mut self, parent: EntryId, name: &[u8], kind: Kind, meta: Meta) -> EntryId {
-        self.push(parent, name, kind, meta)
+    fn new_dir(&mut self) -> u32 {
+        let dir = Dir {
+            wd: -1,
+            ..Dir::default()
+        };
+        match self.free_dirs.pop() {
+            Some(slot) => {
+                self.dirs[slot as usize] = dir;
+                slot
+            }
+            None => {
+                self.dirs.push(dir);
+                (self.dirs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The folder slot of a folder entry.
+    #[inline]
+    pub(crate) fn dir_slot(&self, id: EntryId) -> Option<usize> {
+        let r = &self.records[id as usize];
+        (r.kind == Kind::Dir as u8).then_some(r.size as usize)
+    }
+
+    pub(crate) fn dir(&self, id: EntryId) -> Option<&Dir> {
+        self.dir_slot(id).map(|s| &self.dirs[s])
+    }
+
+    pub(crate) fn dir_mut(&mut self, id: EntryId) -> Option<&mut Dir> {
+        self.dir_slot(id).map(|s| &mut self.dirs[s])
+    }
+
+    /// Record a folder's device and inode (what its watch is checked against).
+    pub(crate) fn set_ident(&mut self, id: EntryId, ident: (u64, u64)) {
+        if let Some(d) = self.dir_mut(id) {
+            (d.dev, d.ino) = ident;
+        }
     }
 
     pub fn is_live(&self, id: EntryId) -> bool {
         (id as usize) < self.records.len() && self.records[id as usize].kind != Kind::Free as u8
     }
 
+    #[inline]
     pub fn name(&self, id: EntryId) -> &[u8] {
-        let off = self.offsets[id as usize] as usize;
-        &self.names[off..off + self.records[id as usize].name_len as usize]
+        self.names.get(self.names_of[id as usize])
     }
 
-    pub fn lower_name(&self, id: EntryId) -> &[u8] {
-        let off = self.offsets[id as usize] as usize;
-        &self.lower[off..off + self.records[id as usize].name_len as usize]
-    }
-
+    #[inline]
     pub fn kind(&self, id: EntryId) -> Kind {
         Kind::from_u8(self.records[id as usize].kind)
+    }
+
+    #[inline]
+    pub(crate) fn size(&self, id: EntryId) -> u64 {
+        let r = &self.records[id as usize];
+        if r.kind == Kind::Dir as u8 { 0 } else { r.size }
     }
 
     pub fn meta(&self, id: EntryId) -> Meta {
         let r = &self.records[id as usize];
         Meta {
-            size: r.size,
+            size: self.size(id),
             mtime: from_secs(r.mtime),
             btime: from_secs(r.btime),
             mode: r.mode as u32,
@@ -284,16 +386,23 @@ impl Store {
         depth
     }
 
-    /// Live children of a folder.
-    pub fn children(&self, id: EntryId) -> Children<'_> {
-        Children {
-            store: self,
-            next: self.records[id as usize].first_child,
+    /// Live children of a folder, in name order (empty for anything else).
+    pub fn children(&self, id: EntryId) -> &[EntryId] {
+        match self.dir(id) {
+            Some(d) => &self.children[d.start as usize..(d.start + d.len) as usize],
+            None => &[],
         }
     }
 
+    /// Where `name` is (`Ok`) or would go (`Err`) among a folder's children.
+    fn child_position(&self, parent: EntryId, name: &[u8]) -> Result<usize, usize> {
+        self.children(parent)
+            .binary_search_by(|&c| name_order(self.name(c), name))
+    }
+
     pub fn child(&self, parent: EntryId, name: &[u8]) -> Option<EntryId> {
-        self.children(parent).find(|&c| self.name(c) == name)
+        let at = self.child_position(parent, name).ok()?;
+        Some(self.children(parent)[at])
     }
 
     /// The path below the root, `/`-separated ("" for the root itself).
@@ -336,25 +445,148 @@ impl Store {
         Some(at)
     }
 
+    /// Put `id` into `parent`'s children at `at`.
+    fn link(&mut self, parent: EntryId, at: usize, id: EntryId) {
+        let slot = self.dir_slot(parent).expect("a parent is a folder");
+        let d = self.dirs[slot];
+        if d.len == d.cap {
+            // Move the run to the arena's end with room to grow.
+            let cap = (d.cap * 2).max(4);
+            let start = self.children.len() as u32;
+            self.children
+                .extend_from_within(d.start as usize..(d.start + d.len) as usize);
+            self.children.resize((start + cap) as usize, NONE);
+            self.child_garbage += d.cap as usize;
+            let d = &mut self.dirs[slot];
+            d.start = start;
+            d.cap = cap;
+        }
+        let d = &mut self.dirs[slot];
+        let run = &mut self.children[d.start as usize..(d.start + d.len + 1) as usize];
+        run.copy_within(at..run.len() - 1, at + 1);
+        run[at] = id;
+        d.len += 1;
+        self.records[id as usize].parent = parent;
+    }
+
     fn unlink(&mut self, id: EntryId) {
         let parent = self.records[id as usize].parent;
         if parent == NONE {
             return;
         }
-        let next = self.records[id as usize].next_sibling;
-        let first = self.records[parent as usize].first_child;
-        if first == id {
-            self.records[parent as usize].first_child = next;
+        let Some(slot) = self.dir_slot(parent) else {
+            return;
+        };
+        let name = self.name(id).to_vec();
+        if let Ok(at) = self.child_position(parent, &name) {
+            let d = &mut self.dirs[slot];
+            let run = &mut self.children[d.start as usize..(d.start + d.len) as usize];
+            run.copy_within(at + 1.., at);
+            d.len -= 1;
+        }
+    }
+
+    /// Add a new child (the caller knows there is none of that name).
+    pub fn insert_new(&mut self, parent: EntryId, name: &[u8], kind: Kind, meta: Meta) -> EntryId {
+        let at = match self.child_position(parent, name) {
+            Ok(at) | Err(at) => at,
+        };
+        let id = self.alloc(NONE, name, kind, meta, true);
+        self.link(parent, at, id);
+        id
+    }
+
+    /// Add `name` under `parent`, or update it if it is already there with the
+    /// same kind (an entry of another kind is replaced). Returns the id and
+    /// whether it is new.
+    pub fn upsert(
+        &mut self,
+        parent: EntryId,
+        name: &[u8],
+        kind: Kind,
+        meta: Meta,
+    ) -> (EntryId, bool) {
+        if let Some(id) = self.child(parent, name) {
+            if self.kind(id) == kind {
+                self.set_meta(id, meta);
+                return (id, false);
+            }
+            self.remove(id);
+        }
+        (self.insert_new(parent, name, kind, meta), true)
+    }
+
+    /// The children of a folder being walked for the first time (it has none
+    /// yet), already in name order; returns their ids (consecutive when the
+    /// store grows at its end, as in a build).
+    pub(crate) fn insert_walked(&mut self, parent: EntryId, batch: Vec<NewEntry>) -> Vec<EntryId> {
+        let slot = self.dir_slot(parent).expect("a parent is a folder");
+        debug_assert_eq!(self.dirs[slot].len, 0);
+        let start = self.children.len() as u32;
+        let count = batch.len() as u32;
+        let mut ids = Vec::with_capacity(batch.len());
+        for e in batch {
+            let id = self.alloc(parent, &e.name, e.kind, e.meta, false);
+            if e.kind == Kind::Dir {
+                self.set_ident(id, e.ident);
+            }
+            self.children.push(id);
+            ids.push(id);
+        }
+        let d = &mut self.dirs[slot];
+        self.child_garbage += d.cap as usize;
+        d.start = start;
+        d.len = count;
+        d.cap = count;
+        ids
+    }
+
+    /// Before one of `id`'s keys changes (or it goes): when the base orders hold
+    /// it, remember where.
+    fn remember_base(&mut self, id: EntryId) {
+        let r = self.records[id as usize];
+        if r.flags & FLAG_DELTA == 0
+            && (id as usize) < self.base.ids()
+            && !self.stale.contains_key(&id)
+        {
+            let key = BaseKey {
+                name: self.names_of[id as usize],
+                mtime: r.mtime,
+                size: self.size(id),
+                dir: r.kind == Kind::Dir as u8,
+            };
+            self.stale.insert(id, key);
+        }
+    }
+
+    /// Before one of `id`'s keys changes: move it to the delta.
+    fn touch(&mut self, id: EntryId) {
+        self.remember_base(id);
+        let r = &mut self.records[id as usize];
+        r.flags |= FLAG_DELTA;
+        if r.flags & FLAG_LISTED == 0 {
+            r.flags |= FLAG_LISTED;
+            self.delta.push(id);
+        }
+    }
+
+    /// Update an entry's metadata in place.
+    pub fn set_meta(&mut self, id: EntryId, meta: Meta) {
+        let before = self.meta(id);
+        if before == meta {
             return;
         }
-        let mut at = first;
-        while at != NONE {
-            let n = self.records[at as usize].next_sibling;
-            if n == id {
-                self.records[at as usize].next_sibling = next;
-                return;
-            }
-            at = n;
+        let (mtime, size) = (to_secs(meta.mtime), meta.size);
+        let is_dir = self.kind(id) == Kind::Dir;
+        if self.records[id as usize].mtime != mtime || (!is_dir && before.size != size) {
+            self.touch(id);
+        }
+        let r = &mut self.records[id as usize];
+        r.mtime = mtime;
+        r.btime = to_secs(meta.btime);
+        r.mode = meta.mode as u16;
+        if !is_dir {
+            r.size = size;
         }
     }
 
@@ -367,121 +599,273 @@ impl Store {
         let mut removed = 0;
         let mut stack = vec![id];
         while let Some(at) = stack.pop() {
-            let mut c = self.records[at as usize].first_child;
-            while c != NONE {
-                stack.push(c);
-                c = self.records[c as usize].next_sibling;
+            stack.extend_from_slice(self.children(at));
+            self.remember_base(at);
+            if let Some(slot) = self.dir_slot(at) {
+                let d = self.dirs[slot];
+                self.child_garbage += d.cap as usize;
+                self.dirs[slot] = Dir::default();
+                self.free_dirs.push(slot as u32);
             }
+            let kind = self.records[at as usize].kind;
+            self.counts[kind as usize] -= 1;
             let r = &mut self.records[at as usize];
             r.kind = Kind::Free as u8;
-            r.first_child = NONE;
             r.parent = NONE;
+            r.flags &= FLAG_LISTED;
+            r.size = 0;
+            self.free.push(at);
             removed += 1;
         }
         self.live -= removed;
         removed
     }
 
-    /// Move or rename `id` to `name` under `new_parent`. The entry gets a new id
-    /// (see the module notes); its subtree follows it. `new_parent` must not lie
-    /// inside `id` (the caller checks: that would make a cycle).
+    /// Move or rename `id` to `name` under `new_parent`, keeping its id (its
+    /// subtree follows). An entry already there of that name is replaced.
+    /// `new_parent` must not lie inside `id` (the caller checks: that would make
+    /// a cycle).
     pub fn rename(&mut self, id: EntryId, new_parent: EntryId, name: &[u8]) -> EntryId {
         assert!(
             !self.is_within(new_parent, id),
             "a folder cannot move into itself"
         );
-        let kind = self.kind(id);
-        let meta = self.meta(id);
         if let Some(existing) = self.child(new_parent, name)
             && existing != id
         {
             self.remove(existing);
         }
         self.unlink(id);
-        let first_child = self.records[id as usize].first_child;
-        self.records[id as usize].kind = Kind::Free as u8;
-        self.records[id as usize].first_child = NONE;
-        self.live -= 1;
-        let new_id = self.push(new_parent, name, kind, meta);
-        self.records[new_id as usize].first_child = first_child;
-        let mut c = first_child;
-        while c != NONE {
-            self.records[c as usize].parent = new_id;
-            c = self.records[c as usize].next_sibling;
+        if self.name(id) != name {
+            self.touch(id);
+            self.names_of[id as usize] = self.names.intern(name);
         }
-        new_id
+        let at = match self.child_position(new_parent, name) {
+            Ok(at) | Err(at) => at,
+        };
+        self.link(new_parent, at, id);
+        id
     }
 
-    /// Share of slots that are tombstones.
-    pub fn garbage_ratio(&self) -> f64 {
-        if self.records.is_empty() {
-            0.0
-        } else {
-            1.0 - self.live as f64 / self.records.len() as f64
-        }
+    /// Whether enough has changed since the last rebuild that searching the
+    /// delta entry by entry costs more than rebuilding.
+    pub fn needs_rebuild(&self) -> bool {
+        let changed = self.stale.len() + self.delta.len();
+        changed > (self.live / 64).max(8192) || (self.base.ids() == 0 && !self.delta.is_empty())
     }
 
-    /// Rebuild without tombstones (parents before children, ids renumbered).
-    pub fn compact(&self) -> Store {
-        let mut out = Store::new();
-        for &root in &self.roots {
-            let new_root = out.add_root(self.name(root), self.meta(root));
-            let mut stack = vec![(root, new_root)];
-            while let Some((old, new)) = stack.pop() {
-                for c in self.children(old) {
-                    let id = out.insert_new(new, self.name(c), self.kind(c), self.meta(c));
-                    if self.kind(c) == Kind::Dir {
-                        stack.push((c, id));
-                    }
-                }
+    /// Rebuild the orders and lists now (see [`crate::base`]).
+    pub fn rebuild(&mut self) {
+        let rebuilt = crate::base::rebuild(self);
+        self.install(rebuilt);
+    }
+
+    pub(crate) fn install(&mut self, r: crate::base::Rebuilt) {
+        self.names = r.names;
+        self.names_of = r.names_of;
+        self.base = r.base;
+        if let Some((children, starts)) = r.children {
+            self.children = children;
+            for (d, (start, cap)) in self.dirs.iter_mut().zip(starts) {
+                d.start = start;
+                d.cap = cap;
+            }
+            self.child_garbage = 0;
+        }
+        for &id in &self.delta {
+            self.records[id as usize].flags &= !(FLAG_DELTA | FLAG_LISTED);
+        }
+        self.delta = Vec::new();
+        self.stale = HashMap::new();
+    }
+
+    /// Whether the children arena holds enough holes to be worth compacting.
+    pub(crate) fn children_fragmented(&self) -> bool {
+        self.child_garbage > self.children.len() / 4
+    }
+
+    /// Write every array of the store (for the snapshot).
+    pub(crate) fn write_to(&self, w: &mut Writer) {
+        w.u64(self.records.len() as u64);
+        for r in &self.records {
+            w.u64(r.size);
+            w.u32(r.parent);
+            w.u32(r.mtime);
+            w.u32(r.btime);
+            w.u16(r.mode);
+            w.u8(r.kind);
+            w.u8(r.flags);
+        }
+        w.u32s(&self.names_of);
+        self.names.write_to(w);
+        w.u64(self.dirs.len() as u64);
+        for d in &self.dirs {
+            w.u32(d.start);
+            w.u32(d.len);
+            w.u32(d.cap);
+            w.u64(d.dev);
+            w.u64(d.ino);
+        }
+        w.u32s(&self.free_dirs);
+        w.u32s(&self.children);
+        w.u64(self.child_garbage as u64);
+        w.u32s(&self.free);
+        w.u32s(&self.roots);
+        self.base.write_to(w);
+        let mut stale: Vec<(&EntryId, &BaseKey)> = self.stale.iter().collect();
+        stale.sort_unstable_by_key(|(id, _)| **id);
+        w.u64(stale.len() as u64);
+        for (&id, k) in stale {
+            w.u32(id);
+            w.u32(k.name);
+            w.u32(k.mtime);
+            w.u64(k.size);
+            w.u8(u8::from(k.dir));
+        }
+        w.u32s(&self.delta);
+    }
+
+    /// Read what [`Store::write_to`] wrote. Counts are recomputed; references
+    /// are checked by [`Store::check`], which the caller must run.
+    pub(crate) fn read_from(r: &mut Reader<'_>) -> Result<Store, SnapshotError> {
+        let n = r.len()?;
+        let mut records = Vec::with_capacity(n);
+        for _ in 0..n {
+            records.push(Record {
+                size: r.u64()?,
+                parent: r.u32()?,
+                mtime: r.u32()?,
+                btime: r.u32()?,
+                mode: r.u16()?,
+                kind: r.u8()?,
+                flags: r.u8()?,
+            });
+        }
+        let names_of = r.u32s()?;
+        let names = Names::read_from(r)?;
+        let d = r.len()?;
+        let mut dirs = Vec::with_capacity(d);
+        for _ in 0..d {
+            dirs.push(Dir {
+                start: r.u32()?,
+                len: r.u32()?,
+                cap: r.u32()?,
+                wd: -1,
+                dev: r.u64()?,
+                ino: r.u64()?,
+            });
+        }
+        let free_dirs = r.u32s()?;
+        let children = r.u32s()?;
+        let child_garbage = r.u64()? as usize;
+        let free = r.u32s()?;
+        let roots = r.u32s()?;
+        let base = Base::read_from(r)?;
+        let k = r.len()?;
+        let mut stale = HashMap::with_capacity(k);
+        for _ in 0..k {
+            let id = r.u32()?;
+            let key = BaseKey {
+                name: r.u32()?,
+                mtime: r.u32()?,
+                size: r.u64()?,
+                dir: r.u8()? != 0,
+            };
+            stale.insert(id, key);
+        }
+        let delta = r.u32s()?;
+        let mut counts = [0u64; 4];
+        let mut live = 0;
+        for rec in &records {
+            if let Some(c) = counts.get_mut(rec.kind as usize) {
+                *c += 1;
+                live += 1;
             }
         }
-        out
+        Ok(Store {
+            records,
+            names_of,
+            names,
+            dirs,
+            free_dirs,
+            children,
+            child_garbage,
+            free,
+            roots,
+            live,
+            counts,
+            base,
+            stale,
+            delta,
+        })
     }
 
-    /// The entry whose name holds arena offset `offset`, for hits met in increasing
-    /// order: gallops
-    /// forward from `from` (the previous hit's entry) instead of bisecting all
-    /// records, so a common term's many hits touch memory close to each other.
-    pub(crate) fn entry_at_offset_from(&self, offset: usize, from: EntryId) -> EntryId {
-        let n = self.records.len();
-        let mut lo = from as usize;
-        let mut step = 1;
-        let mut hi = lo + 1;
-        while hi < n && self.offsets[hi] as usize <= offset {
-            lo = hi;
-            hi = lo + step;
-            step *= 2;
+    /// Check every reference between the arrays, so that nothing read from disk
+    /// can send a lookup out of bounds.
+    pub(crate) fn check(&self) -> Result<(), &'static str> {
+        let n = self.records.len() as u64;
+        let id_ok = |id: u32| u64::from(id) < n;
+        if self.names_of.len() as u64 != n {
+            return Err("name table");
         }
-        let hi = hi.min(n);
-        let i = self.offsets[lo..hi].partition_point(|&o| o as usize <= offset);
-        (lo + i - 1) as EntryId
-    }
-
-    pub(crate) fn has_non_ascii_name(&self, id: EntryId) -> bool {
-        self.records[id as usize].flags & FLAG_NON_ASCII != 0
+        let names = u64::from(self.names.len());
+        for (i, r) in self.records.iter().enumerate() {
+            if r.kind > Kind::Other as u8 && r.kind != Kind::Free as u8 {
+                return Err("kind");
+            }
+            match Kind::from_u8(r.kind) {
+                Kind::Free => continue,
+                Kind::Dir if r.size >= self.dirs.len() as u64 => return Err("folder slot"),
+                _ => {}
+            }
+            if (r.parent != NONE && !id_ok(r.parent)) || u64::from(self.names_of[i]) >= names {
+                return Err("record reference");
+            }
+        }
+        for d in &self.dirs {
+            if u64::from(d.start) + u64::from(d.len) > self.children.len() as u64 {
+                return Err("children run");
+            }
+        }
+        let arrays: [(&[u32], &str); 8] = [
+            (&self.children, "children"),
+            (&self.free, "free slots"),
+            (&self.roots, "roots"),
+            (&self.delta, "delta"),
+            (&self.base.by_name, "name order"),
+            (&self.base.by_mtime, "time order"),
+            (&self.base.by_size, "size order"),
+            (&self.free_dirs, "free folder slots"),
+        ];
+        for (ids, what) in arrays {
+            let bound = if what == "free folder slots" {
+                self.dirs.len() as u64
+            } else {
+                n
+            };
+            if ids.iter().any(|&id| u64::from(id) >= bound && id != NONE) {
+                return Err(what);
+            }
+        }
+        if self.roots.iter().any(|&r| self.kind(r) != Kind::Dir) {
+            return Err("roots");
+        }
+        let starts = &self.base.name_start;
+        if !starts.is_empty()
+            && (starts.len() != self.names.sorted_len() as usize + 1
+                || starts.windows(2).any(|w| w[0] > w[1])
+                || *starts.last().unwrap_or(&0) as usize != self.base.by_name.len())
+        {
+            return Err("name runs");
+        }
+        if self.base.ids() as u64 > n || self.stale.keys().any(|&id| !id_ok(id)) {
+            return Err("orders");
+        }
+        Ok(())
     }
 
     pub fn entry(&self, id: EntryId) -> EntryRef<'_> {
         EntryRef { store: self, id }
-    }
-}
-
-pub struct Children<'a> {
-    store: &'a Store,
-    next: EntryId,
-}
-
-impl Iterator for Children<'_> {
-    type Item = EntryId;
-
-    fn next(&mut self) -> Option<EntryId> {
-        if self.next == NONE {
-            return None;
-        }
-        let id = self.next;
-        self.next = self.store.records[id as usize].next_sibling;
-        Some(id)
     }
 }
 
@@ -506,7 +890,7 @@ impl ferret_query::Entry for EntryRef<'_> {
     }
 
     fn size(&self) -> u64 {
-        self.store.records[self.id as usize].size
+        self.store.size(self.id)
     }
 
     fn modified(&self) -> Option<i64> {
@@ -528,11 +912,49 @@ impl ferret_query::Entry for EntryRef<'_> {
     }
 
     fn for_each_child(&self, f: &mut dyn FnMut(&[u8], ferret_query::Kind) -> bool) {
-        for c in self.store.children(self.id) {
+        for &c in self.store.children(self.id) {
             if !f(self.store.name(c), query_kind(self.store.kind(c))) {
                 return;
             }
         }
+    }
+}
+
+/// An entry whose path the caller already holds (a walk down the tree builds it
+/// as it goes, instead of climbing to the root for every entry).
+pub(crate) struct PathedEntry<'a> {
+    pub inner: EntryRef<'a>,
+    pub rel: &'a [u8],
+    pub depth: u32,
+}
+
+impl ferret_query::Entry for PathedEntry<'_> {
+    fn name(&self) -> &[u8] {
+        self.inner.name()
+    }
+    fn rel_path(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.rel)
+    }
+    fn kind(&self) -> ferret_query::Kind {
+        self.inner.kind()
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+    fn modified(&self) -> Option<i64> {
+        self.inner.modified()
+    }
+    fn created(&self) -> Option<i64> {
+        self.inner.created()
+    }
+    fn mode(&self) -> u32 {
+        self.inner.mode()
+    }
+    fn depth(&self) -> u32 {
+        self.depth
+    }
+    fn for_each_child(&self, f: &mut dyn FnMut(&[u8], ferret_query::Kind) -> bool) {
+        self.inner.for_each_child(f)
     }
 }
 
@@ -560,7 +982,7 @@ mod tests {
 
     #[test]
     fn records_stay_compact() {
-        assert_eq!(std::mem::size_of::<Record>(), 40);
+        assert_eq!(std::mem::size_of::<Record>(), 24);
     }
 
     #[test]
@@ -569,47 +991,47 @@ mod tests {
         let root = s.add_root(b"r", meta(0));
         let src = s.insert_new(root, b"src", Kind::Dir, meta(0));
         let main = s.insert_new(src, b"main.rs", Kind::File, meta(10));
-        let _lib = s.insert_new(src, b"lib.rs", Kind::File, meta(20));
+        let lib = s.insert_new(src, b"lib.rs", Kind::File, meta(20));
         assert_eq!(s.rel_path(main), b"src/main.rs");
-        assert_eq!(
-            s.lookup(root, b"src/lib.rs").map(|i| s.name(i)),
-            Some(&b"lib.rs"[..])
-        );
+        assert_eq!(s.lookup(root, b"src/lib.rs"), Some(lib));
+        assert_eq!(s.children(src), [lib, main], "children in name order");
         assert_eq!(s.depth(main), 2);
         assert_eq!(s.len(), 4);
         let (id, created) = s.upsert(src, b"main.rs", Kind::File, meta(99));
         assert!(!created && id == main && s.meta(main).size == 99);
-        // Rename the folder: the subtree follows, paths change.
+        // Rename the folder: the subtree follows, ids stay.
         let docs = s.rename(src, root, b"docs");
-        assert_eq!(
-            s.rel_path(s.lookup(docs, b"main.rs").unwrap()),
-            b"docs/main.rs"
-        );
+        assert_eq!(docs, src);
+        assert_eq!(s.rel_path(main), b"docs/main.rs");
         assert!(s.lookup(root, b"src").is_none());
         assert_eq!(s.len(), 4);
         assert_eq!(s.remove(docs), 3);
         assert_eq!(s.len(), 1);
-        let c = s.compact();
-        assert_eq!(c.len(), 1);
-        assert_eq!(c.capacity_ids(), 1);
+        assert_eq!(s.count_of(Kind::File), 0);
+        // Freed slots are reused.
+        let again = s.insert_new(root, b"x", Kind::File, meta(1));
+        assert!(again < 4);
     }
 
     #[test]
-    fn arena_offsets_map_back_to_entries() {
+    fn a_big_folder_stays_sorted_and_searchable() {
         let mut s = Store::new();
-        let root = s.add_root(b"root", meta(0));
-        let a = s.insert_new(root, b"Alpha.TXT", Kind::File, meta(1));
-        let b = s.insert_new(root, b"beta", Kind::File, meta(1));
-        let hit = memchr::memmem::find(&s.lower, b"alpha.txt").unwrap();
-        assert_eq!(s.entry_at_offset_from(hit, 0), a);
-        let hit = memchr::memmem::find(&s.lower, b"eta").unwrap();
-        assert_eq!(s.entry_at_offset_from(hit, 0), b);
-        assert_eq!(s.entry_at_offset_from(hit, root), b);
-        assert_eq!(s.entry_at_offset_from(hit, b), b);
-        let renamed = s.rename(a, root, b"gamma");
-        assert_eq!(
-            s.entry_at_offset_from(memchr::memmem::find(&s.lower, b"gamma").unwrap(), 0),
-            renamed
-        );
+        let root = s.add_root(b"r", meta(0));
+        for i in (0..5000u32).rev() {
+            s.insert_new(root, format!("f{i:05}").as_bytes(), Kind::File, meta(1));
+        }
+        let names: Vec<Vec<u8>> = s
+            .children(root)
+            .iter()
+            .map(|&c| s.name(c).to_vec())
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        let f = s.child(root, b"f02500").unwrap();
+        assert_eq!(s.name(f), b"f02500");
+        s.rebuild();
+        assert_eq!(s.child(root, b"f02500"), Some(f));
+        assert!(!s.children_fragmented());
     }
 }

@@ -1,172 +1,423 @@
-//! Walking a folder into entries, in parallel, with the `ignore` crate's walker.
+//! Walking a folder into the store, in parallel, without ever leaving the root.
 //!
-//! The walker reads names and metadata only, never file contents, and never
-//! follows symlinks (they are recorded as symlinks). Roots are walked through the
-//! path of their open directory handle (`/proc/self/fd/N` on Linux) when the caller
-//! gives one, so a root swapped for a symlink after start cannot redirect the walk.
+//! Each folder is opened relative to its parent's descriptor
+//! (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, `O_DIRECTORY | O_NOFOLLOW`),
+//! read with `getdents64`, and its entries described with
+//! `statx(dirfd, name, AT_SYMLINK_NOFOLLOW)` (size, times and mode in one call).
+//! No path string below the root reaches the kernel, so a folder swapped for a
+//! symlink while it is walked is refused by the open, never followed. Ignore files
+//! are read through the folder's descriptor ([`crate::rules`]). Folders are
+//! handed to `on_folder` (the watcher) before they are read, so no change falls
+//! between the watch and the listing. Names and metadata only: file contents are
+//! never read.
 
 use std::{
-    collections::HashMap,
-    os::unix::fs::{MetadataExt, PermissionsExt},
-    path::Path,
+    mem::MaybeUninit,
+    os::fd::{AsFd, BorrowedFd, OwnedFd},
     sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
+        Arc, Condvar, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
 };
 
-use ignore::{WalkBuilder, WalkState};
+use rustix::fs::{AtFlags, FileType, RawDir, StatxFlags};
 
-use crate::store::{EntryId, Kind, Meta, Store, UNKNOWN_TIME};
+use crate::dirs::{ident, open_child};
+use crate::names::name_order;
+use crate::rules::{Chain, IGNORE_FILES, Rules, excluded_name, folder_rules};
+use crate::store::{EntryId, Kind, Meta, NewEntry, Store, UNKNOWN_TIME};
 
-/// Which entries an index holds.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Rules {
-    /// Index hidden (dot) entries too.
-    pub hidden: bool,
-    /// Ignore `.gitignore` / `.ignore` rules.
-    pub no_ignore: bool,
+/// What a walk met besides the entries it added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    pub entries: u64,
+    pub folders: u64,
+    /// Folders that could not be read (permissions).
+    pub unreadable: u64,
+    /// Entries that vanished or changed kind between being listed and being
+    /// opened or described (the walk saw the tree move under it).
+    pub raced: u64,
+    /// Folders whose listing raced with a change, by entry id: their parents
+    /// deserve another look once the tree is still.
+    pub recheck: Vec<EntryId>,
 }
 
-/// One walked entry, before it gets an id.
-pub(crate) struct Walked {
-    /// Path below the walked folder, `/`-separated.
-    pub rel: Vec<u8>,
-    pub depth: usize,
-    pub kind: Kind,
-    pub meta: Meta,
+/// What a walk calls with each folder's open descriptor and entry, before the
+/// folder is read.
+pub(crate) type OnFolder<'a> = &'a (dyn Fn(BorrowedFd<'_>, EntryId) + Sync);
+
+/// How to walk.
+pub(crate) struct Spec<'a> {
+    pub rules: Rules,
+    pub progress: &'a AtomicU64,
+    pub stop: &'a AtomicBool,
+    /// Called with each folder's open descriptor and entry before it is read.
+    pub on_folder: Option<OnFolder<'a>>,
 }
 
-pub fn meta_of(m: &std::fs::Metadata) -> Meta {
-    Meta {
-        size: if m.is_dir() { 0 } else { m.len() },
-        mtime: m.mtime(),
-        btime: m
-            .created()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(UNKNOWN_TIME, |d| d.as_secs() as i64),
-        mode: m.permissions().mode(),
-    }
+/// A folder to read: opened from its parent's descriptor by name, or already open.
+struct Job {
+    dir: Arc<OwnedFd>,
+    name: Option<Vec<u8>>,
+    folder: EntryId,
+    /// Its path below the walked folder (for ignore rules).
+    rel: Vec<u8>,
+    /// The rules of its parent.
+    chain: Arc<Chain>,
+    /// Device and inode as listed in its parent.
+    ident: (u64, u64),
 }
 
-pub fn kind_of(ft: &std::fs::FileType) -> Kind {
-    if ft.is_symlink() {
-        Kind::Symlink
-    } else if ft.is_dir() {
-        Kind::Dir
-    } else if ft.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
-    }
+struct Queue {
+    jobs: Vec<Job>,
+    active: usize,
 }
 
-/// Walk `dir` (everything below it, not `dir` itself), counting into `progress`.
-/// A `dir` that is itself a symlink (`/proc/self/fd/N`) must end with `/`, or the
-/// walker, which never follows links, would not enter it.
-pub(crate) fn walk(dir: &Path, rules: Rules, progress: &AtomicU64) -> Vec<Walked> {
+/// Walk everything below the open folder `dir` into `store`, under `top` (an
+/// entry with no children yet). `rel` is the folder's path below its root
+/// (empty for a root, whose `.git/info/exclude` then counts); `chain` holds the
+/// rules of the folders above it.
+pub(crate) fn walk(
+    store: &mut Store,
+    top: EntryId,
+    dir: OwnedFd,
+    rel: Vec<u8>,
+    chain: Arc<Chain>,
+    spec: &Spec<'_>,
+) -> WalkStats {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
-    let walker = WalkBuilder::new(dir)
-        .hidden(!rules.hidden)
-        .ignore(!rules.no_ignore)
-        .git_ignore(!rules.no_ignore)
-        .git_exclude(!rules.no_ignore)
-        .git_global(false)
-        .parents(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            !e.file_name()
-                .as_encoded_bytes()
-                .starts_with(crate::rules::OWN_TEMP_PREFIX)
-        })
-        .threads(threads)
-        .build_parallel();
-    let collected: Arc<Mutex<Vec<Vec<Walked>>>> = Arc::default();
-    walker.run(|| {
-        let sink = Batch {
-            items: Vec::new(),
-            out: collected.clone(),
-        };
-        let mut sink = sink;
-        Box::new(move |result| {
-            let Ok(entry) = result else {
-                return WalkState::Continue; // unreadable folders are skipped, not fatal
-            };
-            if entry.depth() == 0 {
-                return WalkState::Continue;
-            }
-            let Some(ft) = entry.file_type() else {
-                return WalkState::Continue;
-            };
-            let Ok(m) = entry.metadata() else {
-                return WalkState::Continue; // vanished while walked
-            };
-            let Ok(rel) = entry.path().strip_prefix(dir) else {
-                return WalkState::Continue;
-            };
-            let rel = rel.as_os_str().as_encoded_bytes().to_vec();
-            sink.items.push(Walked {
-                rel,
-                depth: entry.depth(),
-                kind: kind_of(&ft),
-                meta: meta_of(&m),
-            });
-            progress.fetch_add(1, Ordering::Relaxed);
-            WalkState::Continue
-        })
+    let queue = Mutex::new(Queue {
+        jobs: vec![Job {
+            dir: Arc::new(dir),
+            name: None,
+            folder: top,
+            rel,
+            chain,
+            ident: (0, 0),
+        }],
+        active: 0,
     });
-    let mut all = Vec::new();
-    for mut part in Arc::try_unwrap(collected)
-        .map(|m| m.into_inner().unwrap_or_default())
-        .unwrap_or_default()
-    {
-        all.append(&mut part);
-    }
-    all
-}
-
-/// Collects one walker thread's entries and hands them over when the thread ends.
-struct Batch {
-    items: Vec<Walked>,
-    out: Arc<Mutex<Vec<Vec<Walked>>>>,
-}
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        let items = std::mem::take(&mut self.items);
-        if let Ok(mut out) = self.out.lock() {
-            out.push(items);
+    let wake = Condvar::new();
+    let store = Mutex::new(store);
+    let stats = Mutex::new(WalkStats::default());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut buf: Vec<MaybeUninit<u8>> = vec![MaybeUninit::uninit(); 64 * 1024];
+                let mut local = WalkStats::default();
+                loop {
+                    let job = {
+                        let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                        loop {
+                            if let Some(job) = q.jobs.pop() {
+                                q.active += 1;
+                                break Some(job);
+                            }
+                            if q.active == 0 {
+                                wake.notify_all();
+                                break None;
+                            }
+                            q = wake.wait(q).unwrap_or_else(|p| p.into_inner());
+                        }
+                    };
+                    let Some(job) = job else { break };
+                    let more = if spec.stop.load(Ordering::Relaxed) {
+                        Vec::new()
+                    } else {
+                        read_folder(job, spec, &store, &mut buf, &mut local)
+                    };
+                    let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                    q.jobs.extend(more);
+                    q.active -= 1;
+                    wake.notify_all();
+                }
+                let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                s.entries += local.entries;
+                s.folders += local.folders;
+                s.unreadable += local.unreadable;
+                s.raced += local.raced;
+                s.recheck.append(&mut local.recheck);
+            });
         }
+    });
+    stats.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+fn kind_of_mode(mode: u32) -> Kind {
+    match FileType::from_raw_mode(mode) {
+        FileType::RegularFile => Kind::File,
+        FileType::Directory => Kind::Dir,
+        FileType::Symlink => Kind::Symlink,
+        _ => Kind::Other,
     }
 }
 
-/// Insert walked entries below `base` (parents before children).
-pub(crate) fn insert_walked(store: &mut Store, base: EntryId, mut walked: Vec<Walked>) -> usize {
-    walked.sort_by_key(|w| w.depth);
-    let mut folders: HashMap<Vec<u8>, EntryId> = HashMap::new();
-    let mut added = 0;
-    for w in walked {
-        let (parent_rel, name) = match memchr::memrchr(b'/', &w.rel) {
-            Some(i) => (&w.rel[..i], &w.rel[i + 1..]),
-            None => (&w.rel[..0], &w.rel[..]),
+pub(crate) fn meta_of_statx(st: &rustix::fs::Statx) -> Meta {
+    let btime = if st.stx_mask & StatxFlags::BTIME.bits() != 0 {
+        st.stx_btime.tv_sec
+    } else {
+        UNKNOWN_TIME
+    };
+    let is_dir = FileType::from_raw_mode(u32::from(st.stx_mode)) == FileType::Directory;
+    Meta {
+        size: if is_dir { 0 } else { st.stx_size },
+        mtime: st.stx_mtime.tv_sec,
+        btime,
+        mode: u32::from(st.stx_mode),
+    }
+}
+
+/// Describe `name` in `dir` without following it: kind, metadata, and for
+/// folders their device and inode.
+pub(crate) fn describe(
+    dir: BorrowedFd<'_>,
+    name: &[u8],
+) -> std::io::Result<(Kind, Meta, (u64, u64))> {
+    let st = rustix::fs::statx(
+        dir,
+        name,
+        AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT,
+        StatxFlags::TYPE
+            | StatxFlags::MODE
+            | StatxFlags::SIZE
+            | StatxFlags::MTIME
+            | StatxFlags::BTIME
+            | StatxFlags::INO,
+    )?;
+    let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
+    Ok((
+        kind_of_mode(u32::from(st.stx_mode)),
+        meta_of_statx(&st),
+        (dev, st.stx_ino),
+    ))
+}
+
+/// Read one folder: open it, hand it to the watcher, list it, describe and
+/// store its entries; returns its subfolders.
+fn read_folder(
+    job: Job,
+    spec: &Spec<'_>,
+    store: &Mutex<&mut Store>,
+    buf: &mut [MaybeUninit<u8>],
+    stats: &mut WalkStats,
+) -> Vec<Job> {
+    let fd: Arc<OwnedFd> = match &job.name {
+        None => job.dir.clone(),
+        Some(name) => match open_child(job.dir.as_fd(), name) {
+            Ok(fd) => Arc::new(fd),
+            Err(e) => {
+                match e.raw_os_error() {
+                    Some(code) if code == rustix::io::Errno::ACCESS.raw_os_error() => {
+                        stats.unreadable += 1
+                    }
+                    _ => {
+                        // Gone, or no longer a folder (a link now): never followed.
+                        stats.raced += 1;
+                        stats.recheck.push(job.folder);
+                    }
+                }
+                return Vec::new();
+            }
+        },
+    };
+    if job.name.is_some()
+        && let Ok(found) = ident(fd.as_fd())
+        && found != job.ident
+    {
+        // Another folder took its place between the listing and the open: it
+        // lies inside the root all the same, but its parent deserves a look.
+        stats.raced += 1;
+        stats.recheck.push(job.folder);
+        lock(store).set_ident(job.folder, found);
+    }
+    if let Some(hook) = spec.on_folder {
+        hook(fd.as_fd(), job.folder);
+    }
+    stats.folders += 1;
+    let mut names: Vec<(Vec<u8>, FileType)> = Vec::new();
+    let mut present = [false; 2];
+    let mut dir = RawDir::new(fd.as_fd(), buf);
+    while let Some(entry) = dir.next() {
+        let Ok(entry) = entry else {
+            stats.raced += 1;
+            break;
         };
-        let parent = if parent_rel.is_empty() {
-            base
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        for (i, f) in IGNORE_FILES.iter().enumerate() {
+            if name == *f {
+                present[i] = true;
+            }
+        }
+        if excluded_name(spec.rules, name) {
+            continue;
+        }
+        names.push((name.to_vec(), entry.file_type()));
+    }
+    let at_root = job.rel.is_empty();
+    let chain = if spec.rules.no_ignore {
+        job.chain.clone()
+    } else {
+        let rules = (present.iter().any(|&p| p) || at_root)
+            .then(|| folder_rules(fd.as_fd(), at_root, present))
+            .flatten();
+        Chain::child(&job.chain, &job.rel, rules)
+    };
+    let child_rel = |name: &[u8]| -> Vec<u8> {
+        if job.rel.is_empty() {
+            name.to_vec()
         } else {
-            match folders.get(parent_rel) {
-                Some(&p) => p,
-                None => continue, // its folder vanished mid-walk
+            [&job.rel[..], b"/", name].concat()
+        }
+    };
+    let mut batch: Vec<NewEntry> = Vec::with_capacity(names.len());
+    for (name, ft) in names {
+        let listed_dir = ft == FileType::Directory;
+        if !spec.rules.no_ignore
+            && ft != FileType::Unknown
+            && chain.ignored(&child_rel(&name), listed_dir)
+        {
+            continue;
+        }
+        let (kind, meta, ident) = match describe(fd.as_fd(), &name) {
+            Ok(d) => d,
+            Err(_) => {
+                stats.raced += 1;
+                continue;
             }
         };
-        let id = store.insert_new(parent, name, w.kind, w.meta);
-        added += 1;
-        if w.kind == Kind::Dir {
-            folders.insert(w.rel, id);
+        if !spec.rules.no_ignore
+            && (ft == FileType::Unknown || listed_dir != (kind == Kind::Dir))
+            && chain.ignored(&child_rel(&name), kind == Kind::Dir)
+        {
+            continue;
         }
+        batch.push(NewEntry {
+            name,
+            kind,
+            meta,
+            ident,
+        });
     }
-    added
+    batch.sort_unstable_by(|a, b| name_order(&a.name, &b.name));
+    let dirs: Vec<(Vec<u8>, (u64, u64))> = batch
+        .iter()
+        .filter(|e| e.kind == Kind::Dir)
+        .map(|e| (e.name.clone(), e.ident))
+        .collect();
+    let count = batch.len() as u64;
+    let ids = lock(store).insert_walked(job.folder, batch);
+    stats.entries += count;
+    spec.progress.fetch_add(count, Ordering::Relaxed);
+    // The ids of the folders, in the same order as `dirs`.
+    let dir_ids = {
+        let s = lock(store);
+        ids.into_iter()
+            .filter(|&id| s.kind(id) == Kind::Dir)
+            .collect::<Vec<_>>()
+    };
+    dirs.into_iter()
+        .zip(dir_ids)
+        .map(|((name, ident), folder)| {
+            let rel = child_rel(&name);
+            Job {
+                dir: fd.clone(),
+                name: Some(name),
+                folder,
+                rel,
+                chain: chain.clone(),
+                ident,
+            }
+        })
+        .collect()
+}
+
+fn lock<'a, 'b>(m: &'a Mutex<&'b mut Store>) -> std::sync::MutexGuard<'a, &'b mut Store> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dirs::open_root;
+
+    fn walk_dir(path: &std::path::Path, rules: Rules) -> (Store, WalkStats) {
+        let mut store = Store::new();
+        let root = store.add_root(b"r", Meta::default());
+        let progress = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let spec = Spec {
+            rules,
+            progress: &progress,
+            stop: &stop,
+            on_folder: None,
+        };
+        let stats = walk(
+            &mut store,
+            root,
+            open_root(path).unwrap(),
+            Vec::new(),
+            Chain::root(None),
+            &spec,
+        );
+        assert_eq!(progress.load(Ordering::Relaxed), stats.entries);
+        (store, stats)
+    }
+
+    #[test]
+    fn walks_with_rules_and_never_follows_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "x").unwrap();
+        let t = tmp.path();
+        std::fs::create_dir_all(t.join("src/deep")).unwrap();
+        std::fs::create_dir_all(t.join("target/debug")).unwrap();
+        std::fs::create_dir_all(t.join(".git/info")).unwrap();
+        std::fs::write(t.join(".git/info/exclude"), "*.bak\n").unwrap();
+        std::fs::write(t.join(".gitignore"), "target/\n*.log\n").unwrap();
+        std::fs::write(t.join("src/.ignore"), "*.tmp\n").unwrap();
+        for f in [
+            "src/main.rs",
+            "src/deep/x.rs",
+            "a.log",
+            "b.bak",
+            "src/c.tmp",
+            "target/debug/app",
+            ".hidden",
+        ] {
+            std::fs::write(t.join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(outside.path(), t.join("src/out")).unwrap();
+        let (store, stats) = walk_dir(t, Rules::default());
+        let root = store.roots()[0];
+        let mut paths: Vec<String> = Vec::new();
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            for &c in store.children(id) {
+                paths.push(String::from_utf8_lossy(&store.rel_path(c)).into_owned());
+                stack.push(c);
+            }
+        }
+        paths.sort();
+        assert_eq!(
+            paths,
+            ["src", "src/deep", "src/deep/x.rs", "src/main.rs", "src/out"]
+        );
+        let link = store.lookup(root, b"src/out").unwrap();
+        assert_eq!(store.kind(link), Kind::Symlink);
+        assert_eq!(stats.folders, 3);
+        let (store, _) = walk_dir(
+            t,
+            Rules {
+                hidden: true,
+                no_ignore: true,
+            },
+        );
+        assert!(store.lookup(root, b"target/debug/app").is_some());
+        assert!(store.lookup(root, b".git/info/exclude").is_some());
+    }
 }

@@ -1,13 +1,20 @@
-//! Keeping the index fresh: the watcher's events, applied in small batches, and
-//! rescans that reconcile a folder with the disk (after a restart, after a queue
-//! overflow, when the watch limit is reached, or when ignore rules change).
+//! Keeping the index fresh: the first build, the watcher's events applied in
+//! small batches, and rescans that reconcile a folder with the disk (after a
+//! restart, after a queue overflow, when the watch limit is reached, or when
+//! ignore rules change).
+//!
+//! Every event names a watched folder by its entry; the folder is opened again
+//! from its root's descriptor (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`),
+//! checked against the device and inode it had when watched, and the changed
+//! name is described relative to it. No path string below a root reaches the
+//! kernel.
 
 use std::{
     collections::HashMap,
-    os::unix::ffi::OsStrExt,
-    path::PathBuf,
+    os::fd::{AsFd, BorrowedFd, OwnedFd},
     sync::{
-        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
         mpsc,
     },
     time::{Duration, Instant},
@@ -15,13 +22,14 @@ use std::{
 
 use crate::{
     Index,
+    dirs::{ident, open_below},
     inotify_watch::{FsEvent, RawEvent, WatchError, Watcher},
     journal::{Action, Change},
     now_rfc3339,
-    rules::{IgnoreCache, bytes_to_path, is_ignore_file},
+    rules::{Chain, IgnoreCache, is_ignore_file},
     search::display_path,
     store::{EntryId, Kind, Meta, NONE, Store},
-    walk,
+    walk::{self, WalkStats},
 };
 
 /// How long to gather events before applying them: short, so that a change shows
@@ -31,57 +39,50 @@ const BATCH_WINDOW: Duration = Duration::from_millis(5);
 /// comes at all. (The kernel queues both halves together, so a half still alone
 /// after the next batch has been applied moved out of the roots.)
 const RENAME_PAIRING: Duration = Duration::from_millis(50);
-/// Quiet time after which folders touched by folder moves are read again.
-const SETTLE_AFTER: Duration = Duration::from_millis(100);
 /// With the watch limit reached, unwatched folders are rescanned this often.
 const LIMIT_RESCAN_EVERY: Duration = Duration::from_secs(60);
+/// Quiet time after which a root whose picture went stale under churn is read
+/// again.
+const SETTLE_AFTER: Duration = Duration::from_millis(100);
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The background thread: watch, build or reconcile, then follow the watcher.
-/// Folders are watched before they are walked, so no change falls in between.
+/// The background thread: watch and build (or reconcile), then follow the
+/// watcher. Folders are watched before they are read, so no change falls in
+/// between.
 pub(crate) fn run(index: Index) {
     let (tx, rx) = mpsc::channel::<RawEvent>();
-    let mut watcher = None;
-    if index.shared.config.watch {
-        let roots = index
-            .shared
-            .config
-            .roots
-            .iter()
-            .map(|r| r.walk_path.clone())
-            .collect();
-        match Watcher::start(roots, tx) {
-            Ok(w) => {
-                for root in 0..index.shared.config.roots.len() {
-                    watch_tree(&index, &w, root, b"");
-                }
-                let limited = index.status().watch_limit_reached;
-                index.set_status(|s| {
-                    s.watcher = if limited {
-                        format!(
-                            "degraded: the inotify watch limit was reached after {} folders",
-                            w.watched_folders()
-                        )
-                    } else {
-                        format!("watching {} folders", w.watched_folders())
-                    }
-                });
-                watcher = Some(w);
-            }
+    let watcher = if index.shared.config.watch {
+        match Watcher::start(tx) {
+            Ok(w) => Some(w),
             Err(e) => {
                 tracing::warn!(
                     "file watching unavailable: {e}; the index is refreshed by periodic rescans"
                 );
                 index.set_status(|s| s.watcher = format!("unavailable: {e}"));
+                None
             }
         }
     } else {
         index.set_status(|s| s.watcher = "off".into());
+        None
+    };
+    build(&index, watcher.as_ref(), &index.shared.progress);
+    if let Some(w) = &watcher {
+        let limited = index.status().watch_limit_reached;
+        index.set_status(|s| {
+            s.watcher = if limited {
+                format!(
+                    "degraded: the inotify watch limit was reached after {} folders",
+                    w.watched_folders()
+                )
+            } else {
+                format!("watching {} folders", w.watched_folders())
+            }
+        });
     }
-    index.build_now(None);
 
     let mut applier = Applier::new(&index, watcher.as_ref());
     let mut last_snapshot = Instant::now();
@@ -123,10 +124,11 @@ pub(crate) fn run(index: Index) {
         if limited && index.shared.config.watch && last_limit_rescan.elapsed() >= LIMIT_RESCAN_EVERY
         {
             last_limit_rescan = Instant::now();
-            for i in 0..index.shared.config.roots.len() {
-                rescan_root(&index, i, &AtomicU64::new(0));
+            for root in 0..index.shared.config.roots.len() {
+                applier.rescan_root(root, &AtomicU64::new(0));
             }
         }
+        index.rebuild_if_needed();
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
             if let Err(e) = index.save_snapshot() {
@@ -136,83 +138,205 @@ pub(crate) fn run(index: Index) {
     }
 }
 
-/// Watch `rel` and every folder below it that the index covers (hidden and
-/// ignore rules apply, symlinks are not followed). Reads folder entries only.
-fn watch_tree(index: &Index, watcher: &Watcher, root: usize, rel: &[u8]) {
-    let rules = index.shared.config.rules;
-    let mut ignore = IgnoreCache::default();
-    let mut stack = vec![rel.to_vec()];
-    while let Some(dir) = stack.pop() {
-        match watcher.watch(root, &dir) {
-            Ok(()) => {}
+/// Adds watches for the folders a walk opens, and remembers them.
+struct WatchHook<'a> {
+    watcher: Option<&'a Watcher>,
+    root: usize,
+    top: EntryId,
+    top_is_root: bool,
+    limit: &'a AtomicBool,
+    added: Mutex<Vec<(EntryId, i32)>>,
+}
+
+impl WatchHook<'_> {
+    fn on_folder(&self, dir: BorrowedFd<'_>, folder: EntryId) {
+        let Some(w) = self.watcher else { return };
+        if self.limit.load(Ordering::Relaxed) {
+            return;
+        }
+        match w.watch(
+            dir,
+            self.root,
+            folder,
+            self.top_is_root && folder == self.top,
+        ) {
+            Ok(wd) => self
+                .added
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((folder, wd)),
             Err(WatchError::Limit) => {
-                if !index.status().watch_limit_reached {
+                if !self.limit.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
                         "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
                         LIMIT_RESCAN_EVERY.as_secs()
                     );
                 }
-                index.set_status(|s| {
-                    s.watch_limit_reached = true;
-                    s.watcher = "degraded: the inotify watch limit was reached".into();
-                });
-                return;
             }
-            Err(WatchError::Other) => continue, // vanished or unreadable
-        }
-        let path = watcher.root_path(root).join(bytes_to_path(&dir));
-        let Ok(entries) = std::fs::read_dir(&path) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let child = if dir.is_empty() {
-                entry.file_name().as_bytes().to_vec()
-            } else {
-                [&dir[..], b"/", entry.file_name().as_bytes()].concat()
-            };
-            if !ignore.excluded(watcher.root_path(root), rules, &child, true) {
-                stack.push(child);
-            }
+            Err(WatchError::Other) => {}
         }
     }
 }
 
-/// Reconcile a whole root with the disk.
-pub(crate) fn rescan_root(index: &Index, root_index: usize, progress: &AtomicU64) {
-    rescan(index, root_index, b"", progress);
-}
-
-/// Walk `rel` (a folder below a root) and make the index agree with it,
-/// journalling every difference.
-fn rescan(index: &Index, root_index: usize, rel: &[u8], progress: &AtomicU64) {
-    let root = &index.shared.config.roots[root_index];
-    let dir = if rel.is_empty() {
-        root.walk_path.clone()
-    } else {
-        root.walk_path.join(bytes_to_path(rel))
+/// Walk `fd` (the folder `rel` of root `root`, entry `top` of `store`, which
+/// has no children yet) into `store`; returns the walk's findings and the
+/// watches added, by entry.
+#[allow(clippy::too_many_arguments)]
+fn walk_into(
+    index: &Index,
+    watcher: Option<&Watcher>,
+    root: usize,
+    store: &mut Store,
+    top: EntryId,
+    fd: OwnedFd,
+    rel: Vec<u8>,
+    chain: Arc<Chain>,
+    progress: &AtomicU64,
+) -> (WalkStats, Vec<(EntryId, i32)>) {
+    if let Ok(id) = ident(fd.as_fd()) {
+        store.set_ident(top, id);
+    }
+    let limit = AtomicBool::new(index.status().watch_limit_reached);
+    let hook = WatchHook {
+        watcher,
+        root,
+        top,
+        top_is_root: rel.is_empty(),
+        limit: &limit,
+        added: Mutex::new(Vec::new()),
     };
+    let on_folder = |dir: BorrowedFd<'_>, folder: EntryId| hook.on_folder(dir, folder);
+    let spec = walk::Spec {
+        rules: index.shared.config.rules,
+        progress,
+        stop: &index.shared.stop,
+        on_folder: watcher.map(|_| &on_folder as walk::OnFolder<'_>),
+    };
+    let stats = walk::walk(store, top, fd, rel, chain, &spec);
+    if limit.load(Ordering::Relaxed) {
+        index.set_status(|s| {
+            s.watch_limit_reached = true;
+            s.watcher = "degraded: the inotify watch limit was reached".into();
+        });
+    }
+    let added = std::mem::take(&mut *hook.added.lock().unwrap_or_else(|p| p.into_inner()));
+    (stats, added)
+}
+
+/// [`walk_into`] a store of its own, whose root record stands for the folder.
+fn walk_apart(
+    index: &Index,
+    watcher: Option<&Watcher>,
+    root: usize,
+    fd: OwnedFd,
+    rel: Vec<u8>,
+    chain: Arc<Chain>,
+    progress: &AtomicU64,
+) -> (Store, EntryId, WalkStats, Vec<(EntryId, i32)>) {
     let mut fresh = Store::new();
-    let fresh_root = fresh.add_root(b"", Meta::default());
-    if dir.is_dir() {
-        let walked = walk::walk(&dir, index.shared.config.rules, progress);
-        walk::insert_walked(&mut fresh, fresh_root, walked);
+    let top = fresh.add_root(b"", fd_meta(fd.as_fd()));
+    let (stats, added) = walk_into(
+        index, watcher, root, &mut fresh, top, fd, rel, chain, progress,
+    );
+    (fresh, top, stats, added)
+}
+
+fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
+    walk::describe(fd, b".")
+        .map(|(_, m, _)| m)
+        .unwrap_or_default()
+}
+
+fn note_stats(index: &Index, stats: &WalkStats) {
+    if stats.unreadable > 0 || stats.raced > 0 {
+        index.set_status(|s| {
+            s.unreadable_folders += stats.unreadable;
+            s.walk_races += stats.raced;
+        });
     }
-    let mut changes = Vec::new();
-    {
-        let mut store = index.write_store();
-        let root_id = store.roots()[root_index];
-        let Some(target) = store.lookup(root_id, rel) else {
-            return;
-        };
-        reconcile(&mut store, target, &fresh, fresh_root, &mut changes);
+}
+
+/// Build the index from scratch, or reconcile a loaded snapshot with the disk.
+pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU64) {
+    let started = Instant::now();
+    let reconcile = index.status().loaded_from_snapshot;
+    index.set_status(|s| {
+        s.unreadable_folders = 0;
+        s.walk_races = 0;
+    });
+    if reconcile {
+        let mut applier = Applier::new(index, watcher);
+        for root in 0..index.shared.config.roots.len() {
+            applier.rescan_root(root, progress);
+        }
+    } else {
+        let mut store = Store::new();
+        for (i, r) in index.shared.config.roots.iter().enumerate() {
+            let root_fd = index.root_fd(i);
+            let meta = root_fd.map(fd_meta).unwrap_or_default();
+            let top = store.add_root(r.name.as_bytes(), meta);
+            let Some(fd) = root_fd.and_then(|fd| fd.try_clone_to_owned().ok()) else {
+                continue;
+            };
+            let (stats, added) = walk_into(
+                index,
+                watcher,
+                i,
+                &mut store,
+                top,
+                fd,
+                Vec::new(),
+                Chain::root(None),
+                progress,
+            );
+            note_stats(index, &stats);
+            for (folder, wd) in added {
+                if let Some(d) = store.dir_mut(folder) {
+                    d.wd = wd;
+                }
+            }
+        }
+        store.rebuild();
+        store.shrink_to_fit();
+        *index.write_store() = store;
     }
-    if !changes.is_empty() {
-        index.shared.dirty.store(true, Ordering::Relaxed);
-        index.record(&changes);
-        index.set_status(|s| s.updated_at = Some(now_rfc3339()));
+    let ms = started.elapsed().as_millis() as u64;
+    index.shared.dirty.store(true, Ordering::Relaxed);
+    let missing = index.missing_roots();
+    index.set_status(|s| {
+        s.ready = true;
+        s.reconciling = false;
+        s.build_ms = Some(ms);
+        s.updated_at = Some(now_rfc3339());
+        s.missing_roots = missing;
+    });
+    tracing::info!(
+        entries = index.status().entries,
+        ms,
+        reconcile,
+        "index built"
+    );
+}
+
+/// Point the watches a walk added at the entries its folders became.
+fn register_watches(
+    store: &mut Store,
+    watcher: Option<&Watcher>,
+    root: usize,
+    added: &[(EntryId, i32)],
+    pairs: &HashMap<EntryId, EntryId>,
+) {
+    let Some(w) = watcher else { return };
+    for &(fresh, wd) in added {
+        match pairs.get(&fresh) {
+            Some(&live) => {
+                w.remap(wd, root, live);
+                if let Some(d) = store.dir_mut(live) {
+                    d.wd = wd;
+                }
+            }
+            None => w.forget(wd),
+        }
     }
 }
 
@@ -227,48 +351,69 @@ fn change(store: &Store, id: EntryId, action: Action, old_path: Option<String>) 
     }
 }
 
-/// Make the children of `old` (in `store`) equal those of `new` (in `fresh`).
+/// Make the children of `old` (in `store`) equal those of `new` (in `fresh`),
+/// journalling the differences; `pairs` learns which fresh folder is which.
 fn reconcile(
     store: &mut Store,
     old: EntryId,
     fresh: &Store,
     new: EntryId,
     changes: &mut Vec<Change>,
+    pairs: &mut HashMap<EntryId, EntryId>,
 ) {
-    let mut existing: HashMap<Vec<u8>, EntryId> = store
-        .children(old)
-        .map(|c| (store.name(c).to_vec(), c))
-        .collect();
-    for child in fresh.children(new) {
-        let name = fresh.name(child);
-        let kind = fresh.kind(child);
-        let meta = fresh.meta(child);
-        match existing.remove(name) {
-            Some(id) if store.kind(id) == kind => {
-                let before = store.meta(id);
-                if before != meta {
-                    store.upsert(old, name, kind, meta);
-                    if kind != Kind::Dir && (before.size != meta.size || before.mtime != meta.mtime)
-                    {
-                        changes.push(change(store, id, Action::Modified, None));
-                    }
-                }
-                if kind == Kind::Dir {
-                    reconcile(store, id, fresh, child, changes);
-                }
-            }
-            other => {
-                if let Some(id) = other {
+    pairs.insert(new, old);
+    let mut stack = vec![(old, new)];
+    while let Some((old, new)) = stack.pop() {
+        let olds: Vec<EntryId> = store.children(old).to_vec();
+        let news = fresh.children(new);
+        let (mut i, mut j) = (0, 0);
+        while i < olds.len() || j < news.len() {
+            let order = match (olds.get(i), news.get(j)) {
+                (Some(&a), Some(&b)) => crate::names::name_order(store.name(a), fresh.name(b)),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    let id = olds[i];
                     changes.push(change(store, id, Action::Deleted, None));
                     store.remove(id);
+                    i += 1;
                 }
-                copy_subtree(store, old, fresh, child, changes);
+                std::cmp::Ordering::Greater => {
+                    copy_subtree(store, old, fresh, news[j], changes, pairs);
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let (id, child) = (olds[i], news[j]);
+                    let (kind, meta) = (fresh.kind(child), fresh.meta(child));
+                    if store.kind(id) == kind {
+                        let before = store.meta(id);
+                        if before != meta {
+                            store.set_meta(id, meta);
+                            if kind != Kind::Dir
+                                && (before.size != meta.size || before.mtime != meta.mtime)
+                            {
+                                changes.push(change(store, id, Action::Modified, None));
+                            }
+                        }
+                        if kind == Kind::Dir {
+                            if let Some(d) = fresh.dir(child) {
+                                store.set_ident(id, (d.dev, d.ino));
+                            }
+                            pairs.insert(child, id);
+                            stack.push((id, child));
+                        }
+                    } else {
+                        changes.push(change(store, id, Action::Deleted, None));
+                        store.remove(id);
+                        copy_subtree(store, old, fresh, child, changes, pairs);
+                    }
+                    i += 1;
+                    j += 1;
+                }
             }
         }
-    }
-    for (_, id) in existing {
-        changes.push(change(store, id, Action::Deleted, None));
-        store.remove(id);
     }
 }
 
@@ -278,32 +423,44 @@ fn copy_subtree(
     fresh: &Store,
     from: EntryId,
     changes: &mut Vec<Change>,
+    pairs: &mut HashMap<EntryId, EntryId>,
 ) {
-    let id = store.insert_new(parent, fresh.name(from), fresh.kind(from), fresh.meta(from));
-    changes.push(change(store, id, Action::Created, None));
-    for c in fresh.children(from) {
-        copy_subtree(store, id, fresh, c, changes);
+    let mut stack = vec![(parent, from)];
+    while let Some((parent, from)) = stack.pop() {
+        let id = store.insert_new(parent, fresh.name(from), fresh.kind(from), fresh.meta(from));
+        changes.push(change(store, id, Action::Created, None));
+        if let Some(d) = fresh.dir(from) {
+            store.set_ident(id, (d.dev, d.ino));
+            pairs.insert(from, id);
+        }
+        for &c in fresh.children(from) {
+            stack.push((id, c));
+        }
     }
 }
 
-struct Applier<'a> {
+/// Folders opened while applying one batch, by entry.
+#[derive(Default)]
+struct Opened {
+    fds: HashMap<EntryId, Option<OwnedFd>>,
+}
+
+pub(crate) struct Applier<'a> {
     index: &'a Index,
     watcher: Option<&'a Watcher>,
     ignore: Vec<IgnoreCache>,
-    /// First halves of renames, by inotify cookie: (root, rel, when).
-    pending_from: HashMap<u32, (usize, Vec<u8>, u64)>,
+    /// First halves of renames, by inotify cookie: (root, folder, name, batch).
+    pending_from: HashMap<u32, (usize, EntryId, Vec<u8>, u64)>,
     /// Batches received so far (timeouts count too): the clock renames pair by.
     batches: u64,
-    /// Folders found missing from the index while applying events: rescanned.
-    missed_folders: Vec<(usize, Vec<u8>)>,
-    /// Folders that took part in folder moves, read again once events pause:
-    /// inotify names a folder by the path it had when its watch reported, so
-    /// under churn an event can name a folder by a name it no longer has.
-    settle: Vec<(usize, Vec<u8>)>,
+    /// Roots where an event came from a watched folder the index lost track of
+    /// (under churn a folder can move again before its first move is applied):
+    /// read again once events pause.
+    settle: Vec<usize>,
 }
 
 impl<'a> Applier<'a> {
-    fn new(index: &'a Index, watcher: Option<&'a Watcher>) -> Applier<'a> {
+    pub(crate) fn new(index: &'a Index, watcher: Option<&'a Watcher>) -> Applier<'a> {
         Applier {
             index,
             watcher,
@@ -316,21 +473,41 @@ impl<'a> Applier<'a> {
                 .collect(),
             pending_from: HashMap::new(),
             batches: 0,
-            missed_folders: Vec::new(),
             settle: Vec::new(),
+        }
+    }
+
+    /// Whether an event's folder is still the one its watch was added for. When
+    /// it is not, the folder lives on somewhere the index does not know: its
+    /// root is read again once events pause.
+    fn current(&mut self, root: usize, folder: EntryId, wd: i32) -> bool {
+        let current = self
+            .index
+            .read_store()
+            .dir(folder)
+            .is_some_and(|d| d.wd == wd);
+        if !current && !self.settle.contains(&root) {
+            self.settle.push(root);
+        }
+        current
+    }
+
+    /// Events paused: read again the roots whose picture went stale.
+    fn settle_now(&mut self) {
+        for root in std::mem::take(&mut self.settle) {
+            self.rescan_root(root, &AtomicU64::new(0));
         }
     }
 
     fn apply(&mut self, batch: Vec<RawEvent>) {
         let mut changes = Vec::new();
-        let mut rescans: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut rescans: Vec<(usize, EntryId)> = Vec::new();
         // Files written in this batch: a rewrite that keeps the size within the
         // same mtime second journals nothing, but subscribers must still hear of it.
         let mut written: Vec<String> = Vec::new();
         let followed = self.index.touches_followed();
+        let mut opened = Opened::default();
         for raw in batch {
-            // Translated here, in order: a folder renamed by an earlier event of
-            // this batch already has its new path.
             let Some(event) = self.watcher.and_then(|w| w.translate(raw)) else {
                 continue;
             };
@@ -338,36 +515,98 @@ impl<'a> Applier<'a> {
                 FsEvent::Overflow => {
                     tracing::warn!("inotify queue overflowed; rescanning the roots");
                     self.index.set_status(|s| s.overflow_rescans += 1);
-                    rescans.extend((0..self.ignore.len()).map(|i| (i, Vec::new())));
+                    let roots = self.index.read_store().roots().to_vec();
+                    rescans.extend(roots.into_iter().enumerate());
                 }
-                FsEvent::RootGone { root } => self.removed(root, b"", &mut changes),
-                FsEvent::MovedFrom { root, rel, cookie } => {
-                    self.pending_from.insert(cookie, (root, rel, self.batches));
+                FsEvent::RootGone { root } => self.root_gone(root),
+                FsEvent::MovedFrom {
+                    root,
+                    folder,
+                    wd,
+                    name,
+                    cookie,
+                } => {
+                    if self.current(root, folder, wd) {
+                        self.pending_from
+                            .insert(cookie, (root, folder, name, self.batches));
+                    }
                 }
-                FsEvent::MovedTo { root, rel, cookie } => match self.pending_from.remove(&cookie) {
-                    Some((from_root, from_rel, _)) if from_root == root => {
-                        self.rename(root, &from_rel, &rel, &mut changes, &mut rescans)
+                FsEvent::MovedTo {
+                    root,
+                    folder,
+                    wd,
+                    name,
+                    cookie,
+                } => {
+                    if !self.current(root, folder, wd) {
+                        continue;
                     }
-                    Some((from_root, from_rel, _)) => {
-                        self.moved_out(from_root, &from_rel, &mut changes);
-                        self.refresh(root, &rel, &mut changes, &mut rescans);
-                    }
-                    None => {
-                        // Moved in from outside: whatever it holds is new to the index.
-                        self.refresh(root, &rel, &mut changes, &mut rescans);
-                        if std::fs::symlink_metadata(self.walk_path(root, &rel))
-                            .is_ok_and(|m| m.is_dir())
-                        {
-                            rescans.push((root, rel));
+                    match self.pending_from.remove(&cookie) {
+                        Some((from_root, from_folder, from_name, _)) if from_root == root => self
+                            .rename(
+                                root,
+                                (from_folder, &from_name),
+                                (folder, &name),
+                                &mut opened,
+                                &mut changes,
+                                &mut rescans,
+                            ),
+                        Some((_, from_folder, from_name, _)) => {
+                            self.moved_out(from_folder, &from_name, &mut changes);
+                            self.refresh(
+                                root,
+                                folder,
+                                &name,
+                                &mut opened,
+                                &mut changes,
+                                &mut rescans,
+                            );
+                        }
+                        None => {
+                            // Moved in from outside: whatever it holds is new.
+                            self.refresh(
+                                root,
+                                folder,
+                                &name,
+                                &mut opened,
+                                &mut changes,
+                                &mut rescans,
+                            )
                         }
                     }
-                },
-                FsEvent::Removed { root, rel } => self.removed(root, &rel, &mut changes),
-                FsEvent::Changed { root, rel } => {
-                    if followed {
-                        written.push(self.index.shown_path(root, &rel));
+                }
+                FsEvent::Removed {
+                    root,
+                    folder,
+                    wd,
+                    name,
+                } => {
+                    if self.current(root, folder, wd) {
+                        self.removed(folder, &name, &mut changes);
                     }
-                    self.refresh(root, &rel, &mut changes, &mut rescans)
+                }
+                FsEvent::Changed {
+                    root,
+                    folder,
+                    wd,
+                    name,
+                } => {
+                    if !self.current(root, folder, wd) {
+                        continue;
+                    }
+                    if followed {
+                        let store = self.index.read_store();
+                        let mut path = display_path(&store, folder);
+                        drop(store);
+                        if path == "." {
+                            path.clear();
+                        } else {
+                            path.push('/');
+                        }
+                        path.push_str(&String::from_utf8_lossy(&name));
+                        written.push(path);
+                    }
+                    self.refresh(root, folder, &name, &mut opened, &mut changes, &mut rescans)
                 }
             }
         }
@@ -378,21 +617,25 @@ impl<'a> Applier<'a> {
         self.index.publish_touched(written);
     }
 
-    fn finish(&mut self, changes: Vec<Change>, mut rescans: Vec<(usize, Vec<u8>)>) {
-        rescans.append(&mut self.missed_folders);
-        rescans.sort();
+    fn root_gone(&mut self, root: usize) {
+        tracing::warn!(root = %self.index.shared.config.roots[root].name, "a root disappeared while served");
+        let name = self.index.shared.config.roots[root].name.clone();
+        self.index.set_status(|s| {
+            if !s.missing_roots.contains(&name) {
+                s.missing_roots.push(name);
+            }
+        });
+    }
+
+    fn finish(&mut self, changes: Vec<Change>, mut rescans: Vec<(usize, EntryId)>) {
+        rescans.sort_unstable();
         rescans.dedup();
         let had_changes = !changes.is_empty();
         if had_changes {
             self.index.record(&changes);
         }
-        for (root, rel) in rescans {
-            // Folders are (re)watched before they are read, so nothing falls between
-            // and every watch names the folder's current path.
-            if let Some(w) = self.watcher {
-                watch_tree(self.index, w, root, &rel);
-            }
-            rescan(self.index, root, &rel, &AtomicU64::new(0));
+        for (root, folder) in rescans {
+            self.rescan(root, folder, &AtomicU64::new(0));
         }
         if had_changes {
             self.index.shared.dirty.store(true, Ordering::Relaxed);
@@ -401,28 +644,12 @@ impl<'a> Applier<'a> {
         }
     }
 
-    /// Events paused: read again the folders that folder moves touched.
-    fn settle_now(&mut self) {
-        if self.settle.is_empty() {
-            return;
-        }
-        let mut folders = std::mem::take(&mut self.settle);
-        folders.sort();
-        folders.dedup();
-        // Many folders: one walk of their roots is cheaper than many small ones.
-        if folders.len() > 64 {
-            folders = folders.into_iter().map(|(r, _)| (r, Vec::new())).collect();
-            folders.dedup();
-        }
-        self.finish(Vec::new(), folders);
-    }
-
     /// Renames whose second half never came: the entry left the roots.
     fn expire_renames(&mut self) {
         let expired: Vec<u32> = self
             .pending_from
             .iter()
-            .filter(|(_, (_, _, batch))| *batch < self.batches)
+            .filter(|(_, (_, _, _, batch))| *batch < self.batches)
             .map(|(&c, _)| c)
             .collect();
         if expired.is_empty() {
@@ -430,76 +657,152 @@ impl<'a> Applier<'a> {
         }
         let mut changes = Vec::new();
         for c in expired {
-            if let Some((root, rel, _)) = self.pending_from.remove(&c) {
-                self.moved_out(root, &rel, &mut changes);
+            if let Some((_, folder, name, _)) = self.pending_from.remove(&c) {
+                self.moved_out(folder, &name, &mut changes);
             }
         }
         self.finish(changes, Vec::new());
     }
 
-    /// An entry moved out of the roots: gone from the index, and its folders unwatched.
-    fn moved_out(&mut self, root: usize, rel: &[u8], changes: &mut Vec<Change>) {
-        if let Some(w) = self.watcher {
-            w.forget(root, rel);
+    /// The watches of the folders at and below `id`.
+    fn watches_below(&self, id: EntryId) -> Vec<i32> {
+        let store = self.index.read_store();
+        let mut out = Vec::new();
+        let mut stack = vec![id];
+        while let Some(at) = stack.pop() {
+            if let Some(d) = store.dir(at) {
+                if d.wd >= 0 {
+                    out.push(d.wd);
+                }
+                stack.extend_from_slice(store.children(at));
+            }
         }
-        self.removed(root, rel, changes);
+        out
     }
 
-    fn walk_path(&self, root: usize, rel: &[u8]) -> PathBuf {
-        self.index.shared.config.roots[root]
-            .walk_path
-            .join(bytes_to_path(rel))
+    /// An entry moved out of the roots: gone from the index, its folders unwatched.
+    fn moved_out(&mut self, folder: EntryId, name: &[u8], changes: &mut Vec<Change>) {
+        let child = self.index.read_store().child(folder, name);
+        if let (Some(w), Some(id)) = (self.watcher, child) {
+            for wd in self.watches_below(id) {
+                w.forget(wd);
+            }
+        }
+        self.removed(folder, name, changes);
     }
 
-    fn excluded(&mut self, root: usize, rel: &[u8], is_dir: bool) -> bool {
-        let walk_root = self.index.shared.config.roots[root].walk_path.clone();
+    fn removed(&mut self, folder: EntryId, name: &[u8], changes: &mut Vec<Change>) {
+        let mut store = self.index.write_store();
+        if !store.is_live(folder) {
+            return;
+        }
+        if let Some(id) = store.child(folder, name) {
+            changes.push(change(&store, id, Action::Deleted, None));
+            store.remove(id);
+        }
+    }
+
+    /// The open folder of an entry, checked against the device and inode it
+    /// was indexed with (`None`, and a rescan of its parent, when it is not it).
+    fn open<'o>(
+        &self,
+        root: usize,
+        folder: EntryId,
+        opened: &'o mut Opened,
+        rescans: &mut Vec<(usize, EntryId)>,
+    ) -> Option<BorrowedFd<'o>> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = opened.fds.entry(folder) {
+            let (rel, want, parent) = {
+                let store = self.index.read_store();
+                if !store.is_live(folder) {
+                    return None;
+                }
+                (
+                    store.rel_path(folder),
+                    store.dir(folder).map(|d| (d.dev, d.ino)),
+                    store.parent(folder),
+                )
+            };
+            let fd = self
+                .index
+                .root_fd(root)
+                .and_then(|r| open_below(r, &rel).ok())
+                .filter(|fd| want.is_none_or(|w| w == (0, 0) || ident(fd.as_fd()).ok() == Some(w)));
+            if fd.is_none() && parent != NONE {
+                // Gone, or not the folder indexed under that path: its parent
+                // says what is there now.
+                rescans.push((root, parent));
+            }
+            slot.insert(fd);
+        }
+        opened.fds.get(&folder)?.as_ref().map(|fd| fd.as_fd())
+    }
+
+    fn excluded(&mut self, root: usize, folder: EntryId, name: &[u8], is_dir: bool) -> bool {
+        let Some(root_fd) = self.index.root_fd(root) else {
+            return true;
+        };
+        let mut rel = self.index.read_store().rel_path(folder);
+        if !rel.is_empty() {
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name);
         let rules = self.index.shared.config.rules;
-        self.ignore[root].excluded(&walk_root, rules, rel, is_dir)
+        self.ignore[root].excluded(root_fd, rules, &rel, is_dir)
     }
 
-    /// The entry at `rel` may have appeared or changed: look at the disk.
+    /// The entry `name` in `folder` may have appeared or changed: look at it.
     fn refresh(
         &mut self,
         root: usize,
-        rel: &[u8],
+        folder: EntryId,
+        name: &[u8],
+        opened: &mut Opened,
         changes: &mut Vec<Change>,
-        rescans: &mut Vec<(usize, Vec<u8>)>,
+        rescans: &mut Vec<(usize, EntryId)>,
     ) {
-        if rel.is_empty() {
-            return;
-        }
-        let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(rel);
         if is_ignore_file(name) {
-            // The rules changed: what belongs in the index below that folder may differ.
+            // The rules changed: what belongs below that folder may differ.
             self.ignore[root].clear();
-            let folder = &rel[..rel.len() - name.len()];
-            rescans.push((root, folder.strip_suffix(b"/").unwrap_or(folder).to_vec()));
+            rescans.push((root, folder));
         }
-        let full = self.walk_path(root, rel);
-        let Ok(m) = std::fs::symlink_metadata(&full) else {
-            self.removed(root, rel, changes);
+        let Some(fd) = self.open(root, folder, opened, rescans) else {
             return;
         };
-        let kind = walk::kind_of(&m.file_type());
-        if self.excluded(root, rel, kind == Kind::Dir) {
-            self.removed_silently(root, rel);
+        let described = walk::describe(fd, name);
+        let (kind, meta, ident) = match described {
+            Ok(d) => d,
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOENT.raw_os_error()) => {
+                self.removed(folder, name, changes);
+                return;
+            }
+            Err(_) => return,
+        };
+        if self.excluded(root, folder, name, kind == Kind::Dir) {
+            let mut store = self.index.write_store();
+            if let Some(id) = store.child(folder, name) {
+                store.remove(id);
+            }
             return;
         }
-        let meta = walk::meta_of(&m);
-        let Some(parent) = self.ensure_parent(root, rel, changes) else {
-            return;
-        };
         let mut store = self.index.write_store();
-        let existing = store.child(parent, name);
-        match existing {
+        if !store.is_live(folder) {
+            return;
+        }
+        match store.child(folder, name) {
             Some(id) if store.kind(id) == kind => {
                 let before = store.meta(id);
                 if before != meta {
-                    store.upsert(parent, name, kind, meta);
+                    store.set_meta(id, meta);
                     if kind != Kind::Dir && (before.size != meta.size || before.mtime != meta.mtime)
                     {
                         changes.push(change(&store, id, Action::Modified, None));
                     }
+                }
+                if kind == Kind::Dir && store.dir(id).is_some_and(|d| (d.dev, d.ino) != ident) {
+                    // Another folder under the same name: read it afresh.
+                    store.set_ident(id, ident);
+                    rescans.push((root, id));
                 }
             }
             other => {
@@ -507,141 +810,165 @@ impl<'a> Applier<'a> {
                     changes.push(change(&store, id, Action::Deleted, None));
                     store.remove(id);
                 }
-                let id = store.insert_new(parent, name, kind, meta);
+                let id = store.insert_new(folder, name, kind, meta);
                 changes.push(change(&store, id, Action::Created, None));
                 if kind == Kind::Dir {
-                    // Files may have landed before the new folder was watched.
-                    rescans.push((root, rel.to_vec()));
+                    store.set_ident(id, ident);
+                    // Watch it and read it: files may have landed before the watch.
+                    rescans.push((root, id));
                 }
             }
-        }
-    }
-
-    /// Make sure the folders above `rel` are in the index; returns the parent's id.
-    fn ensure_parent(
-        &mut self,
-        root: usize,
-        rel: &[u8],
-        changes: &mut Vec<Change>,
-    ) -> Option<EntryId> {
-        let parts: Vec<&[u8]> = rel
-            .split(|&b| b == b'/')
-            .filter(|p| !p.is_empty())
-            .collect();
-        let mut at = self.index.read_store().roots()[root];
-        for i in 0..parts.len().saturating_sub(1) {
-            let existing = self.index.read_store().child(at, parts[i]);
-            at = match existing {
-                Some(id) => id,
-                None => {
-                    let prefix = parts[..=i].join(&b'/');
-                    let m = std::fs::symlink_metadata(self.walk_path(root, &prefix)).ok()?;
-                    if !m.is_dir() {
-                        return None;
-                    }
-                    let mut store = self.index.write_store();
-                    let id = store.insert_new(at, parts[i], Kind::Dir, walk::meta_of(&m));
-                    changes.push(change(&store, id, Action::Created, None));
-                    // A folder the index did not know: the rest of it is unknown too.
-                    self.missed_folders.push((root, prefix));
-                    id
-                }
-            };
-        }
-        Some(at)
-    }
-
-    fn lookup(&self, root: usize, rel: &[u8]) -> Option<EntryId> {
-        let store = self.index.read_store();
-        let r = store.roots()[root];
-        store.lookup(r, rel).filter(|&id| id != r)
-    }
-
-    fn removed(&mut self, root: usize, rel: &[u8], changes: &mut Vec<Change>) {
-        if rel.is_empty() {
-            tracing::warn!(root = %self.index.shared.config.roots[root].name, "a root disappeared while served");
-            let name = self.index.shared.config.roots[root].name.clone();
-            self.index.set_status(|s| {
-                if !s.missing_roots.contains(&name) {
-                    s.missing_roots.push(name);
-                }
-            });
-            return;
-        }
-        if let Some(id) = self.lookup(root, rel) {
-            let mut store = self.index.write_store();
-            changes.push(change(&store, id, Action::Deleted, None));
-            store.remove(id);
-        }
-    }
-
-    fn removed_silently(&mut self, root: usize, rel: &[u8]) {
-        if let Some(id) = self.lookup(root, rel) {
-            self.index.write_store().remove(id);
         }
     }
 
     fn rename(
         &mut self,
         root: usize,
-        from: &[u8],
-        to: &[u8],
+        from: (EntryId, &[u8]),
+        to: (EntryId, &[u8]),
+        opened: &mut Opened,
         changes: &mut Vec<Change>,
-        rescans: &mut Vec<(usize, Vec<u8>)>,
+        rescans: &mut Vec<(usize, EntryId)>,
     ) {
-        let Some(id) = self.lookup(root, from) else {
-            self.refresh(root, to, changes, rescans);
+        let Some(id) = self.index.read_store().child(from.0, from.1) else {
+            self.refresh(root, to.0, to.1, opened, changes, rescans);
             return;
         };
-        let full = self.walk_path(root, to);
-        let is_dir = std::fs::symlink_metadata(&full)
-            .map(|m| m.is_dir())
-            .unwrap_or(false);
-        if self.excluded(root, to, is_dir) {
-            self.removed(root, from, changes);
+        let Some(fd) = self.open(root, to.0, opened, rescans) else {
+            self.moved_out(from.0, from.1, changes);
+            return;
+        };
+        let Ok((kind, meta, found)) = walk::describe(fd, to.1) else {
+            // Gone again already: later events (or a rescan) tell the rest.
+            self.moved_out(from.0, from.1, changes);
+            return;
+        };
+        let (same_kind, same_folder) = {
+            let store = self.index.read_store();
+            (
+                store.kind(id) == kind,
+                store.dir(id).is_none_or(|d| (d.dev, d.ino) == found),
+            )
+        };
+        if !same_folder {
+            // What arrived is not the folder the index had under the old name:
+            // the index's picture of this corner is stale. Drop the old entry
+            // (its folder lives on elsewhere: read the root again once events
+            // pause) and look at what arrived.
+            self.removed(from.0, from.1, changes);
+            if !self.settle.contains(&root) {
+                self.settle.push(root);
+            }
+            self.refresh(root, to.0, to.1, opened, changes, rescans);
             return;
         }
-        let Some(parent) = self.ensure_parent(root, to, changes) else {
-            self.removed(root, from, changes);
-            return;
-        };
-        let name = to.rsplit(|&b| b == b'/').next().unwrap_or(to);
-        if !self.index.read_store().is_live(id) || self.index.read_store().is_within(parent, id) {
-            // The index's picture of this corner is already stale (the destination
-            // would lie inside the entry itself): drop it and look at the disk.
-            self.removed(root, from, changes);
-            self.refresh(root, to, changes, rescans);
-            rescans.push((root, to.to_vec()));
+        if !same_kind || self.excluded(root, to.0, to.1, kind == Kind::Dir) {
+            self.moved_out(from.0, from.1, changes);
+            if same_kind {
+                return;
+            }
+            self.refresh(root, to.0, to.1, opened, changes, rescans);
             return;
         }
         let mut store = self.index.write_store();
+        if !store.is_live(to.0) || store.is_within(to.0, id) {
+            // The index's picture of this corner is stale (the destination would
+            // lie inside the entry itself): look at the disk again.
+            drop(store);
+            self.moved_out(from.0, from.1, changes);
+            self.refresh(root, to.0, to.1, opened, changes, rescans);
+            return;
+        }
         let old_path = display_path(&store, id);
         let old_parent = store.parent(id);
-        let new_id = store.rename(id, parent, name);
-        if let Ok(m) = std::fs::symlink_metadata(&full) {
-            let kind = walk::kind_of(&m.file_type());
-            store.upsert(parent, name, kind, walk::meta_of(&m));
+        if let Some(existing) = store.child(to.0, to.1)
+            && existing != id
+        {
+            changes.push(change(&store, existing, Action::Deleted, None));
         }
-        if let Some(w) = self.watcher {
-            w.moved(root, from, to);
-        }
-        if is_dir {
-            // Changes made inside the folder just before it moved were reported under
-            // its old name, which no longer exists: look at it again, now and once
-            // events pause, with the folders on both sides.
-            rescans.push((root, to.to_vec()));
-            let parent_of =
-                |p: &[u8]| p[..p.iter().rposition(|&b| b == b'/').unwrap_or(0)].to_vec();
-            self.settle.push((root, to.to_vec()));
-            self.settle.push((root, parent_of(to)));
-            self.settle.push((root, parent_of(from)));
-        }
-        let action = if old_parent == parent {
+        store.rename(id, to.0, to.1);
+        store.set_meta(id, meta);
+        let action = if old_parent == to.0 {
             Action::Renamed
         } else {
             Action::Moved
         };
-        changes.push(change(&store, new_id, action, Some(old_path)));
-        debug_assert!(store.parent(new_id) != NONE);
+        changes.push(change(&store, id, action, Some(old_path)));
+    }
+
+    /// Reconcile a whole root with the disk.
+    pub(crate) fn rescan_root(&mut self, root: usize, progress: &AtomicU64) {
+        let top = self.index.read_store().roots()[root];
+        self.rescan(root, top, progress);
+    }
+
+    /// Walk the folder `folder` again and make the index agree with it,
+    /// journalling every difference; its folders are (re)watched as they are
+    /// read.
+    fn rescan(&mut self, root: usize, folder: EntryId, progress: &AtomicU64) {
+        let (rel, parent, is_dir) = {
+            let store = self.index.read_store();
+            if !store.is_live(folder) {
+                return;
+            }
+            (
+                store.rel_path(folder),
+                store.parent(folder),
+                store.kind(folder) == Kind::Dir,
+            )
+        };
+        if !is_dir {
+            return;
+        }
+        let Some(root_fd) = self.index.root_fd(root) else {
+            return;
+        };
+        let fd = match open_below(root_fd, &rel) {
+            Ok(fd) => fd,
+            Err(_) if parent != NONE => {
+                // Gone, or no longer a folder: its parent says what it is now.
+                self.rescan(root, parent, progress);
+                return;
+            }
+            Err(_) => return,
+        };
+        let chain = if rel.is_empty() || self.index.shared.config.rules.no_ignore {
+            Chain::root(None)
+        } else {
+            let parent_rel = match memchr::memrchr(b'/', &rel) {
+                Some(i) => &rel[..i],
+                None => &rel[..0],
+            };
+            self.ignore[root].chain_of(root_fd, parent_rel)
+        };
+        let (fresh, fresh_top, stats, added) =
+            walk_apart(self.index, self.watcher, root, fd, rel, chain, progress);
+        note_stats(self.index, &stats);
+        let mut changes = Vec::new();
+        {
+            let mut store = self.index.write_store();
+            if !store.is_live(folder) {
+                return;
+            }
+            let mut pairs = HashMap::new();
+            reconcile(
+                &mut store,
+                folder,
+                &fresh,
+                fresh_top,
+                &mut changes,
+                &mut pairs,
+            );
+            if let Some(d) = fresh.dir(fresh_top) {
+                store.set_ident(folder, (d.dev, d.ino));
+            }
+            register_watches(&mut store, self.watcher, root, &added, &pairs);
+        }
+        if !changes.is_empty() {
+            self.index.shared.dirty.store(true, Ordering::Relaxed);
+            self.index.record(&changes);
+            self.index
+                .set_status(|s| s.updated_at = Some(now_rfc3339()));
+        }
     }
 }

@@ -105,7 +105,7 @@ pub use ast::{
 pub use content::split_content;
 pub use error::QueryError;
 pub use parser::parse;
-pub use query::Query;
+pub use query::{Query, Range};
 pub use text::fold_case;
 
 /// What the evaluator needs to know about one index entry. The index implements it.

@@ -478,6 +478,66 @@ pub(crate) fn not_node(n: Node) -> Node {
     }
 }
 
+/// Whether a node depends on nothing but the entry's name.
+fn name_only(n: &Node) -> bool {
+    match n {
+        Node::Const(_) | Node::Name(_) | Node::Ext(_) | Node::Len(_) | Node::Hidden => true,
+        Node::Not(n) => name_only(n),
+        Node::And(v) | Node::Or(v) => v.iter().all(name_only),
+        _ => false,
+    }
+}
+
+/// A bare name, for [`Query::matches_name`].
+struct NameOnly<'a>(&'a [u8]);
+
+impl Entry for NameOnly<'_> {
+    fn name(&self) -> &[u8] {
+        self.0
+    }
+    fn rel_path(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(self.0)
+    }
+    fn kind(&self) -> Kind {
+        Kind::File
+    }
+    fn size(&self) -> u64 {
+        0
+    }
+    fn modified(&self) -> Option<i64> {
+        None
+    }
+    fn created(&self) -> Option<i64> {
+        None
+    }
+    fn mode(&self) -> u32 {
+        0o644
+    }
+    fn depth(&self) -> u32 {
+        1
+    }
+    fn for_each_child(&self, _: &mut dyn FnMut(&[u8], Kind) -> bool) {}
+}
+
+/// A range term of a query, as [`Query::ranges`] reports it (bounds inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// `size:`: entries other than folders whose size lies in `lo..=hi` bytes.
+    Size {
+        /// Smallest size, bytes.
+        lo: u64,
+        /// Largest size, bytes.
+        hi: u64,
+    },
+    /// `dm:`: entries modified within `lo..=hi` (Unix seconds).
+    Modified {
+        /// Earliest, Unix seconds.
+        lo: i64,
+        /// Latest, Unix seconds.
+        hi: i64,
+    },
+}
+
 impl Query {
     /// Parses and compiles `query`. `options` are the defaults for plain terms (the
     /// search tool's `match_case`, `whole_word`, `regex`, `match_path`); `clock` gives
@@ -632,6 +692,153 @@ impl Query {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// Whether this query matches every entry (the empty query, or one that folded
+    /// to a constant).
+    pub fn is_match_all(&self) -> bool {
+        matches!(self.root, Node::Const(true))
+    }
+
+    /// Whether this query matches no entry at all.
+    pub fn is_match_none(&self) -> bool {
+        matches!(self.root, Node::Const(false))
+    }
+
+    /// Splits the top-level AND into the terms that depend on the entry's name
+    /// alone (plain and wildcard name terms, `ext:`, `len:`, hidden, regexes on the
+    /// name, and any `|`/`!` of those) and everything else: `(name, rest)`, with
+    /// `name.and(rest)` equivalent to `self`. Either part may be
+    /// [`Query::is_match_all`].
+    ///
+    /// An index that stores each distinct name once evaluates `name` once per
+    /// distinct name (with [`Query::matches_name`]) instead of once per entry.
+    pub fn split_name_terms(&self) -> (Query, Query) {
+        let conjuncts: Vec<Node> = match &self.root {
+            Node::And(v) => v.clone(),
+            n => vec![n.clone()],
+        };
+        let (name, rest): (Vec<Node>, Vec<Node>) = conjuncts.into_iter().partition(name_only);
+        (
+            Query {
+                root: and_nodes(name),
+            },
+            Query {
+                root: and_nodes(rest),
+            },
+        )
+    }
+
+    /// Evaluates a query made of name terms only (the first half of
+    /// [`Query::split_name_terms`]) on a bare name. Terms that need more than the
+    /// name see a regular file of size 0 with no times.
+    pub fn matches_name(&self, name: &[u8]) -> bool {
+        self.matches(&NameOnly(name))
+    }
+
+    /// The ranges of the top-level AND that a sorted order can answer, each with
+    /// the position of its term among the top-level conjuncts (for
+    /// [`Query::without_conjunct`]). Negated ranges are not reported.
+    pub fn ranges(&self) -> Vec<(usize, Range)> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(v) => v,
+            n => std::slice::from_ref(n),
+        };
+        conjuncts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                let r = match n {
+                    Node::Size(iv) if !iv.negate && iv.lo <= iv.hi => Range::Size {
+                        lo: iv.lo,
+                        hi: iv.hi,
+                    },
+                    Node::Time(DateField::Modified, iv) if !iv.negate && iv.lo <= iv.hi => {
+                        Range::Modified {
+                            lo: iv.lo,
+                            hi: iv.hi,
+                        }
+                    }
+                    _ => return None,
+                };
+                Some((i, r))
+            })
+            .collect()
+    }
+
+    /// This query without top-level conjunct number `index` (as numbered by
+    /// [`Query::ranges`]): what is left to check on the entries of a range.
+    pub fn without_conjunct(&self, index: usize) -> Query {
+        match &self.root {
+            Node::And(v) => Query {
+                root: and_nodes(
+                    v.iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != index)
+                        .map(|(_, n)| n.clone())
+                        .collect(),
+                ),
+            },
+            _ if index == 0 => Query::match_all(),
+            _ => self.clone(),
+        }
+    }
+
+    /// Whether this query is nothing but one `ext:` list (or extension group)
+    /// of plain extensions: then the entries whose folded extension is one of
+    /// [`Query::required_extensions`] are exactly its matches.
+    pub fn is_extension_list(&self) -> bool {
+        matches!(&self.root, Node::Ext(set) if !set.none && set.dotted.is_empty() && !set.plain.is_empty())
+    }
+
+    /// This query for entries whose decorated path (`"/" + rel_path`, with a `/`
+    /// after folders) starts with `prefix`, such as everything below one folder
+    /// (its decorated path): top-level path substring terms that `prefix`
+    /// already contains are dropped, since every such entry contains them too.
+    pub fn assuming_path_prefix(&self, prefix: &[u8]) -> Query {
+        let conjuncts: Vec<Node> = match &self.root {
+            Node::And(v) => v.clone(),
+            n => vec![n.clone()],
+        };
+        let mut folded: Option<Vec<u8>> = None;
+        let kept = conjuncts
+            .into_iter()
+            .filter(|n| match n {
+                Node::Path(PathMatch::Literal {
+                    lit,
+                    fold,
+                    trim: false,
+                }) if lit.holds_in_any_extension() => {
+                    let hay: &[u8] = if *fold {
+                        folded.get_or_insert_with(|| fold_case(prefix).into_owned())
+                    } else {
+                        prefix
+                    };
+                    !lit.is_match(hay)
+                }
+                _ => true,
+            })
+            .collect();
+        Query {
+            root: and_nodes(kept),
+        }
+    }
+
+    /// The extensions (folded, without the dot) that every match's name must end
+    /// with, when the top-level AND holds an `ext:` list (or an extension group
+    /// such as `pic:`) without multi-part extensions. An index can answer such a
+    /// term from per-extension lists.
+    pub fn required_extensions(&self) -> Option<Vec<Vec<u8>>> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(v) => v,
+            n => std::slice::from_ref(n),
+        };
+        conjuncts.iter().find_map(|n| match n {
+            Node::Ext(set) if !set.none && set.dotted.is_empty() && !set.plain.is_empty() => {
+                Some(set.plain.iter().map(|p| p.to_vec()).collect())
+            }
+            _ => None,
+        })
     }
 
     /// The kind every match must have, when the top-level AND requires one (`file:`,

@@ -178,6 +178,12 @@ impl Literal {
         &self.needle
     }
 
+    /// Whether a match anywhere in a haystack's prefix is a match in the whole
+    /// haystack (a substring search with no anchor and no whole-word rule).
+    pub fn holds_in_any_extension(&self) -> bool {
+        self.anchor == Anchor::Anywhere && !self.word
+    }
+
     fn word_ok(&self, hay: &[u8], start: usize) -> bool {
         let end = start + self.needle.len();
         (!self.first_is_word || !char_before(hay, start).is_some_and(is_word_char))

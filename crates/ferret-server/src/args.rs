@@ -28,14 +28,14 @@ impl<'a> Args<'a> {
     ) -> ArgResult<Args<'a>> {
         let map = args.unwrap_or(&EMPTY);
         if let Some(unknown) = map.keys().find(|k| !known.contains(&k.as_str())) {
-            let message = format!(
-                "`{tool}` has no parameter `{unknown}`; it takes {}. Example: {example}",
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let takes = if known.is_empty() {
+                "it takes none".to_string()
+            } else {
+                let names: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                format!("it takes {}", names.join(", "))
+            };
+            let message =
+                format!("`{tool}` has no parameter `{unknown}`; {takes}. Example: {example}");
             return Err(invalid(message, unknown, &map[unknown], example));
         }
         Ok(Args { tool, example, map })

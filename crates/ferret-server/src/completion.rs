@@ -15,6 +15,48 @@ use crate::{prompts, resources};
 /// Spans offered for `since`; any RFC 3339 time or date works too.
 const SPANS: &[&str] = &["15m", "1h", "6h", "24h", "3d", "1w", "30d"];
 
+/// How long a completion waits for the index's first build (completion is
+/// interactive: a person is typing).
+const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Names that start with what was typed come first, those that start with it
+/// in the same case before the others; then names that only contain it. The
+/// index ranks by prefix without case; this keeps its order within a tier.
+fn prefix_first(mut values: Vec<String>, typed: &str) -> Vec<String> {
+    let stem = typed.rsplit('/').next().unwrap_or(typed);
+    let lower = stem.to_lowercase();
+    let tier = |value: &String| {
+        let name = value.trim_end_matches('/');
+        let name = name.rsplit('/').next().unwrap_or(name);
+        if name.starts_with(stem) {
+            0
+        } else if name.to_lowercase().starts_with(&lower) {
+            1
+        } else {
+            2
+        }
+    };
+    values.sort_by_key(tier);
+    values
+}
+
+/// A path completion, saying so when the index is still building: its
+/// answer may then miss names (`hasMore` is set and `_meta.ferret.note` says why).
+fn paths(index: &Index, typed: &str, done: ferret_index::Completion) -> CompleteResult {
+    let mut result = info(prefix_first(done.values, typed), done.total);
+    let status = index.status();
+    if !status.ready {
+        result.completion.has_more = Some(true);
+        result.meta = Some(resources::ferret_meta(json!({
+            "note": format!(
+                "the index is still building ({} entries so far): names may be missing; ask again in a moment",
+                status.entries
+            ),
+        })));
+    }
+    result
+}
+
 fn info(values: Vec<String>, total: usize) -> CompleteResult {
     let has_more = total > values.len();
     let values: Vec<String> = values
@@ -47,8 +89,12 @@ pub fn complete(
             if request.argument.name != "path" {
                 return Ok(info(Vec::new(), 0));
             }
-            let done = index.complete_in_root(root, value, limit);
-            Ok(info(done.values, done.total))
+            index.wait_ready(FIRST_BUILD_WAIT);
+            Ok(paths(
+                index,
+                value,
+                index.complete_in_root(root, value, limit),
+            ))
         }
         Reference::Prompt(p) => match prompts::argument_kind(&p.name, &request.argument.name) {
             None => Err(ErrorData::invalid_params(
@@ -59,8 +105,8 @@ pub fn complete(
                 Some(json!({"prompt": p.name})),
             )),
             Some(prompts::ArgumentKind::Folder) => {
-                let done = index.complete_path(value, true, limit);
-                Ok(info(done.values, done.total))
+                index.wait_ready(FIRST_BUILD_WAIT);
+                Ok(paths(index, value, index.complete_path(value, true, limit)))
             }
             Some(prompts::ArgumentKind::Since) => {
                 let values: Vec<String> = SPANS
@@ -74,5 +120,25 @@ pub fn complete(
             Some(prompts::ArgumentKind::Other) => Ok(info(Vec::new(), 0)),
         },
         _ => Ok(info(Vec::new(), 0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_case_prefixes_come_first_then_other_prefixes_then_substrings() {
+        let values = ["src/main.rs", "src/Makefile", "src/domain/"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            prefix_first(values.clone(), "src/Ma"),
+            ["src/Makefile", "src/main.rs", "src/domain/"]
+        );
+        assert_eq!(
+            prefix_first(values, "src/ma"),
+            ["src/main.rs", "src/Makefile", "src/domain/"]
+        );
     }
 }

@@ -24,16 +24,15 @@ use crate::{
     args::{ArgResult, Args},
     index_tools::index_block,
     render::{self, frame, human_size},
-    tools::{read_only, schema},
+    tools::{one_of, output_schema, read_only, schema, string_or_list, without_zeros},
 };
 
 pub fn definition() -> Tool {
     let flag = json!({"type": "boolean"});
     let int = json!({"type": "integer"});
-    let strs = json!({"type": ["string", "array"]});
     Tool::new(
         "grep",
-        "Search inside files (regex; ripgrep), newest first. `filter`: search query picking the files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        "Regex search in files (ripgrep), newest first. `filter`: search query for files (`ext:rs !target/`). Skips binary, huge, secret files.",
         schema(json!({
             "type": "object",
             "properties": {
@@ -44,30 +43,23 @@ pub fn definition() -> Tool {
                 "multiline": flag,
                 "path": {"type": "string"},
                 "filter": {"type": "string"},
-                "glob": strs,
-                "exclude": strs,
+                "glob": string_or_list(),
+                "exclude": string_or_list(),
                 "context": int,
                 "before": int,
                 "after": int,
-                "output": {"enum": ["content", "files", "count"]},
+                "output": one_of(&["content", "files", "count"]),
                 "offset": int,
-                "limit": {"type": "integer", "maximum": 2000, "default": 200},
+                "limit": int,
                 "timeout_ms": int,
+                "documents": flag,
             },
             "required": ["pattern"],
             "additionalProperties": false,
         })),
     )
     .with_title("Search file contents")
-    .with_raw_output_schema(schema(json!({
-        "type": "object",
-        "properties": {
-            "matches": {"type": "array"},
-            "files": {"type": "array"},
-            "counts": {"type": "array"},
-            "total": {"type": "integer"},
-        },
-    })))
+    .with_raw_output_schema(output_schema(&["total"]))
     .with_annotations(read_only())
 }
 
@@ -108,6 +100,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
             "offset",
             "limit",
             "timeout_ms",
+            "documents",
         ],
         EXAMPLE,
     )?;
@@ -124,12 +117,18 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         Query::compile(text, &QueryOptions::default(), &clock)
             .map_err(|e| a.conflict(key, &e.render(text)))
     };
-    let mut query = compile("filter", &a.string("filter")?.unwrap_or_default())?;
+    let filter = a.string("filter")?.unwrap_or_default();
+    let mut query = compile("filter", &filter)?;
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile("exclude", &term)?.negate());
     }
-    let globs =
-        Globs::new(&a.strings("glob")?.unwrap_or_default()).map_err(|e| a.conflict("glob", &e))?;
+    let glob_list = a.strings("glob")?.unwrap_or_default();
+    let globs = Globs::new(&glob_list).map_err(|e| a.conflict("glob", &e))?;
+    let path = a.string("path")?;
+    let documents = match a.boolean("documents")? {
+        Some(on) => on,
+        None => names_documents(&filter, &glob_list, path.as_deref()),
+    };
     let context = a.integer("context", 0, 100)?.unwrap_or(0) as usize;
     let limits = &roots.policy.limits;
     let options = ferret_grep::Options {
@@ -145,6 +144,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         max_file_bytes: limits.max_file_bytes,
         max_line_chars: limits.max_line_chars,
         max_output_bytes: limits.max_response_bytes,
+        documents,
         ..ferret_grep::Options::default()
     };
     let timeout = a
@@ -153,12 +153,43 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     Ok(GrepCall {
         matcher: Arc::new(matcher),
         multiline: pattern.multiline,
-        path: a.string("path")?,
+        path,
         query,
         globs,
         options,
         timeout,
     })
+}
+
+/// Whether a grep without `documents` should search documents: when what
+/// picks the files names a document extension (`ext:pdf`, `*.docx`, a path
+/// to one document), the caller plainly wants their text. Otherwise not:
+/// a code search should not start extracting every PDF in a home folder.
+pub fn names_documents(filter: &str, globs: &[String], path: Option<&str>) -> bool {
+    let is_doc_ext =
+        |e: &str| ferret_docs_ext(e.trim_matches(|c: char| !c.is_ascii_alphanumeric()));
+    let in_filter = filter
+        .split_whitespace()
+        .filter(|term| !term.starts_with('!'))
+        .any(|term| {
+            let term = term.to_ascii_lowercase();
+            match term.strip_prefix("ext:") {
+                Some(list) => list.split([';', ',', '|']).any(is_doc_ext),
+                None => term.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)),
+            }
+        });
+    let in_globs = globs
+        .iter()
+        .any(|g| g.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)));
+    let is_document = path
+        .and_then(|p| p.rsplit('/').next())
+        .and_then(|name| name.rsplit_once('.'))
+        .is_some_and(|(_, e)| is_doc_ext(e));
+    in_filter || in_globs || is_document
+}
+
+fn ferret_docs_ext(e: &str) -> bool {
+    ferret_fs::ferret_docs::Format::from_extension(e).is_some()
 }
 
 pub async fn run(
@@ -219,6 +250,7 @@ fn render_outcome(
         "sensitive": o.skipped.sensitive,
         "changed": o.skipped.changed,
         "unreadable": o.skipped.unreadable,
+        "documents": o.skipped.documents,
     });
     let mut structured = json!({
         "count": o.count,
@@ -228,14 +260,16 @@ fn render_outcome(
         "files_matched": o.files_matched,
         "files_scanned": o.files_scanned,
         "bytes_scanned": o.bytes_scanned,
-        "candidates": o.candidates,
-        "skipped": skipped,
+        "skipped": without_zeros(skipped),
         "index": index_block(index),
     });
     let mut body = String::new();
     match options.output {
         Output::Content => {
-            let mut items = Vec::with_capacity(o.lines.len());
+            // One object per file, its lines as `[number, text]` pairs in file
+            // order: the path is not repeated for every line. Context lines go
+            // apart from matching ones.
+            let mut items: Vec<Value> = Vec::new();
             let mut last: Option<(&str, u64)> = None;
             for l in &o.lines {
                 if let Some((p, n)) = last
@@ -246,17 +280,41 @@ fn render_outcome(
                 }
                 last = Some((&l.path, l.line + l.text.matches('\n').count() as u64));
                 let sep = if l.context { '-' } else { ':' };
-                body.push_str(&format!("{}{sep}{}{sep}{}\n", l.path, l.line, l.text));
-                let mut item = json!({"path": l.path, "line": l.line, "text": l.text});
-                if l.context {
-                    item["context"] = json!(true);
+                let part = l
+                    .part
+                    .as_ref()
+                    .map(|p| format!(" ({})", p.describe()))
+                    .unwrap_or_default();
+                body.push_str(&format!("{}{sep}{}{part}{sep}{}\n", l.path, l.line, l.text));
+                if items.last().is_none_or(|f| f["path"] != l.path.as_str()) {
+                    items.push(json!({"path": l.path}));
                 }
+                let file = items.last_mut().expect("pushed above");
+                let key = if l.context { "context" } else { "lines" };
+                if file.get(key).is_none() {
+                    file[key] = json!([]);
+                }
+                // In a document, the page (sheet and row, slide, chapter) comes third.
+                let entry = match &l.part {
+                    Some(p) => json!([l.line, l.text, crate::tools::part_json(p)]),
+                    None => json!([l.line, l.text]),
+                };
+                file[key]
+                    .as_array_mut()
+                    .expect("made a list above")
+                    .push(entry);
                 if l.clipped {
-                    item["clipped"] = json!(true);
+                    if file.get("clipped").is_none() {
+                        file["clipped"] = json!([]);
+                    }
+                    file["clipped"]
+                        .as_array_mut()
+                        .expect("made a list above")
+                        .push(json!(l.line));
                 }
-                items.push(item);
             }
             structured["matches"] = json!(items);
+            structured["data_note"] = render::data_note("matches");
             if o.clipped_lines > 0 {
                 structured["clipped_lines"] = json!(o.clipped_lines);
                 structured["note"] = json!(format!(
@@ -304,11 +362,26 @@ fn render_outcome(
             s.binary, s.too_large, s.sensitive, s.changed, s.unreadable
         ));
     }
+    if s.documents > 0 {
+        header.push_str(&format!(
+            "; {} documents (PDF, Office…) not searched: pass documents: true",
+            s.documents
+        ));
+        let note = format!(
+            "{} documents (PDF, Office, OpenDocument, EPUB) were not searched; pass `documents: true` to search their text",
+            s.documents
+        );
+        structured["note"] = match structured.get("note").and_then(Value::as_str) {
+            Some(before) => json!(format!("{before}; {note}")),
+            None => json!(note),
+        };
+    }
     header.push('\n');
     let mut text = header + &frame(&body);
     if let Some(next) = o.next_offset {
         text.push_str(&format!("\nmore: grep with offset {next}"));
     }
+    let mut structured = render::compact(structured);
     match o.stopped {
         None => render::ok(structured, text),
         Some(stopped) => {
@@ -451,4 +524,25 @@ pub fn content_search(
         groups: None,
         total,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_documents;
+
+    #[test]
+    fn filters_that_name_documents_search_them() {
+        assert!(names_documents("ext:pdf", &[], None));
+        assert!(names_documents("ext:md;DOCX invoices/", &[], None));
+        assert!(names_documents("", &["*.xlsx".into()], None));
+        assert!(names_documents("", &[], Some("papers/paper.pdf")));
+        assert!(names_documents("*.epub", &[], None));
+        assert!(!names_documents(
+            "ext:rs !target/",
+            &["*.md".into()],
+            Some("src")
+        ));
+        assert!(!names_documents("!ext:pdf", &[], None));
+        assert!(!names_documents("", &[], None));
+    }
 }

@@ -132,6 +132,9 @@ where
             options.config(),
         ))
     };
+    app = app
+        .layer(middleware::map_response(crate::removed::explain_http))
+        .layer(middleware::map_response(session_ended));
     if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
         app = app.layer(middleware::from_fn_with_state(
             Arc::new(token),
@@ -192,6 +195,17 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
             }
         }),
     )
+}
+
+/// A session ended by `DELETE` answers 204: rmcp says 202 Accepted, which
+/// clients read as a failed termination (the Python SDK logs "Session
+/// termination failed: 202"); the session is gone once the answer is sent.
+async fn session_ended(method: axum::http::Method, mut response: Response) -> Response {
+    if method == axum::http::Method::DELETE && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }
 
 async fn require_token(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {

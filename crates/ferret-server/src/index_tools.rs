@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::{
     args::{ArgResult, Args},
     render::{self, frame, human_size},
-    tools::{read_only, schema},
+    tools::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
 pub fn search_definition() -> Tool {
@@ -44,15 +44,16 @@ fn definition_named(name: &'static str, description: &'static str, title: &'stat
             "properties": {
                 "query": {"type": "string", "description": "\"\" matches everything"},
                 "path": {"type": "string", "description": "Folder"},
-                "sort": {"enum": ["name", "path", "size", "modified", "created", "extension"]},
+                "sort": one_of(&["name", "path", "size", "modified", "created", "extension"]),
                 "descending": flag,
-                "kind": {"enum": ["any", "file", "dir"]},
+                "kind": one_of(&["any", "file", "dir"]),
                 "match_case": flag,
                 "whole_word": flag,
                 "regex": flag,
                 "match_path": flag,
-                "exclude": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-                "group_by": {"enum": ["extension", "kind", "folder"]},
+                "exclude": string_or_list(),
+                "group_by": one_of(&["extension", "kind", "folder"]),
+                "details": flag,
                 "offset": {"type": "integer", "minimum": 0},
                 "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
             },
@@ -60,16 +61,7 @@ fn definition_named(name: &'static str, description: &'static str, title: &'stat
         })),
     )
     .with_title(title)
-    .with_raw_output_schema(schema(json!({
-        "type": "object",
-        "properties": {
-            "results": {"type": "array"},
-            "groups": {"type": "array"},
-            "total": {"type": "integer"},
-            "index": {"type": "object"},
-        },
-        "required": ["count", "total", "truncated", "index"],
-    })))
+    .with_raw_output_schema(output_schema(&["total"]))
     .with_annotations(read_only())
 }
 
@@ -80,7 +72,7 @@ pub fn changes_definition() -> Tool {
         schema(json!({
             "type": "object",
             "properties": {
-                "action": {"enum": ["any", "created", "modified", "deleted", "renamed", "moved"]},
+                "action": one_of(&["any", "created", "modified", "deleted", "renamed", "moved"]),
                 "path": {"type": "string", "description": "Prefix"},
                 "name": {"type": "string"},
                 "since": {"type": "string", "description": "RFC 3339, date, Unix secs, or 10m/2h/3d"},
@@ -92,11 +84,7 @@ pub fn changes_definition() -> Tool {
         })),
     )
     .with_title("Recent changes")
-    .with_raw_output_schema(schema(json!({
-        "type": "object",
-        "properties": {"changes": {"type": "array"}, "total": {"type": "integer"}},
-        "required": ["changes", "count", "total", "truncated"],
-    })))
+    .with_raw_output_schema(output_schema(&["changes"]))
     .with_annotations(read_only())
 }
 
@@ -113,6 +101,8 @@ pub struct SearchCall {
     limit: usize,
     /// `content:` terms, answered by the grep engine on the index's matches.
     content: Vec<String>,
+    /// Results as objects with kind, size and times, not bare paths.
+    details: bool,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -147,7 +137,7 @@ pub fn parse_locate(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     Ok(call)
 }
 
-const SEARCH_PARAMS: [&str; 13] = [
+const SEARCH_PARAMS: [&str; 14] = [
     "query",
     "path",
     "sort",
@@ -159,6 +149,7 @@ const SEARCH_PARAMS: [&str; 13] = [
     "match_path",
     "exclude",
     "group_by",
+    "details",
     "offset",
     "limit",
 ];
@@ -199,14 +190,18 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         }
         _ => {}
     }
+    let sort = a.choice(
+        "sort",
+        &["name", "path", "size", "modified", "created", "extension"],
+    )?;
+    let details = a.boolean("details")?.unwrap_or(false)
+        || matches!(sort, Some("size" | "modified" | "created"));
     Ok(SearchCall {
         text: full,
         query,
         path: a.string("path")?,
-        sort: match a.choice(
-            "sort",
-            &["name", "path", "size", "modified", "created", "extension"],
-        )? {
+        details,
+        sort: match sort {
             Some("path") => SortKey::Path,
             Some("size") => SortKey::Size,
             Some("modified") => SortKey::Modified,
@@ -227,14 +222,17 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     })
 }
 
-/// The freshness block every index answer carries.
-pub fn index_block(index: &Index) -> Value {
+/// How fresh an index answer is, only when the agent should know: while the
+/// first build runs (the answer may be missing entries) or while the index
+/// reconciles with the disk after a restart. `None` when it is current.
+pub fn index_block(index: &Index) -> Option<Value> {
     let s = index.status();
-    json!({
-        "entries": s.entries,
-        "ready": s.ready,
-        "reconciling": s.reconciling,
-        "updated_at": s.updated_at,
+    (!s.ready || s.reconciling).then(|| {
+        json!({
+            "entries": s.entries,
+            "ready": s.ready,
+            "reconciling": s.reconciling,
+        })
     })
 }
 
@@ -341,7 +339,7 @@ pub fn search_showing(
     let shown_count = outcome.groups.as_ref().map_or(outcome.hits.len(), Vec::len);
     let end = call.offset + shown_count;
     let truncated = (end as u64) < outcome.total;
-    let block = index_block(index);
+    let status = index.status();
     let mut text = String::new();
     if let Some(groups) = &outcome.groups {
         for g in groups {
@@ -367,12 +365,8 @@ pub fn search_showing(
         } else {
             "matches"
         },
-        block["entries"],
-        if block["ready"] == true {
-            ""
-        } else {
-            ", still building"
-        },
+        status.entries,
+        if status.ready { "" } else { ", still building" },
     );
     if let Some(w) = &warning {
         rendered.push_str(&format!("warning: {w}\n"));
@@ -386,16 +380,24 @@ pub fn search_showing(
         "total": outcome.total,
         "truncated": truncated,
         "next_offset": truncated.then_some(end),
-        "index": block,
+        "index": index_block(index),
+        "warning": warning,
     });
     match outcome.groups {
         Some(groups) => structured["groups"] = json!(groups),
-        None => structured["results"] = json!(outcome.hits),
+        None if call.details => structured["results"] = json!(outcome.hits),
+        None => {
+            structured["results"] = json!(
+                outcome
+                    .hits
+                    .iter()
+                    .map(|h| render::shown_entry(&h.path, h.kind))
+                    .collect::<Vec<_>>()
+            )
+        }
     }
-    if let Some(w) = warning {
-        structured["warning"] = json!(w);
-    }
-    render::ok(structured, rendered)
+    structured["data_note"] = render::data_note("paths");
+    render::ok(render::compact(structured), rendered)
 }
 
 pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
@@ -477,14 +479,15 @@ pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, Er
             String::new()
         };
     Ok(render::ok(
-        json!({
+        render::compact(json!({
             "changes": items,
             "count": rows.len(),
             "total": total,
             "truncated": truncated,
             "next_offset": truncated.then_some(end),
             "index": index_block(index),
-        }),
+            "data_note": render::data_note("paths"),
+        })),
         rendered,
     ))
 }

@@ -23,6 +23,7 @@ mod index_tools;
 pub mod locate;
 mod logging;
 mod prompts;
+mod removed;
 mod render;
 mod resources;
 mod stats;
@@ -361,6 +362,7 @@ impl Ferret {
             },
             "writing": writing_state(&inner.roots),
             "grep": "in-process (ripgrep's engine), candidates from the index",
+            "documents": documents_state(&inner.roots),
             "locate": locate,
             "subscriptions": inner.hub.count(),
             "tools": inner.stats.snapshot(),
@@ -402,10 +404,10 @@ impl Ferret {
                 blocking(move || tools::read(this.roots(), &path, &req)).await?
             }
             "list" => {
-                let (path, mut req) = tools::parse_list(args)?;
+                let (path, mut req, details) = tools::parse_list(args)?;
                 work::run_metered(context, work::counted("entries walked"), move |meter| {
                     req.meter = Some(meter);
-                    tools::list(this.roots(), &path, &req)
+                    tools::list(this.roots(), &path, &req, details)
                 })
                 .await?
             }
@@ -560,6 +562,27 @@ fn search_progress(done: u64, total: Option<u64>) -> String {
     match total {
         Some(total) => format!("{done} of {total} files searched for content"),
         None => format!("waiting for the index: {done} entries walked"),
+    }
+}
+
+/// Whether documents are read as text, and how often their text came from
+/// the cache, for `diagnostics`.
+fn documents_state(roots: &Roots) -> serde_json::Value {
+    match roots.documents() {
+        None => json!({"enabled": false}),
+        Some(d) => {
+            let (extracted, from_cache) = d.counts();
+            let limits = d.limits();
+            json!({
+                "enabled": true,
+                "extracted": extracted,
+                "from_cache": from_cache,
+                "cache_dir": d.cache().dir(),
+                "max_document_bytes": limits.max_input_bytes,
+                "max_memory_bytes": limits.max_memory_bytes,
+                "timeout_s": limits.timeout.as_secs(),
+            })
+        }
     }
 }
 
@@ -863,13 +886,29 @@ impl ServerHandler for Ferret {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        completion::complete(&self.inner.roots, &self.inner.index, &request)
+        // It may wait a moment for the index's first build: off the protocol loop.
+        let this = self.clone();
+        blocking(move || completion::complete(&this.inner.roots, &this.inner.index, &request))
+            .await?
     }
 }
 
-/// Serve one client over stdin/stdout until it closes stdin.
+/// Serve one client over stdin/stdout until it closes stdin. A client that
+/// closes before it says anything (a 2026-07-28 client that only probed, a host
+/// checking that the command starts) has done nothing wrong: that is a normal end.
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = removed::Explaining(rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        stdin, stdout,
+    ));
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the client closed stdin before its first request");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     running.waiting().await?;
     Ok(())
 }

@@ -122,7 +122,8 @@ pub fn error_for(err: &FsError, uri: &str) -> ErrorData {
     }
 }
 
-fn ferret_meta(value: Value) -> MetaObject {
+/// `_meta` with ferret's own key, for what a result's fields cannot say.
+pub(crate) fn ferret_meta(value: Value) -> MetaObject {
     let mut meta = MetaObject::new();
     meta.0.insert("ferret".into(), value);
     meta

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 use ferret_fs::{
-    KindFilter, ListRequest, ReadOutcome, ReadRequest, Roots, SortKey, list::validate_glob,
+    KindFilter, ListRequest, PartOf, ReadOutcome, ReadRequest, Roots, Selection, SortKey,
+    list::validate_glob,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
@@ -23,6 +24,33 @@ pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
     }
 }
 
+/// An output schema that every result of the tool matches: a success has the
+/// `required` fields, a failure (`isError`) has `error` (`{code, message,
+/// hint}`, see `render::tool_error`), and may carry partial results beside it.
+/// Clients that check `structuredContent` against the schema (the TypeScript
+/// SDK, the Inspector) then show a failure's code and message instead of a
+/// validation error of their own. Fields are not described one by one: the
+/// `tools/list` answer is budgeted, and the README documents the results.
+/// Fields at their default (false, empty, none) are left out of results, so
+/// none is nullable.
+pub(crate) fn output_schema(required: &[&str]) -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "anyOf": [{"required": required}, {"required": ["error"]}],
+    }))
+}
+
+/// A closed set of strings, in the portable form (one `type` with the `enum`).
+pub(crate) fn one_of(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+/// A string, or a list of strings (`exclude`, `glob`, `paths`): `anyOf`, each
+/// branch with one `type`, the list with its `items`.
+pub(crate) fn string_or_list() -> Value {
+    json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
+}
+
 /// Annotations of a tool that only reads. The tool's own `title` carries its name;
 /// repeating it in the annotations would only spend `tools/list` bytes.
 pub(crate) fn read_only() -> ToolAnnotations {
@@ -36,10 +64,11 @@ pub(crate) fn read_only() -> ToolAnnotations {
 /// The read-only tools, in the order `tools/list` shows them.
 pub fn definitions() -> Vec<Tool> {
     let int = |min: u64| json!({"type": "integer", "minimum": min});
+    let flag = json!({"type": "boolean"});
     vec![
         Tool::new(
             "read",
-            "Read a text file by line window (paging via next_start_line), or an image. Reports encoding, line endings, checksum.",
+            "Read text by line window (paging via next_start_line), an image, or a document's text (PDF, Office, EPUB).",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -47,57 +76,41 @@ pub fn definitions() -> Vec<Tool> {
                     "start_line": int(1),
                     "end_line": int(1),
                     "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000},
-                    "line_numbers": {"type": "boolean"},
+                    "line_numbers": flag,
                     "max_line_chars": int(1),
+                    "pages": {"type": "string"},
+                    "sheet": {"type": "string"},
                 },
                 "required": ["path"],
                 "additionalProperties": false,
             })),
         )
         .with_title("Read file")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "text": {"type": "string"},
-                "total_lines": {"type": ["integer", "null"]},
-                "next_start_line": {"type": ["integer", "null"]},
-                "encoding": {"type": "string"},
-                "checksum": {"type": ["string", "null"]},
-            },
-            "required": ["path", "size"],
-        })))
+        .with_raw_output_schema(output_schema(&["path"]))
         .with_annotations(read_only()),
         Tool::new(
             "list",
-            "List a folder (depth, glob, kind, sort, paging). Hides dotfiles and gitignored entries unless `hidden`/`ignored`.",
+            "List a folder (depth, glob, kind, sort, paging); `details` adds sizes, times. Hides dotfiles and gitignored entries unless `hidden`/`ignored`.",
             schema(json!({
                 "type": "object",
                 "properties": {
                     "path": {"type": "string"},
                     "depth": {"type": "integer", "minimum": 1, "maximum": 64},
                     "glob": {"type": "string"},
-                    "kind": {"enum": ["any", "file", "dir", "symlink"]},
-                    "sort": {"enum": ["path", "name", "size", "modified", "kind"]},
-                    "descending": {"type": "boolean"},
+                    "kind": one_of(&["any", "file", "dir", "symlink"]),
+                    "sort": one_of(&["path", "name", "size", "modified", "kind"]),
+                    "descending": flag,
+                    "details": flag,
                     "offset": int(0),
                     "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
-                    "hidden": {"type": "boolean"},
-                    "ignored": {"type": "boolean"},
+                    "hidden": flag,
+                    "ignored": flag,
                 },
                 "additionalProperties": false,
             })),
         )
         .with_title("List folder")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "entries": {"type": "array"},
-                "total": {"type": "integer"},
-                "next_offset": {"type": ["integer", "null"]},
-            },
-            "required": ["path", "entries", "count", "total", "truncated"],
-        })))
+        .with_raw_output_schema(output_schema(&["entries"]))
         .with_annotations(read_only()),
         Tool::new(
             "stat",
@@ -117,11 +130,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("File metadata")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {"results": {"type": "array", "items": {"type": "object"}}},
-            "required": ["results"],
-        })))
+        .with_raw_output_schema(output_schema(&["results"]))
         .with_annotations(read_only()),
         Tool::new(
             "diagnostics",
@@ -129,7 +138,7 @@ pub fn definitions() -> Vec<Tool> {
             schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
         )
         .with_title("Diagnostics")
-        .with_raw_output_schema(schema(json!({"type": "object"})))
+        .with_raw_output_schema(output_schema(&["version"]))
         .with_annotations(read_only()),
     ]
 }
@@ -146,6 +155,8 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             "max_lines",
             "line_numbers",
             "max_line_chars",
+            "pages",
+            "sheet",
         ],
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
@@ -164,7 +175,21 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             &format!("`end_line` ({end}) is before `start_line` ({start_line})"),
         ));
     }
+    let selection = match (a.string("pages")?, a.string("sheet")?) {
+        (Some(_), Some(_)) => {
+            return Err(a.conflict("sheet", "give `pages` or `sheet`, not both"));
+        }
+        (Some(pages), None) => Some(Selection::parse_pages(&pages).map_err(|e| {
+            a.conflict(
+                "pages",
+                &format!("`pages` `{pages}`: {e}; give e.g. \"3\" or \"3-5\""),
+            )
+        })?),
+        (None, Some(sheet)) => Some(Selection::Sheet(sheet)),
+        (None, None) => None,
+    };
     let request = ReadRequest {
+        selection,
         start_line,
         end_line,
         max_lines: max_lines.unwrap_or(2000),
@@ -196,6 +221,9 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                 header.push_str(" · ");
                 header.push_str(sum);
             }
+            if let Some(d) = &w.document {
+                header.push_str(&document_header(d));
+            }
             if w.end_line < w.start_line {
                 header.push_str(&format!(
                     "\nstart_line {} is past the end of the file",
@@ -225,33 +253,38 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
             if let Some(next) = w.next_start_line {
                 text.push_str(&format!("\nmore: read with start_line {next}"));
             }
+            // What an agent needs to use the window; the rest only when it is
+            // not the usual (utf-8, lf) or when it can be used (the checksum,
+            // for `edit`, when something is writable). `stat` has the rest.
+            let writable = roots.roots().iter().any(|r| r.writable);
             let structured = json!({
                 "path": w.path,
                 "text": w.text,
-                "size": w.size,
-                "total_lines": w.total_lines,
                 "start_line": w.start_line,
                 "end_line": w.end_line,
+                "total_lines": w.total_lines,
                 "next_start_line": w.next_start_line,
                 "truncated": w.truncated,
-                "clipped_lines": w.clipped_lines,
-                "encoding": w.encoding,
-                "line_endings": w.line_endings,
-                "modified": w.modified,
-                "checksum": w.checksum,
+                "clipped_lines": (!w.clipped_lines.is_empty()).then_some(&w.clipped_lines),
+                "encoding": (w.encoding != "utf-8").then_some(&w.encoding),
+                "line_endings": (w.line_endings != "lf").then_some(w.line_endings),
+                "checksum": w.checksum.as_ref().filter(|_| writable),
+                "data_note": render::data_note("text"),
             });
-            render::ok(structured, text)
+            let mut structured = structured;
+            if let Some(d) = &w.document {
+                add_document(&mut structured, d);
+            }
+            render::ok(render::compact(structured), text)
         }
         Ok(ReadOutcome::Image(img)) => {
             let size = img.bytes.len();
             let data = base64::engine::general_purpose::STANDARD.encode(&img.bytes);
-            let structured = json!({
+            let structured = render::compact(json!({
                 "path": img.path,
                 "size": size,
                 "image": {"format": img.format.name(), "width": img.width, "height": img.height},
-                "modified": img.modified,
-                "checksum": img.checksum,
-            });
+            }));
             let text = format!(
                 "{} · {} image {}x{} · {}",
                 img.path,
@@ -269,7 +302,91 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
     }
 }
 
-pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)> {
+/// `{"page": 3}`, `{"sheet": "Q3", "row": 2}`: a part as agents branch on it.
+pub(crate) fn part_json(p: &PartOf) -> Value {
+    let mut v = json!({ p.kind: p.part });
+    if let Some(row) = p.row {
+        v["row"] = json!(row);
+    }
+    v
+}
+
+/// The document's facts in the text copy: format, where the window starts,
+/// which parts begin inside it.
+fn document_header(d: &ferret_fs::DocumentWindow) -> String {
+    let mut out = format!("\n{} document", d.format);
+    if let Some(kind) = d.part_kind {
+        let s = if d.parts == 1 { "" } else { "s" };
+        out.push_str(&format!(" · {} {kind}{s}", d.parts));
+    }
+    if !d.sheets.is_empty() {
+        out.push_str(&format!(" ({})", d.sheets.join(", ")));
+    }
+    if let Some(sel) = &d.selected {
+        out.push_str(&format!(" · selected {sel}"));
+    }
+    if let Some(first) = &d.first {
+        out.push_str(&format!(" · starts on {}", first.describe()));
+    }
+    if !d.starts.is_empty() {
+        let list: Vec<String> = d
+            .starts
+            .iter()
+            .take(20)
+            .map(|s| format!("{} at line {}", s.part.describe(), s.line))
+            .collect();
+        out.push_str(&format!(
+            "\nthen: {}{}",
+            list.join(", "),
+            if d.starts.len() > 20 { ", …" } else { "" }
+        ));
+    }
+    out
+}
+
+fn add_document(structured: &mut Value, d: &ferret_fs::DocumentWindow) {
+    structured["format"] = json!(d.format);
+    if let Some(first) = &d.first {
+        let part = part_json(first);
+        if let Value::Object(map) = part {
+            for (k, v) in map {
+                structured[k] = v;
+            }
+        }
+    }
+    if let Some(kind) = d.part_kind {
+        structured[format!("{kind}s")] = if kind == "sheet" {
+            json!(d.sheets)
+        } else {
+            json!(d.parts)
+        };
+    }
+    let starts: Vec<Value> = d
+        .starts
+        .iter()
+        .map(|s| {
+            let mut v = part_json(&s.part);
+            v["line"] = json!(s.line);
+            v
+        })
+        .collect();
+    if !starts.is_empty() {
+        structured["part_starts"] = json!(starts);
+    }
+    if let Some(sel) = &d.selected {
+        structured["selected"] = json!(sel);
+    }
+    if let Some(t) = &d.title {
+        structured["title"] = json!(t);
+    }
+    if let Some(a) = &d.author {
+        structured["author"] = json!(a);
+    }
+}
+
+/// `list`'s arguments: the folder, the request, and whether entries carry
+/// their details (asked for, or implied by sorting on size or time).
+pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest, bool)> {
     let a = Args::new(
         "list",
         args,
@@ -280,6 +397,7 @@ pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)>
             "kind",
             "sort",
             "descending",
+            "details",
             "offset",
             "limit",
             "hidden",
@@ -316,10 +434,28 @@ pub fn parse_list(args: Option<&JsonObject>) -> ArgResult<(String, ListRequest)>
         ignored: a.boolean("ignored")?,
         meter: None,
     };
-    Ok((a.string("path")?.unwrap_or_else(|| ".".into()), request))
+    let details = a.boolean("details")?.unwrap_or(false)
+        || matches!(request.sort, SortKey::Size | SortKey::Modified);
+    Ok((
+        a.string("path")?.unwrap_or_else(|| ".".into()),
+        request,
+        details,
+    ))
 }
 
-pub fn list(roots: &Roots, path: &str, request: &ListRequest) -> CallToolResult {
+/// Counters with only those that counted something.
+pub(crate) fn without_zeros(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| v.as_u64() != Some(0))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> CallToolResult {
     let outcome = match roots.list(path, request) {
         Ok(o) => o,
         Err(e) => return render::tool_error(&e),
@@ -354,19 +490,38 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest) -> CallToolResult 
             outcome.total
         ));
     }
+    // Entries are named from the listed folder, folders ending in `/`;
+    // sizes and times only with `details` (or when sorting by them).
+    let base = match outcome.path.as_str() {
+        "." | "" => String::new(),
+        p => format!("{}/", p.trim_end_matches('/')),
+    };
+    let entries: Vec<Value> = outcome
+        .entries
+        .iter()
+        .map(|e| {
+            let name = render::shown_entry(e.path.strip_prefix(&base).unwrap_or(&e.path), e.kind);
+            if details {
+                json!({"name": name, "kind": e.kind, "size": e.size, "modified": e.modified, "children": e.children})
+            } else {
+                json!(name)
+            }
+        })
+        .collect();
+    let skipped = serde_json::to_value(&outcome.skipped).unwrap_or(Value::Null);
     let structured = json!({
         "path": outcome.path,
-        "entries": outcome.entries,
+        "entries": entries,
         "count": outcome.entries.len(),
         "total": outcome.total,
         "truncated": outcome.truncated,
         "next_offset": outcome.next_offset,
         "summary": outcome.summary,
-        "counts": outcome.counts,
-        "skipped": outcome.skipped,
+        "skipped": without_zeros(skipped),
         "walk_capped": outcome.walk_capped,
+        "data_note": render::data_note("entries"),
     });
-    render::ok(structured, text)
+    render::ok(render::compact(structured), text)
 }
 
 pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {
@@ -411,6 +566,32 @@ pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
                 if let Some(b) = info.binary {
                     line.push_str(&format!(" · binary ({b})"));
                 }
+                if let Some(d) = &info.document {
+                    line.push_str(&format!(" · {}", d.format));
+                    for (n, what) in [
+                        (d.pages, "pages"),
+                        (d.slides, "slides"),
+                        (d.chapters, "chapters"),
+                    ] {
+                        if let Some(n) = n {
+                            line.push_str(&format!(" · {n} {what}"));
+                        }
+                    }
+                    if !d.sheets.is_empty() {
+                        line.push_str(&format!(" · sheets: {}", d.sheets.join(", ")));
+                    }
+                    if let Some(t) = &d.title {
+                        line.push_str(&format!(" · title: {t}"));
+                    }
+                    if let Some(a) = &d.author {
+                        line.push_str(&format!(" · author: {a}"));
+                    }
+                    if let Some(why) = &d.unreadable {
+                        line.push_str(&format!(" · unreadable: {why}"));
+                    } else if !d.text_layer {
+                        line.push_str(" · no text layer (images only)");
+                    }
+                }
                 if let Some(c) = &info.checksum {
                     line.push_str(&format!(" · {c}"));
                 }
@@ -427,5 +608,5 @@ pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
     }
     // Per-path errors never fail the whole call; the count is in the structure.
     let structured = json!({"results": results, "errors": failures});
-    render::ok(structured, frame(&text))
+    render::ok(render::compact(structured), frame(&text))
 }

@@ -1,8 +1,6 @@
 //! The write tools of the contract (`write`, `edit`, `manage`): listed only when
 //! at least one root is writable. Every success is journalled with `by: ferret`.
 
-use std::sync::Arc;
-
 use ferret_fs::{
     EditOp, EditRequest, FileChange, FsError, LineAction, ManageOp, ManageRequest, Roots,
     WriteMode, WriteRequest,
@@ -14,14 +12,8 @@ use serde_json::{Value, json};
 use crate::{
     args::{ArgResult, Args},
     render::{self, frame},
+    tools::{one_of, output_schema, schema},
 };
-
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("tool schemas are objects"),
-    }
-}
 
 /// Truthful for each tool as a whole: some of its operations replace or remove
 /// data, and repeating a call does not always give the same result.
@@ -46,7 +38,7 @@ pub fn definitions() -> Vec<Tool> {
                 "properties": {
                     "path": {"type": "string"},
                     "content": {"type": "string"},
-                    "mode": {"enum": ["create", "overwrite", "append"], "default": "create"},
+                    "mode": {"type": "string", "enum": ["create", "overwrite", "append"], "default": "create"},
                     "expected_checksum": sum,
                     "create_dirs": {"type": "boolean", "default": true},
                     "dry_run": flag,
@@ -56,18 +48,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Write file")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "bytes_written": {"type": "integer"},
-                "checksum": {"type": "string"},
-                "diff": {"type": ["string", "null"]},
-                "created": {"type": "boolean"},
-                "dry_run": {"type": "boolean"},
-            },
-            "required": ["path", "bytes_written", "checksum"],
-        })))
+        .with_raw_output_schema(output_schema(&["checksum"]))
         .with_annotations(writes()),
         Tool::new(
             "edit",
@@ -94,7 +75,7 @@ pub fn definitions() -> Vec<Tool> {
                                 "type": "object",
                                 "properties": {
                                     "lines": {"type": "string", "description": "\"10-15\" or \"7\""},
-                                    "action": {"enum": ["replace", "insert_before", "insert_after", "delete"]},
+                                    "action": one_of(&["replace", "insert_before", "insert_after", "delete"]),
                                     "content": {"type": "string"},
                                 },
                                 "required": ["lines", "action"],
@@ -110,18 +91,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Edit file")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "diff": {"type": "string"},
-                "replacements": {"type": "integer"},
-                "checksum": {"type": "string"},
-                "changed": {"type": "boolean"},
-                "dry_run": {"type": "boolean"},
-            },
-            "required": ["path", "diff", "replacements", "checksum"],
-        })))
+        .with_raw_output_schema(output_schema(&["diff", "checksum"]))
         .with_annotations(writes()),
         Tool::new(
             "manage",
@@ -129,7 +99,7 @@ pub fn definitions() -> Vec<Tool> {
             schema(json!({
                 "type": "object",
                 "properties": {
-                    "op": {"enum": ["move", "copy", "delete", "mkdir"]},
+                    "op": one_of(&["move", "copy", "delete", "mkdir"]),
                     "path": {"type": "string"},
                     "to": {"type": "string", "description": "Destination (move, copy)"},
                     "overwrite": flag,
@@ -141,18 +111,7 @@ pub fn definitions() -> Vec<Tool> {
             })),
         )
         .with_title("Move, copy, delete, mkdir")
-        .with_raw_output_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "op": {"type": "string"},
-                "path": {"type": "string"},
-                "to": {"type": ["string", "null"]},
-                "kind": {"type": "string"},
-                "summary": {"type": "string"},
-                "dry_run": {"type": "boolean"},
-            },
-            "required": ["op", "path", "summary"],
-        })))
+        .with_raw_output_schema(output_schema(&["summary"]))
         .with_annotations(writes()),
     ]
 }
@@ -406,6 +365,14 @@ fn record(index: &Index, changes: &[FileChange]) {
     index.record(&batch);
 }
 
+/// A result that shows file text (a diff) says that it is data.
+fn with_diff_note(mut structured: Value) -> Value {
+    if structured.get("diff").is_some_and(|d| !d.is_null()) {
+        structured["data_note"] = render::data_note("diff");
+    }
+    structured
+}
+
 fn dry(dry_run: bool) -> &'static str {
     if dry_run {
         "dry run, nothing written: "
@@ -420,14 +387,17 @@ pub fn write(roots: &Roots, index: &Index, path: &str, request: &WriteRequest) -
         Err(e) => return error(&e),
     };
     record(index, &outcome.changes);
+    // A dry run wrote nothing: it says what it would do, never `bytes_written`
+    // or `created`, which would read as done.
+    let (verb, bytes) = match (outcome.dry_run, outcome.created) {
+        (false, true) => ("created".to_string(), "bytes"),
+        (false, false) => (outcome.mode.to_string(), "bytes"),
+        (true, true) => ("would create".to_string(), "bytes would be written"),
+        (true, false) => (format!("would {}", outcome.mode), "bytes would be written"),
+    };
     let mut text = format!(
-        "{}{} {} · {} bytes · {}",
+        "{}{verb} {} · {} {bytes} · {}",
         dry(outcome.dry_run),
-        if outcome.created {
-            "created"
-        } else {
-            outcome.mode
-        },
         outcome.path,
         outcome.bytes_written,
         outcome.checksum
@@ -436,7 +406,16 @@ pub fn write(roots: &Roots, index: &Index, path: &str, request: &WriteRequest) -
         text.push('\n');
         text.push_str(&frame(diff));
     }
-    render::ok(serde_json::to_value(&outcome).unwrap_or(Value::Null), text)
+    let mut structured = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+    if outcome.dry_run
+        && let Value::Object(map) = &mut structured
+    {
+        let bytes = map.remove("bytes_written");
+        let created = map.remove("created");
+        map.insert("would_write".into(), bytes.unwrap_or(Value::Null));
+        map.insert("would_create".into(), created.unwrap_or(Value::Null));
+    }
+    render::ok(render::compact(with_diff_note(structured)), text)
 }
 
 pub fn edit(roots: &Roots, index: &Index, path: &str, request: &EditRequest) -> CallToolResult {
@@ -460,7 +439,8 @@ pub fn edit(roots: &Roots, index: &Index, path: &str, request: &EditRequest) -> 
     }
     text.push('\n');
     text.push_str(&frame(&outcome.diff));
-    render::ok(serde_json::to_value(&outcome).unwrap_or(Value::Null), text)
+    let structured = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+    render::ok(render::compact(with_diff_note(structured)), text)
 }
 
 pub fn manage(roots: &Roots, index: &Index, path: &str, request: &ManageRequest) -> CallToolResult {
@@ -470,7 +450,8 @@ pub fn manage(roots: &Roots, index: &Index, path: &str, request: &ManageRequest)
     };
     record(index, &outcome.changes);
     let text = format!("{}{}", dry(outcome.dry_run), outcome.summary);
-    render::ok(serde_json::to_value(&outcome).unwrap_or(Value::Null), text)
+    let structured = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+    render::ok(render::compact(structured), text)
 }
 
 #[cfg(test)]

@@ -368,7 +368,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
         Some((path, explicit)) => config::load(&path, explicit)?,
         None => ConfigFile::default(),
     };
-    let command = config::apply(Cli::command(), &file)?;
+    let command = boolean_env(config::apply(Cli::command(), &file)?)?;
     let matches = command
         .clone()
         .try_get_matches_from(argv)
@@ -380,6 +380,53 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
         matches,
         file,
     })
+}
+
+/// Boolean flags read their environment variable as people write booleans
+/// (`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`), not only as `true`/`false`,
+/// and a value that is none of these is refused naming the variable, which is
+/// what the user set (clap's own error names the flag).
+fn boolean_env(command: clap::Command) -> Result<clap::Command, String> {
+    use clap::builder::{BoolishValueParser, TypedValueParser};
+    fn is_switch_with_env(arg: &clap::Arg) -> bool {
+        arg.get_env().is_some() && matches!(arg.get_action(), clap::ArgAction::SetTrue)
+    }
+    fn check(command: &clap::Command) -> Result<(), String> {
+        for arg in command.get_arguments().filter(|a| is_switch_with_env(a)) {
+            let name = arg.get_env().expect("filtered on env");
+            let Some(value) = std::env::var_os(name) else {
+                continue;
+            };
+            if BoolishValueParser::new()
+                .parse_ref(command, Some(arg), &value)
+                .is_err()
+            {
+                return Err(format!(
+                    "{}={} is not a boolean: set it to 1 or 0 (also true/false, yes/no, on/off), or unset it",
+                    name.to_string_lossy(),
+                    value.to_string_lossy()
+                ));
+            }
+        }
+        command.get_subcommands().try_for_each(check)
+    }
+    fn boolish(command: clap::Command) -> clap::Command {
+        command
+            .mut_args(|arg| {
+                if is_switch_with_env(&arg) {
+                    arg.value_parser(BoolishValueParser::new())
+                } else {
+                    arg
+                }
+            })
+            .mut_subcommands(boolish)
+    }
+    let command = boolish(command);
+    // The parser reports through the built argument.
+    let mut built = command.clone();
+    built.build();
+    check(&built)?;
+    Ok(command)
 }
 
 fn parse_locate_policy(s: &str) -> Result<ferret_server::LocatePolicy, String> {

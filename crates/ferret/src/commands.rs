@@ -65,6 +65,29 @@ pub(crate) fn index_config(
     config
 }
 
+/// Read documents as text: extracted by this same binary started as an
+/// extractor process, cached under `<state dir>/documents/` (memory only
+/// without a state dir). Without a path to this binary, documents stay binary.
+pub(crate) fn read_documents(roots: Roots, state_dir: Option<&std::path::Path>) -> Roots {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            tracing::warn!("documents are not read as text: cannot find this binary ({e})");
+            return roots;
+        }
+    };
+    let cache = ferret_docs::CacheConfig {
+        dir: state_dir.map(|d| d.join("documents")),
+        ..ferret_docs::CacheConfig::default()
+    };
+    let docs = ferret_docs::Documents::new(
+        ferret_docs::Isolation::Process { exe },
+        ferret_docs::Limits::default(),
+        cache,
+    );
+    roots.with_documents(std::sync::Arc::new(docs))
+}
+
 /// The roots as `serve` takes them: `--root`s, then the plain folders (named
 /// after their last component, with `-2`, `-3` … where a name is taken, since
 /// whoever passed them cannot name them), `--writable` applied to every one.
@@ -155,6 +178,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         options.check().map_err(anyhow::Error::msg)?;
     }
     let config = index_config(&roots, &root_args, &args.index);
+    let roots = read_documents(roots, config.state_dir.as_deref());
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
     let locate = open_locate(

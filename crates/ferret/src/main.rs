@@ -11,6 +11,10 @@ mod shutdown;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Started again by itself to extract one document's text (ferret-docs).
+    if let Some(code) = ferret_docs::worker_main_if_asked() {
+        return ExitCode::from(code as u8);
+    }
     let parsed = match cli::parse(std::env::args_os().collect()) {
         Ok(p) => p,
         Err(e) => {
@@ -60,17 +64,24 @@ fn main() -> ExitCode {
 /// set the level.
 fn init_logging(log_file: Option<&std::path::Path>, json: bool, quiet: bool) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
-    let default = if quiet { "warn" } else { "info,rmcp=warn" };
+    // rmcp's own lines can carry whole messages: its debug lines requests and
+    // results (file contents included), its info lines notifications, and the
+    // warnings of `rmcp::service` every error answered, with what the caller
+    // sent. They are shown only to an operator who names rmcp in the filter;
+    // otherwise only rmcp's transport warnings (a refused Host or Origin) and
+    // errors remain.
+    const RMCP: &str = "rmcp=warn,rmcp::service=error";
+    let default = if quiet { "warn" } else { "info" };
     let mut filter = std::env::var("FERRET_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| default.into());
-    // rmcp's debug lines carry whole messages, file contents included: they are
-    // only shown to an operator who names rmcp in the filter.
     if !filter.contains("rmcp") {
-        filter.push_str(",rmcp=info");
+        filter.push(',');
+        filter.push_str(RMCP);
     }
-    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(format!("{default},{RMCP}")));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);

@@ -387,6 +387,61 @@ proptest! {
     }
 
     #[test]
+    fn name_split_ranges_and_extensions_are_sound(
+        s in prop_oneof![valid_query(), name_query()],
+        opts in options(),
+        entries in prop::collection::vec(prop_oneof![entry(), name_entry()], 1..12),
+    ) {
+        let q = Query::compile(&s, &opts, &CLOCK).unwrap();
+        let (name, rest) = q.split_name_terms();
+        let ranges = q.ranges();
+        let exts = q.required_extensions();
+        for e in &entries {
+            let yes = q.matches(e);
+            // The split is exact: the name part needs nothing but the name.
+            prop_assert_eq!(name.matches_name(crate::Entry::name(e)) && rest.matches(e), yes, "{:?} on {:?}", s, e.path);
+            prop_assert_eq!(name.matches(e), name.matches_name(crate::Entry::name(e)));
+            for (i, r) in &ranges {
+                let inside = match *r {
+                    crate::Range::Size { lo, hi } => crate::Entry::kind(e) != crate::Kind::Dir
+                        && (lo..=hi).contains(&crate::Entry::size(e)),
+                    crate::Range::Modified { lo, hi } => crate::Entry::modified(e).is_some_and(|t| (lo..=hi).contains(&t)),
+                };
+                // A range is necessary, and with the rest of the query sufficient.
+                prop_assert!(!yes || inside, "{:?}: {:?} matches outside {:?}", s, e.path, r);
+                prop_assert_eq!(inside && q.without_conjunct(*i).matches(e), yes);
+            }
+            if let (true, Some(exts)) = (yes, &exts) {
+                let folded = fold_case(crate::Entry::name(e)).into_owned();
+                prop_assert!(exts.iter().any(|x| {
+                    let mut dotted = b".".to_vec();
+                    dotted.extend_from_slice(x);
+                    folded.len() > dotted.len() && folded.ends_with(&dotted)
+                }), "{:?}: {:?} lacks every one of {:?}", s, e.path, exts);
+            }
+        }
+    }
+
+    #[test]
+    fn assuming_a_path_prefix_is_sound(
+        s in prop_oneof![valid_query(), name_query()],
+        opts in options(),
+        entries in prop::collection::vec(prop_oneof![entry(), name_entry()], 1..12),
+        cut in 0usize..40,
+    ) {
+        let q = Query::compile(&s, &opts, &CLOCK).unwrap();
+        for e in &entries {
+            let mut path = b"/".to_vec();
+            path.extend_from_slice(&crate::Entry::rel_path(e));
+            if crate::Entry::kind(e) == crate::Kind::Dir && path.len() > 1 {
+                path.push(b'/');
+            }
+            let prefix = &path[..cut.min(path.len())];
+            prop_assert_eq!(q.assuming_path_prefix(prefix).matches(e), q.matches(e), "{:?} on {:?} with {:?}", s, e.path, String::from_utf8_lossy(prefix));
+        }
+    }
+
+    #[test]
     fn and_is_conjunction(
         a in valid_query(),
         b in valid_query(),

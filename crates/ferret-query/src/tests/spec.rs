@@ -917,3 +917,44 @@ fn system_clock_is_now() {
     assert!(c.utc_offset_secs.abs() <= 14 * 3600);
     assert!(Query::compile("dm:today", &Options::default(), &c).is_ok());
 }
+
+#[test]
+fn name_terms_ranges_and_extensions_for_an_index() {
+    let (name, rest) = q("report ext:pdf size:>1mb dm:today file:").split_name_terms();
+    assert!(!name.is_match_all() && !rest.is_match_all());
+    assert!(name.matches_name(b"Report-2026.PDF"));
+    assert!(!name.matches_name(b"report.txt"));
+    let (name, rest) = q("size:>1mb").split_name_terms();
+    assert!(name.is_match_all() && !rest.is_match_all());
+    let (name, rest) = q("a|b !c").split_name_terms();
+    assert!(rest.is_match_all() && name.matches_name(b"ab") && !name.matches_name(b"abc"));
+    assert!(q("").is_match_all() && !q("").is_match_none());
+
+    let query = q("ext:rs size:1kb..2kb dm:today");
+    let ranges = query.ranges();
+    assert_eq!(ranges.len(), 2);
+    assert!(
+        ranges
+            .iter()
+            .any(|(_, r)| *r == crate::Range::Size { lo: 1024, hi: 2048 })
+    );
+    for (i, r) in &ranges {
+        let left = query.without_conjunct(*i);
+        assert_eq!(left.ranges().len(), 1, "{r:?} removed leaves the other");
+    }
+    assert!(
+        q("!size:>1kb").ranges().is_empty(),
+        "negated ranges are not offered"
+    );
+    assert!(q("size:>1kb").without_conjunct(0).is_match_all());
+
+    assert_eq!(
+        q("ext:rs;TOML x").required_extensions(),
+        Some(vec![b"rs".to_vec(), b"toml".to_vec()])
+    );
+    assert_eq!(q("ext:tar.gz").required_extensions(), None);
+    assert_eq!(q("ext:").required_extensions(), None);
+    assert_eq!(q("a|ext:rs").required_extensions(), None);
+    assert!(q("ext:rs;toml").is_extension_list() && q("pic:").is_extension_list());
+    assert!(!q("ext:rs x").is_extension_list() && !q("ext:tar.gz").is_extension_list());
+}

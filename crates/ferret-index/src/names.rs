@@ -1,0 +1,420 @@
+//! The name dictionary: every distinct name once, in name order, with trigram
+//! and extension lists for finding the names that hold a piece of text.
+//!
+//! Real trees repeat names (`mod.rs`, `index.html`, `.gitignore`): on this
+//! machine's own file system 404,000 entries have 180,000 distinct names, so one
+//! copy per distinct name halves the name bytes, and a name term is tested once
+//! per distinct name rather than once per entry.
+//!
+//! Names `0..sorted_len()` are unique and in name order (so their ids compare like
+//! the names); names added after the last [`Names::rebuild`] are appended as they
+//! come (ids from `sorted_len()` on) until the next one.
+
+use std::cmp::Ordering;
+
+use crate::postings::{Postings, PostingsBuilder, intersect};
+use crate::snapshot::{Reader, SnapshotError, Writer};
+
+/// Name order: ASCII letters compared without case, then the raw bytes (so the
+/// order is total and `README` sorts beside `readme`).
+pub fn name_order(a: &[u8], b: &[u8]) -> Ordering {
+    let folded = a
+        .iter()
+        .map(u8::to_ascii_lowercase)
+        .cmp(b.iter().map(u8::to_ascii_lowercase));
+    folded.then_with(|| a.cmp(b))
+}
+
+/// The extension the query language means (`ferret_query`'s rule): after the
+/// last `.`, when that dot is neither the first nor the last character.
+pub(crate) fn extension(name: &[u8]) -> Option<&[u8]> {
+    match memchr::memrchr(b'.', name) {
+        Some(i) if i > 0 && i + 1 < name.len() => Some(&name[i + 1..]),
+        _ => None,
+    }
+}
+
+/// Extension keys live above the 24-bit trigram keys: the top bit and the
+/// extension's place in [`Names::exts`], so an extension's list holds exactly the
+/// names with that (folded) extension.
+const EXT_KEY: u32 = 0x8000_0000;
+
+#[inline]
+fn trigram_key(t: &[u8]) -> u32 {
+    (u32::from(t[0]) << 16) | (u32::from(t[1]) << 8) | u32::from(t[2])
+}
+
+/// `name` folded as the query language folds it, into `buf`.
+pub(crate) fn fold_into(name: &[u8], buf: &mut Vec<u8>) {
+    buf.clear();
+    if name.is_ascii() {
+        buf.extend(name.iter().map(u8::to_ascii_lowercase));
+    } else {
+        buf.extend_from_slice(&ferret_query::fold_case(name));
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Names {
+    arena: Vec<u8>,
+    /// Where each name starts; one more than there are names (the arena's end).
+    offsets: Vec<u32>,
+    sorted: u32,
+    /// Trigram lists (24-bit keys) and extension lists (keys with the top bit) of
+    /// the sorted names.
+    postings: Postings,
+    /// The distinct folded extensions of the sorted names, sorted.
+    exts: Vec<Box<[u8]>>,
+}
+
+impl Names {
+    pub fn new() -> Names {
+        Names {
+            arena: Vec::new(),
+            offsets: vec![0],
+            sorted: 0,
+            postings: Postings::default(),
+            exts: Vec::new(),
+        }
+    }
+
+    fn extension_key(&self, ext_folded: &[u8]) -> Option<u32> {
+        self.exts
+            .binary_search_by(|e| (**e).cmp(ext_folded))
+            .ok()
+            .map(|i| EXT_KEY | i as u32)
+    }
+
+    pub fn len(&self) -> u32 {
+        (self.offsets.len() - 1) as u32
+    }
+
+    pub fn sorted_len(&self) -> u32 {
+        self.sorted
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &[u8] {
+        let (a, b) = (
+            self.offsets[id as usize] as usize,
+            self.offsets[id as usize + 1] as usize,
+        );
+        &self.arena[a..b]
+    }
+
+    /// The id of `name` among the sorted names.
+    pub fn find_sorted(&self, name: &[u8]) -> Option<u32> {
+        let (mut lo, mut hi) = (0u32, self.sorted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match name_order(self.get(mid), name) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The id of `name`: a sorted one when it exists, else a new appended one.
+    pub fn intern(&mut self, name: &[u8]) -> u32 {
+        if let Some(id) = self.find_sorted(name) {
+            return id;
+        }
+        self.push(name)
+    }
+
+    /// Append `name` without looking for it (the initial build).
+    pub fn push(&mut self, name: &[u8]) -> u32 {
+        let id = self.len();
+        self.arena.extend_from_slice(name);
+        self.offsets.push(self.arena.len() as u32);
+        id
+    }
+
+    /// Name order of two ids.
+    #[inline]
+    pub fn cmp(&self, a: u32, b: u32) -> Ordering {
+        if a < self.sorted && b < self.sorted {
+            a.cmp(&b)
+        } else {
+            name_order(self.get(a), self.get(b))
+        }
+    }
+
+    /// Sorted names that may hold every one of `literals` (already folded), from
+    /// the trigram lists; `None` when no literal has three bytes.
+    pub fn candidates(&self, literals: &[Vec<u8>]) -> Option<Vec<u32>> {
+        let mut keys: Vec<u32> = literals
+            .iter()
+            .flat_map(|l| l.windows(3).map(trigram_key))
+            .collect();
+        if keys.is_empty() {
+            return None;
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        // The rarest few lists narrow enough; checking the names does the rest.
+        keys.sort_unstable_by_key(|&k| self.postings.count(k));
+        keys.truncate(4);
+        Some(intersect(&self.postings, &keys))
+    }
+
+    /// How many sorted names the rarest trigram of `literals` allows (a cheap
+    /// bound for planning); `None` when no literal has three bytes.
+    pub fn candidates_bound(&self, literals: &[Vec<u8>]) -> Option<u32> {
+        literals
+            .iter()
+            .flat_map(|l| l.windows(3).map(trigram_key))
+            .map(|k| self.postings.count(k))
+            .min()
+    }
+
+    /// How many ids [`Names::with_extensions`] gives.
+    pub fn with_extensions_count(&self, exts: &[Vec<u8>]) -> usize {
+        let mut keys: Vec<u32> = exts.iter().filter_map(|e| self.extension_key(e)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.iter().map(|&k| self.postings.count(k) as usize).sum()
+    }
+
+    /// Sorted names whose folded extension is one of `exts` (folded, no dot).
+    pub fn with_extensions(&self, exts: &[Vec<u8>]) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        let mut keys: Vec<u32> = exts.iter().filter_map(|e| self.extension_key(e)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for &k in &keys {
+            let mut c = self.postings.cursor(k);
+            while let Some(id) = c.next_id() {
+                out.push(id);
+            }
+        }
+        if keys.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity() + self.offsets.capacity() * 4 + self.postings.heap_bytes()
+    }
+
+    pub fn write_to(&self, w: &mut Writer) {
+        w.bytes(&self.arena);
+        w.u32s(&self.offsets);
+        w.u32(self.sorted);
+        self.postings.write_to(w);
+        w.u64(self.exts.len() as u64);
+        for e in &self.exts {
+            w.bytes(e);
+        }
+    }
+
+    pub fn read_from(r: &mut Reader<'_>) -> Result<Names, SnapshotError> {
+        let arena = r.bytes()?.to_vec();
+        let offsets = r.u32s()?;
+        let sorted = r.u32()?;
+        let postings = Postings::read_from(r)?;
+        let n = r.len()?;
+        let mut exts = Vec::with_capacity(n);
+        for _ in 0..n {
+            exts.push(Box::<[u8]>::from(r.bytes()?));
+        }
+        let bad = SnapshotError::Corrupt("names");
+        if offsets.first() != Some(&0)
+            || offsets.last().map(|&o| o as usize) != Some(arena.len())
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || sorted as usize >= offsets.len()
+            || exts.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(bad);
+        }
+        Ok(Names {
+            arena,
+            offsets,
+            sorted,
+            postings,
+            exts,
+        })
+    }
+
+    /// Bytes of all names (each distinct sorted name once).
+    pub fn name_bytes(&self) -> usize {
+        self.arena.len()
+    }
+
+    /// A new dictionary holding the names for which `used` is true, sorted and
+    /// unique (its lists still empty: see [`Names::lists`] and
+    /// [`Names::set_lists`]); and for every old id its new one (`u32::MAX` for
+    /// names not kept).
+    pub fn rebuild(&self, used: &[bool]) -> (Names, Vec<u32>) {
+        let n = self.len() as usize;
+        debug_assert_eq!(used.len(), n);
+        let sorted = self.sorted as usize;
+        // The appended names, ordered (equal names side by side).
+        let mut fresh: Vec<u32> = (sorted..n).filter(|&i| used[i]).map(|i| i as u32).collect();
+        sort_by_name(self, &mut fresh);
+        let mut map = vec![u32::MAX; n];
+        let mut out = Names::new();
+        let kept: usize = (0..sorted).filter(|&i| used[i]).count();
+        out.offsets.reserve(kept + fresh.len());
+        let mut old_sorted = (0..sorted as u32).filter(|&i| used[i as usize]).peekable();
+        let mut fresh = fresh.into_iter().peekable();
+        loop {
+            let take_old = match (old_sorted.peek(), fresh.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(&a), Some(&b)) => self.cmp(a, b) != Ordering::Greater,
+            };
+            let id = if take_old {
+                old_sorted.next()
+            } else {
+                fresh.next()
+            }
+            .unwrap_or_default();
+            let name = self.get(id);
+            let last = out.len();
+            if last > 0 && out.get(last - 1) == name {
+                map[id as usize] = last - 1;
+            } else {
+                map[id as usize] = out.push(name);
+            }
+        }
+        out.sorted = out.len();
+        out.arena.shrink_to_fit();
+        out.offsets.shrink_to_fit();
+        (out, map)
+    }
+
+    /// The trigram and extension lists of the sorted names, and the extensions.
+    pub fn lists(&self) -> (Postings, Vec<Box<[u8]>>) {
+        build_postings(self)
+    }
+
+    pub fn set_lists(&mut self, (postings, exts): (Postings, Vec<Box<[u8]>>)) {
+        self.postings = postings;
+        self.exts = exts;
+    }
+}
+
+/// Sort name ids by name order; equal names keep ascending ids. Compares an
+/// 8-byte folded prefix first, so most comparisons never touch the arena.
+fn sort_by_name(names: &Names, ids: &mut Vec<u32>) {
+    let prefix = |id: u32| -> u64 {
+        let mut buf = [0u8; 8];
+        for (d, s) in buf.iter_mut().zip(names.get(id)) {
+            *d = s.to_ascii_lowercase();
+        }
+        u64::from_be_bytes(buf)
+    };
+    let mut keyed: Vec<(u64, u32)> = ids.iter().map(|&i| (prefix(i), i)).collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| name_order(names.get(a.1), names.get(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    ids.clear();
+    ids.extend(keyed.into_iter().map(|(_, i)| i));
+}
+
+fn build_postings(names: &Names) -> (Postings, Vec<Box<[u8]>>) {
+    let mut b = PostingsBuilder::default();
+    let mut buf = Vec::new();
+    let mut exts: std::collections::HashMap<Box<[u8]>, u32> = std::collections::HashMap::new();
+    let mut ext_of: Vec<(u32, u32)> = Vec::new();
+    for id in 0..names.sorted_len() {
+        let name = names.get(id);
+        fold_into(name, &mut buf);
+        for t in buf.windows(3) {
+            b.push(trigram_key(t), id);
+        }
+        if let Some(ext) = extension(&buf) {
+            let next = exts.len() as u32;
+            let e = *exts.entry(ext.into()).or_insert(next);
+            ext_of.push((e, id));
+        }
+    }
+    // Keys follow the sorted order of the extensions.
+    let mut sorted: Vec<(Box<[u8]>, u32)> = exts.into_iter().collect();
+    sorted.sort_unstable();
+    let mut rank = vec![0u32; sorted.len()];
+    for (i, (_, e)) in sorted.iter().enumerate() {
+        rank[*e as usize] = i as u32;
+    }
+    for (e, id) in ext_of {
+        b.push(EXT_KEY | rank[e as usize], id);
+    }
+    (b.finish(), sorted.into_iter().map(|(e, _)| e).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict(words: &[&str]) -> Names {
+        let mut n = Names::new();
+        for w in words {
+            n.push(w.as_bytes());
+        }
+        let used = vec![true; n.len() as usize];
+        let mut d = n.rebuild(&used).0;
+        d.set_lists(d.lists());
+        d
+    }
+
+    #[test]
+    fn rebuild_sorts_deduplicates_and_maps() {
+        let mut n = Names::new();
+        for w in ["b.rs", "A.txt", "b.rs", "a.txt", "c"] {
+            n.push(w.as_bytes());
+        }
+        let (d, map) = n.rebuild(&[true, true, true, true, false]);
+        let all: Vec<&[u8]> = (0..d.len()).map(|i| d.get(i)).collect();
+        assert_eq!(all, [&b"A.txt"[..], b"a.txt", b"b.rs"]);
+        assert_eq!(map, [2, 0, 2, 1, u32::MAX]);
+        assert_eq!(d.find_sorted(b"a.txt"), Some(1));
+        assert_eq!(d.find_sorted(b"zz"), None);
+        // A second rebuild merges appended names with the sorted ones.
+        let mut d = d;
+        let x = d.intern(b"aa");
+        assert_eq!(x, 3);
+        assert_eq!(d.intern(b"b.rs"), 2, "existing names are found");
+        let (e, map) = d.rebuild(&[true, false, true, true]);
+        let all: Vec<&[u8]> = (0..e.len()).map(|i| e.get(i)).collect();
+        assert_eq!(all, [&b"A.txt"[..], b"aa", b"b.rs"]);
+        assert_eq!(map, [0, u32::MAX, 2, 1]);
+    }
+
+    #[test]
+    fn trigram_and_extension_candidates() {
+        let d = dict(&[
+            "Report-2026.pdf",
+            "notes.md",
+            "reporter.rs",
+            "x.PDF",
+            "y.pdfx",
+        ]);
+        let ids = |v: Vec<u32>| -> Vec<String> {
+            v.into_iter()
+                .map(|i| String::from_utf8_lossy(d.get(i)).into_owned())
+                .collect()
+        };
+        assert_eq!(
+            ids(d.candidates(&[b"report".to_vec()]).unwrap()),
+            ["Report-2026.pdf", "reporter.rs"]
+        );
+        assert_eq!(
+            ids(d.candidates(&[b"zzz".to_vec()]).unwrap()),
+            Vec::<String>::new()
+        );
+        assert!(d.candidates(&[b"re".to_vec()]).is_none());
+        assert_eq!(
+            ids(d.with_extensions(&[b"pdf".to_vec()])),
+            ["Report-2026.pdf", "x.PDF"]
+        );
+        assert_eq!(d.candidates_bound(&[b"report".to_vec()]), Some(2));
+    }
+}

@@ -1,0 +1,423 @@
+//! Sorted lists of `u32` ids, compressed, keyed by a `u32`: the trigram and
+//! extension lists of the name dictionary.
+//!
+//! Written here rather than taken from a crate: the lists are built once (ids
+//! arrive in increasing order), never changed, read by intersecting a few of them,
+//! and must cost about a byte per id. `roaring` spends two bytes per id on lists as
+//! sparse as trigram lists of names (measured: 37 bytes an entry on this machine's
+//! own file system against 11 here), and `fst` maps keys, not id lists.
+//!
+//! Each list is its ids as gaps (the first id as itself), each gap a LEB128 varint,
+//! all lists in one byte arena. Every [`SKIP_EVERY`] ids a skip entry records an id
+//! and where the list continues after it, so [`Cursor::seek`] jumps over blocks.
+
+use std::collections::HashMap;
+
+use crate::snapshot::{Reader, SnapshotError, Writer};
+
+/// One skip entry per this many ids of a list.
+const SKIP_EVERY: u32 = 64;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Skip {
+    /// An id of the list.
+    value: u32,
+    /// Where the gap of the id after it starts.
+    offset: u32,
+    /// How many ids of the list come before that gap.
+    seen: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Head {
+    key: u32,
+    data: u32,
+    len: u32,
+    count: u32,
+    skip: u32,
+    skips: u32,
+}
+
+/// Immutable posting lists.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Postings {
+    /// Sorted by key.
+    heads: Vec<Head>,
+    data: Vec<u8>,
+    skips: Vec<Skip>,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+fn get_varint(data: &[u8], pos: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = data[*pos];
+        *pos += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+impl Postings {
+    /// How many ids the list of `key` holds (0 when there is none).
+    pub fn count(&self, key: u32) -> u32 {
+        self.head(key).map_or(0, |h| h.count)
+    }
+
+    fn head(&self, key: u32) -> Option<&Head> {
+        self.heads
+            .binary_search_by_key(&key, |h| h.key)
+            .ok()
+            .map(|i| &self.heads[i])
+    }
+
+    /// A cursor over the list of `key` (empty when there is none).
+    pub fn cursor(&self, key: u32) -> Cursor<'_> {
+        match self.head(key) {
+            Some(h) => Cursor {
+                data: &self.data[h.data as usize..(h.data + h.len) as usize],
+                skips: &self.skips[h.skip as usize..(h.skip + h.skips) as usize],
+                pos: 0,
+                cur: 0,
+                left: h.count,
+                count: h.count,
+                started: false,
+                skip_at: 0,
+            },
+            None => Cursor::default(),
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.heads.capacity() * std::mem::size_of::<Head>()
+            + self.data.capacity()
+            + self.skips.capacity() * std::mem::size_of::<Skip>()
+    }
+
+    pub fn write_to(&self, w: &mut Writer) {
+        w.u64(self.heads.len() as u64);
+        for h in &self.heads {
+            for v in [h.key, h.data, h.len, h.count, h.skip, h.skips] {
+                w.u32(v);
+            }
+        }
+        w.bytes(&self.data);
+        w.u64(self.skips.len() as u64);
+        for s in &self.skips {
+            for v in [s.value, s.offset, s.seen] {
+                w.u32(v);
+            }
+        }
+    }
+
+    /// Read what [`Postings::write_to`] wrote; every list's bytes and skip
+    /// entries are checked to lie inside the arenas.
+    pub fn read_from(r: &mut Reader<'_>) -> Result<Postings, SnapshotError> {
+        let n = r.len()?;
+        let mut heads = Vec::with_capacity(n);
+        for _ in 0..n {
+            heads.push(Head {
+                key: r.u32()?,
+                data: r.u32()?,
+                len: r.u32()?,
+                count: r.u32()?,
+                skip: r.u32()?,
+                skips: r.u32()?,
+            });
+        }
+        let data = r.bytes()?.to_vec();
+        let n = r.len()?;
+        let mut skips = Vec::with_capacity(n);
+        for _ in 0..n {
+            skips.push(Skip {
+                value: r.u32()?,
+                offset: r.u32()?,
+                seen: r.u32()?,
+            });
+        }
+        let bad = SnapshotError::Corrupt("posting lists");
+        if heads.windows(2).any(|w| w[0].key >= w[1].key) {
+            return Err(bad);
+        }
+        for h in &heads {
+            let end = h.data as u64 + h.len as u64;
+            let skip_end = h.skip as u64 + h.skips as u64;
+            if end > data.len() as u64
+                || skip_end > skips.len() as u64
+                || h.count > h.len
+                || data[h.data as usize..end as usize]
+                    .last()
+                    .is_some_and(|&b| b >= 0x80)
+                || skips[h.skip as usize..skip_end as usize]
+                    .iter()
+                    .any(|s| s.offset > h.len || s.seen > h.count)
+            {
+                return Err(bad);
+            }
+        }
+        Ok(Postings { heads, data, skips })
+    }
+}
+
+/// Reads one list in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cursor<'a> {
+    data: &'a [u8],
+    skips: &'a [Skip],
+    pos: usize,
+    cur: u32,
+    /// Ids not yet returned.
+    left: u32,
+    count: u32,
+    started: bool,
+    /// Skip entries before this one lie behind the position.
+    skip_at: usize,
+}
+
+impl Cursor<'_> {
+    /// The next id.
+    #[inline]
+    pub fn next_id(&mut self) -> Option<u32> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let gap = get_varint(self.data, &mut self.pos);
+        self.cur = if self.started { self.cur + gap } else { gap };
+        self.started = true;
+        Some(self.cur)
+    }
+
+    /// The first id at or after `target` (from the current position on).
+    pub fn seek(&mut self, target: u32) -> Option<u32> {
+        if self.started && self.cur >= target {
+            return Some(self.cur);
+        }
+        let skips = self.skips;
+        while self.skip_at < skips.len() && skips[self.skip_at].offset as usize <= self.pos {
+            self.skip_at += 1;
+        }
+        // Jump only when the target lies beyond the next skip point: gallop to
+        // the last skip entry below it.
+        if self.skip_at < skips.len() && skips[self.skip_at].value < target {
+            let mut lo = self.skip_at;
+            let mut step = 1;
+            while lo + step < skips.len() && skips[lo + step].value < target {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(skips.len());
+            let last_below = lo + skips[lo..hi].partition_point(|s| s.value < target) - 1;
+            let s = skips[last_below];
+            self.left = self.count - s.seen;
+            self.pos = s.offset as usize;
+            self.cur = s.value;
+            self.started = true;
+            self.skip_at = last_below + 1;
+        }
+        while let Some(v) = self.next_id() {
+            if v >= target {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+struct ListBuf {
+    bytes: Vec<u8>,
+    skips: Vec<Skip>,
+    last: u32,
+    count: u32,
+}
+
+/// Builds [`Postings`] from ids pushed in increasing order per key.
+#[derive(Default)]
+pub(crate) struct PostingsBuilder {
+    index: HashMap<u32, u32>,
+    lists: Vec<(u32, ListBuf)>,
+}
+
+impl PostingsBuilder {
+    /// Add `id` to the list of `key`; ids must not decrease for one key (a repeat
+    /// of the last id is dropped).
+    #[inline]
+    pub fn push(&mut self, key: u32, id: u32) {
+        let next = self.lists.len() as u32;
+        let at = *self.index.entry(key).or_insert(next);
+        if at == next {
+            self.lists.push((
+                key,
+                ListBuf {
+                    bytes: Vec::new(),
+                    skips: Vec::new(),
+                    last: 0,
+                    count: 0,
+                },
+            ));
+        }
+        let list = &mut self.lists[at as usize].1;
+        if list.count > 0 {
+            if id == list.last {
+                return;
+            }
+            debug_assert!(id > list.last, "ids must increase");
+            put_varint(&mut list.bytes, id - list.last);
+        } else {
+            put_varint(&mut list.bytes, id);
+        }
+        list.count += 1;
+        list.last = id;
+        if list.count.is_multiple_of(SKIP_EVERY) {
+            list.skips.push(Skip {
+                value: id,
+                offset: list.bytes.len() as u32,
+                seen: list.count,
+            });
+        }
+    }
+
+    pub fn finish(self) -> Postings {
+        let mut lists = self.lists;
+        lists.sort_unstable_by_key(|(k, _)| *k);
+        let bytes: usize = lists.iter().map(|(_, l)| l.bytes.len()).sum();
+        let skips: usize = lists.iter().map(|(_, l)| l.skips.len()).sum();
+        let mut out = Postings {
+            heads: Vec::with_capacity(lists.len()),
+            data: Vec::with_capacity(bytes),
+            skips: Vec::with_capacity(skips),
+        };
+        for (key, l) in lists {
+            out.heads.push(Head {
+                key,
+                data: out.data.len() as u32,
+                len: l.bytes.len() as u32,
+                count: l.count,
+                skip: out.skips.len() as u32,
+                skips: l.skips.len() as u32,
+            });
+            out.data.extend_from_slice(&l.bytes);
+            out.skips.extend_from_slice(&l.skips);
+        }
+        out
+    }
+}
+
+/// The ids in every one of `lists` (ascending), driven by the shortest.
+pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
+    let mut keys = keys.to_vec();
+    keys.sort_unstable_by_key(|&k| postings.count(k));
+    keys.dedup();
+    let Some((&first, rest)) = keys.split_first() else {
+        return Vec::new();
+    };
+    let mut driver = postings.cursor(first);
+    let mut others: Vec<Cursor<'_>> = rest.iter().map(|&k| postings.cursor(k)).collect();
+    let mut out = Vec::with_capacity(postings.count(first) as usize);
+    let Some(mut want) = driver.next_id() else {
+        return out;
+    };
+    loop {
+        // Leapfrog: every list seeks to `want`; one that overshoots sets a new want.
+        let mut agreed = true;
+        for c in &mut others {
+            match c.seek(want) {
+                None => return out,
+                Some(v) if v > want => {
+                    want = v;
+                    agreed = false;
+                    break;
+                }
+                Some(_) => {}
+            }
+        }
+        let next = if agreed {
+            out.push(want);
+            driver.next_id()
+        } else {
+            driver.seek(want)
+        };
+        match next {
+            Some(v) => want = v,
+            None => return out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(lists: &[(u32, Vec<u32>)]) -> Postings {
+        let mut b = PostingsBuilder::default();
+        // Interleave keys, as the dictionary does.
+        let mut all: Vec<(u32, u32)> = lists
+            .iter()
+            .flat_map(|(k, ids)| ids.iter().map(move |&i| (i, *k)))
+            .collect();
+        all.sort();
+        for (id, key) in all {
+            b.push(key, id);
+        }
+        b.finish()
+    }
+
+    fn ids(mut c: Cursor<'_>) -> Vec<u32> {
+        std::iter::from_fn(|| c.next_id()).collect()
+    }
+
+    #[test]
+    fn lists_round_trip_and_seek() {
+        let long: Vec<u32> = (0..10_000).map(|i| i * 7 + (i % 3)).collect();
+        let p = build(&[
+            (5, vec![0, 1, 2, 300, 70_000]),
+            (9, long.clone()),
+            (1, vec![42]),
+        ]);
+        assert_eq!(ids(p.cursor(5)), [0, 1, 2, 300, 70_000]);
+        assert_eq!(ids(p.cursor(9)), long);
+        assert_eq!(ids(p.cursor(1)), [42]);
+        assert_eq!(ids(p.cursor(2)), Vec::<u32>::new());
+        assert_eq!(p.count(9), 10_000);
+        let mut c = p.cursor(9);
+        for target in [0, 5, 6, 700, 701, 35_000, 69_990] {
+            let want = long.iter().copied().find(|&v| v >= target);
+            assert_eq!(c.seek(target), want, "seek {target}");
+        }
+        assert_eq!(c.seek(u32::MAX), None);
+        // Under a byte an id for a dense list.
+        assert!(p.heap_bytes() < 10_000 * 2);
+    }
+
+    #[test]
+    fn intersection_equals_the_set_intersection() {
+        let a: Vec<u32> = (0..50_000).filter(|i| i % 3 == 0).collect();
+        let b: Vec<u32> = (0..50_000).filter(|i| i % 5 == 0).collect();
+        let c: Vec<u32> = (0..50_000).filter(|i| i % 7 == 1).collect();
+        let p = build(&[(1, a.clone()), (2, b.clone()), (3, c.clone())]);
+        let want: Vec<u32> = a
+            .iter()
+            .copied()
+            .filter(|x| b.contains(x) && c.contains(x))
+            .collect();
+        assert_eq!(intersect(&p, &[1, 2, 3]), want);
+        assert_eq!(
+            intersect(&p, &[3, 1]),
+            a.iter().copied().filter(|x| x % 7 == 1).collect::<Vec<_>>()
+        );
+        assert_eq!(intersect(&p, &[1, 99]), Vec::<u32>::new());
+        assert_eq!(intersect(&p, &[2]), b);
+    }
+}

@@ -1,0 +1,450 @@
+// The real-client suite: ferret driven by clients nobody here wrote, as a
+// user would use them, over stdio and Streamable HTTP in each protocol era the
+// client speaks. Every tool is called once to succeed and once to fail
+// (cases.json); a failure passes only when its code and message reach the
+// client's user. Then Claude Code's `claude mcp add` / `claude mcp list`, with
+// a throwaway HOME, must report ferret connected over stdio and HTTP, and
+// Claude Code, its model a stand-in on loopback, makes every call and hands
+// the model results that carry the data, or the error's code and message.
+//
+//   node tests/clients/run.mjs --ferret target/debug/ferret --modules .cache/clients/node_modules \
+//     --python .cache/venv-clients/bin/python
+//
+// Binds only 127.0.0.1, stops every server it starts by its pid, and ends with
+// "N passed, N failed".
+
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const options = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
+);
+const FERRET = resolve(options.ferret ?? 'target/debug/ferret');
+const MODULES = resolve(options.modules ?? '.cache/clients/node_modules');
+const PYTHON = options.python ? resolve(options.python) : undefined;
+const ONLY = options.only; // run only the cells whose name contains this
+const { cases } = JSON.parse(readFileSync(join(here, 'cases.json'), 'utf8'));
+const treeSpec = JSON.parse(readFileSync(join(here, 'tree.json'), 'utf8'));
+const work = mkdtempSync(join(tmpdir(), 'ferret-clients-'));
+const CALL_TIMEOUT_MS = 30_000;
+
+const importFrom = (spec) => import(pathToFileURL(createRequire(join(MODULES, 'x.js')).resolve(spec)).href);
+const v1 = {
+  ...(await importFrom('@modelcontextprotocol/sdk/client/index.js')),
+  ...(await importFrom('@modelcontextprotocol/sdk/client/stdio.js')),
+  ...(await importFrom('@modelcontextprotocol/sdk/client/streamableHttp.js')),
+};
+const v2 = { ...(await importFrom('@modelcontextprotocol/client')), ...(await importFrom('@modelcontextprotocol/client/stdio')) };
+const inspectorBin = join(MODULES, '@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+const claudeBin = join(MODULES, `@anthropic-ai/claude-code-${process.platform}-${process.arch}`, 'claude');
+
+// --- the tree and the server ---------------------------------------------------
+
+let cellCount = 0;
+/** A fresh tree for one cell, and the `serve` arguments that serve it. */
+function freshTree() {
+  const base = join(work, `cell-${++cellCount}`);
+  const dirs = { root: join(base, 'root'), located: join(base, 'located') };
+  for (const [part, files] of Object.entries(treeSpec).filter(([k]) => k in dirs)) {
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dirs[part], rel)), { recursive: true });
+      writeFileSync(join(dirs[part], rel), text);
+    }
+  }
+  const args = ['serve', '--root', `${dirs.root}:rw`, '--locate-root', dirs.located, '--locate', 'allow', '--state-dir', join(base, 'state')];
+  return { base, args };
+}
+
+const running = new Set();
+/** Start `ferret serve` over HTTP on a free loopback port. */
+function startHttp(args) {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn(FERRET, [...args, '--bind', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`ferret did not listen within 20 s:\n${seen}`)), 20_000);
+    child.stderr.on('data', (chunk) => {
+      seen += chunk;
+      const m = seen.match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+      if (m) {
+        clearTimeout(timer);
+        resolveStart({ url: m[1], stop: () => stop(child) });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`ferret exited (${code}) before listening:\n${seen}`)));
+  });
+}
+
+function stop(child) {
+  running.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.on('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+// --- judging what a client shows -------------------------------------------------
+
+const results = [];
+/** One check: what the case expects against what the client showed (`seen`:
+ * isError, structured, text, rpc {code, message}). */
+function judge(cell, c, phase, seen) {
+  const shown = seen.structured !== undefined ? JSON.stringify(seen.structured) : seen.text ?? '';
+  let why = null;
+  if (phase === 'ok') {
+    if (seen.rpc) why = `JSON-RPC error ${seen.rpc.code}: ${seen.rpc.message}`;
+    else if (seen.isError) why = `isError: ${seen.text}`;
+    else if (!shown.includes(c.expect)) why = `${JSON.stringify(c.expect)} not in ${shown.slice(0, 300)}`;
+  } else if (c.jsonrpc !== undefined) {
+    if (!seen.rpc) why = `expected JSON-RPC error ${c.jsonrpc}, got ${shown.slice(0, 300)}`;
+    else if (seen.rpc.code !== null && seen.rpc.code !== c.jsonrpc) why = `JSON-RPC code ${seen.rpc.code}, not ${c.jsonrpc}`;
+    else if (!/Example:/.test(seen.rpc.message)) why = `message lost: ${JSON.stringify(seen.rpc.message)}`;
+  } else if (c.path_code !== undefined) {
+    const err = seen.structured?.results?.[0]?.error;
+    if (seen.rpc || seen.isError) why = `the whole call failed: ${seen.rpc?.message ?? seen.text}`;
+    else if (seen.structured !== undefined ? err?.code !== c.path_code || !err?.message : !seen.text?.includes(c.path_code))
+      why = `per-path ${c.path_code} not shown: ${shown.slice(0, 300)}`;
+  } else {
+    const err = seen.structured?.error;
+    if (seen.rpc) why = `JSON-RPC error ${seen.rpc.code} instead of the tool's: ${seen.rpc.message}`;
+    else if (!seen.isError) why = `not an error: ${shown.slice(0, 300)}`;
+    else if (seen.structured !== undefined && (err?.code !== c.code || !seen.text?.includes(err.message)))
+      why = `code ${err?.code} / message ${JSON.stringify(err?.message)} not as expected in ${JSON.stringify(seen.text)}`;
+    else if (!seen.text?.startsWith(`${c.code}: `) || seen.text.length <= c.code.length + 2)
+      why = `the user sees ${JSON.stringify(seen.text)}, not ${c.code} and its message`;
+  }
+  results.push({ cell, check: `${c.tool} ${phase}`, pass: why === null, why });
+}
+
+const textOf = (content) => (content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+
+/** Every case through an SDK client's callTool. */
+async function callAll(cell, client) {
+  for (const c of cases) {
+    for (const phase of ['ok', 'error']) {
+      let seen;
+      try {
+        const r = await client.callTool({ name: c.tool, arguments: c[phase] }, undefined, { timeout: CALL_TIMEOUT_MS });
+        seen = { isError: r.isError === true, structured: r.structuredContent, text: textOf(r.content) };
+      } catch (e) {
+        seen = { rpc: { code: e.code, message: String(e.message ?? e) } };
+      }
+      judge(cell, c, phase, seen);
+    }
+  }
+}
+
+function check(cell, name, ok, why) {
+  results.push({ cell, check: name, pass: ok, why: ok ? null : why });
+}
+
+// --- the cells -----------------------------------------------------------------------
+
+/** TypeScript SDK v1 (handshake era only) or v2 (`legacy`, or pinned 2026-07-28). */
+async function sdkCell(sdk, transport, era) {
+  const cell = `ts-sdk-${sdk} ${transport} ${era}`;
+  const { args } = freshTree();
+  const lib = sdk === 'v1' ? v1 : v2;
+  const server = transport === 'http' ? await startHttp(args) : null;
+  const clientTransport =
+    transport === 'http'
+      ? new lib.StreamableHTTPClientTransport(new URL(server.url))
+      : new lib.StdioClientTransport({ command: FERRET, args: [...args, '--stdio'], stderr: 'ignore' });
+  const negotiation = era === '2026-07-28' ? { versionNegotiation: { mode: { pin: era } } } : {};
+  const client = new lib.Client({ name: 'ferret-client-suite', version: '1.0.0' }, negotiation);
+  try {
+    await client.connect(clientTransport);
+    check(cell, 'connect', client.getServerVersion()?.name === 'ferret', `server says ${JSON.stringify(client.getServerVersion())}`);
+    if (sdk === 'v2') {
+      const version = client.getNegotiatedProtocolVersion();
+      check(cell, 'era', era === '2026-07-28' ? version === era : version < '2026-07-28', `negotiated ${version}`);
+    }
+    await client.listTools(); // as hosts do: it also loads the output schemas the SDK checks results against
+    await callAll(cell, client);
+  } catch (e) {
+    check(cell, 'session', false, String(e?.stack ?? e));
+  } finally {
+    await client.close().catch(() => {});
+    await server?.stop();
+  }
+}
+
+function run(command, args, { env, timeout = 60_000 } = {}) {
+  return new Promise((done) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      running.delete(child);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The Inspector CLI: one process per call, as a user runs it. */
+async function inspectorCell(transport, era) {
+  const cell = `inspector-cli ${transport} ${era}`;
+  const { args } = freshTree();
+  const server = transport === 'http' ? await startHttp(args) : null;
+  const target = transport === 'http' ? [server.url] : ['--', FERRET, ...args, '--stdio'];
+  const inspect = (extra) => run(process.execPath, [inspectorBin, '--cli', '--format', 'json', '--protocol-era', era, ...extra, ...target]);
+  try {
+    const listed = await inspect(['--strict', '--method', 'tools/list']);
+    const tools = listed.code === 0 ? JSON.parse(listed.stdout) : undefined;
+    check(cell, 'tools/list', tools?.result?.tools?.length === cases.length, `exit ${listed.code}: ${listed.stderr.slice(0, 500)}`);
+    check(cell, 'schemas portable (--strict)', tools !== undefined && !tools.schemaFindings, JSON.stringify(tools?.schemaFindings)?.slice(0, 500));
+    for (const c of cases) {
+      for (const phase of ['ok', 'error']) {
+        const r = await inspect(['--method', 'tools/call', '--tool-name', c.tool, '--tool-args-json', JSON.stringify(c[phase])]);
+        const out = lastJson(r.stdout);
+        const err = lastJson(r.stderr)?.error;
+        let seen;
+        if (out?.result) seen = { isError: out.result.isError === true, structured: out.result.structuredContent, text: textOf(out.result.content) };
+        // The Inspector prints a JSON-RPC error as {"error": {"code": "error",
+        // message}}: its own envelope has no place for the number.
+        else seen = { rpc: { code: typeof err?.code === 'number' ? err.code : null, message: err?.message ?? r.stderr.slice(0, 300) } };
+        judge(cell, c, phase, seen);
+      }
+    }
+  } finally {
+    await server?.stop();
+  }
+}
+
+function lastJson(text) {
+  for (const line of text.trim().split('\n').reverse()) {
+    try {
+      return JSON.parse(line);
+    } catch {
+      // not a JSON line (a banner)
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** fastmcp's Client, through tests/clients/fastmcp_cell.py (it reports what the
+ * client showed; the judging is the same as for every other client). */
+async function fastmcpCell(transport, era) {
+  const cell = `fastmcp ${transport} ${era}`;
+  const { args } = freshTree();
+  const server = transport === 'http' ? await startHttp(args) : null;
+  try {
+    const target = transport === 'http' ? { url: server.url } : { command: FERRET, args: [...args, '--stdio'] };
+    const r = await run(PYTHON, [join(here, 'fastmcp_cell.py'), JSON.stringify({ ...target, mode: era, cases })], { timeout: 120_000 });
+    const report = lastJson(r.stdout);
+    if (!report) {
+      check(cell, 'session', false, `exit ${r.code}: ${r.stderr.slice(-1500)}`);
+      return;
+    }
+    check(cell, 'era', era === '2026-07-28' ? report.version === era : report.version < '2026-07-28', `negotiated ${report.version}`);
+    check(cell, 'results parsed against output schemas', report.parse_errors.length === 0, report.parse_errors.join('; ').slice(0, 800));
+    for (const { tool, phase, seen } of report.calls) judge(cell, cases.find((c) => c.tool === tool), phase, seen);
+  } finally {
+    await server?.stop();
+  }
+}
+
+/** Claude Code: `claude mcp add` for stdio and HTTP, then `claude mcp list`. */
+async function claudeCell() {
+  const cell = 'claude-code mcp add/list';
+  const { base, args } = freshTree();
+  const home = join(base, 'home');
+  mkdirSync(home);
+  const env = { HOME: home, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+  const server = await startHttp(args);
+  try {
+    const claude = (extra) => run(claudeBin, extra, { env, timeout: 90_000 });
+    const added = [
+      await claude(['mcp', 'add', 'ferret-stdio', '--', FERRET, ...args, '--stdio']),
+      await claude(['mcp', 'add', '--transport', 'http', 'ferret-http', server.url]),
+    ];
+    check(cell, 'mcp add', added.every((r) => r.code === 0), added.map((r) => r.stderr + r.stdout).join('\n'));
+    const listed = await claude(['mcp', 'list']);
+    for (const name of ['ferret-stdio', 'ferret-http']) {
+      const line = listed.stdout.split('\n').find((l) => l.startsWith(`${name}:`)) ?? '';
+      check(cell, `${name} connected`, /Connected/.test(line) && !/Failed/.test(line), `mcp list said: ${listed.stdout}${listed.stderr}`);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A stand-in for the model endpoint Claude Code talks to (the Messages API,
+ * streamed), on loopback: it asks for each case's tool call in turn and keeps
+ * the tool results Claude Code sends back, which are what a model would read. */
+function standInModel(calls) {
+  const seen = [];
+  let next = 0;
+  const events = (res, message, blocks, stop) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+    blocks.forEach((block, index) => {
+      if (block.type === 'tool_use') {
+        send('content_block_start', { index, content_block: { ...block, input: {} } });
+        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      } else {
+        send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
+      }
+      send('content_block_stop', { index });
+    });
+    send('message_delta', { delta: { stop_reason: stop }, usage: { output_tokens: 1 } });
+    send('message_stop', {});
+    res.end();
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      let request = {};
+      try {
+        request = JSON.parse(body);
+      } catch {
+        // not JSON: answered as a count below
+      }
+      if (!req.url.startsWith('/v1/messages') || req.url.includes('count_tokens') || !request.messages) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ input_tokens: 1 }));
+        return;
+      }
+      // Results may sit before other parts of the turn (reminders Claude Code
+      // adds): look through every message for results not yet seen.
+      for (const m of request.messages) {
+        for (const block of Array.isArray(m.content) ? m.content : []) {
+          const n = Number(String(block.tool_use_id ?? '').replace('toolu_', ''));
+          if (block.type === 'tool_result' && !seen.some((x) => x.result.tool_use_id === block.tool_use_id) && calls[n - 1])
+            seen.push({ call: calls[n - 1], result: block });
+        }
+      }
+      const message = { id: `msg_${seen.length}_${next}`, type: 'message', role: 'assistant', model: request.model };
+      const ours = (request.tools ?? []).some((t) => t.name.startsWith('mcp__ferret__'));
+      if (ours && next < calls.length) {
+        const { tool, args } = calls[next++];
+        events(res, message, [{ type: 'tool_use', id: `toolu_${next}`, name: `mcp__ferret__${tool}`, input: args }], 'tool_use');
+      } else {
+        events(res, message, [{ type: 'text', text: 'done' }], 'end_turn');
+      }
+    });
+  });
+  return new Promise((ready) =>
+    server.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${server.address().port}`, seen, close: () => server.close() })),
+  );
+}
+
+/** Claude Code in print mode, its model a stand-in: every case's tool call goes
+ * through Claude Code to ferret, and the tool result it hands the model must
+ * carry the data (success) or the error's code and message (failure). */
+async function claudeCallsCell(transport) {
+  const cell = `claude-code tool calls ${transport}`;
+  const { base, args } = freshTree();
+  const home = join(base, 'home');
+  mkdirSync(home);
+  const calls = cases.flatMap((c) => ['ok', 'error'].map((phase) => ({ tool: c.tool, args: c[phase], phase, c })));
+  const model = await standInModel(calls);
+  const server = transport === 'http' ? await startHttp(args) : null;
+  const env = {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'stand-in',
+    ENABLE_TOOL_SEARCH: 'false', // every ferret tool in the request, not behind a search tool
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  try {
+    const claude = (extra, options = {}) => run(claudeBin, extra, { env, timeout: 180_000, ...options });
+    const add = transport === 'http' ? ['--transport', 'http', 'ferret', server.url] : ['ferret', '--', FERRET, ...args, '--stdio'];
+    const added = await claude(['mcp', 'add', ...add]);
+    check(cell, 'mcp add', added.code === 0, added.stderr + added.stdout);
+    const session = await claude(['-p', 'Use the ferret tools as asked.', '--allowedTools', 'mcp__ferret']);
+    check(cell, 'session', session.code === 0 && model.seen.length === calls.length, `exit ${session.code}, ${model.seen.length} of ${calls.length} results: ${session.stderr.slice(-800)}`);
+    for (const { call, result } of model.seen) {
+      const text = typeof result.content === 'string' ? result.content : textOf(result.content);
+      let structured;
+      try {
+        structured = JSON.parse(text);
+      } catch {
+        // not the structured form: judged as text
+      }
+      const c = call.c;
+      let seen;
+      if (c.jsonrpc !== undefined && call.phase === 'error') {
+        const code = text.match(/-32\d{3}/)?.[0];
+        seen = { rpc: { code: code ? Number(code) : null, message: text } };
+      } else if (structured && typeof structured === 'object' && !Array.isArray(structured)) {
+        // What the model reads is the structured content as JSON: the error's
+        // text must be in it too (its message), as the judge checks for text.
+        const err = structured.error;
+        seen = { isError: result.is_error === true, structured, text: err ? `${err.code}: ${err.message}` : text };
+      } else {
+        seen = { isError: result.is_error === true, text };
+      }
+      judge(cell, c, call.phase, seen);
+    }
+  } finally {
+    model.close();
+    await server?.stop();
+  }
+}
+
+// --- the matrix ------------------------------------------------------------------------
+
+const cells = [
+  ['ts-sdk-v1 stdio legacy', () => sdkCell('v1', 'stdio', 'legacy')],
+  ['ts-sdk-v1 http legacy', () => sdkCell('v1', 'http', 'legacy')],
+  ...['stdio', 'http'].flatMap((t) =>
+    ['legacy', '2026-07-28'].map((e) => [`ts-sdk-v2 ${t} ${e}`, () => sdkCell('v2', t, e)]),
+  ),
+  ...['stdio', 'http'].flatMap((t) => ['legacy', 'auto', 'modern'].map((e) => [`inspector-cli ${t} ${e}`, () => inspectorCell(t, e)])),
+  ...(PYTHON
+    ? ['stdio', 'http'].flatMap((t) => ['legacy', '2026-07-28'].map((e) => [`fastmcp ${t} ${e}`, () => fastmcpCell(t, e)]))
+    : []),
+  ['claude-code mcp add/list', claudeCell],
+  ['claude-code tool calls stdio', () => claudeCallsCell('stdio')],
+  ['claude-code tool calls http', () => claudeCallsCell('http')],
+].filter(([name]) => !ONLY || name.includes(ONLY));
+
+const started = Date.now();
+try {
+  for (const [name, cellRun] of cells) {
+    const before = results.length;
+    const t0 = Date.now();
+    try {
+      await cellRun();
+    } catch (e) {
+      check(name, 'cell', false, String(e?.stack ?? e));
+    }
+    const mine = results.slice(before);
+    const failed = mine.filter((r) => !r.pass);
+    console.log(`${failed.length ? 'FAIL' : 'pass'}  ${name.padEnd(34)} ${mine.length - failed.length}/${mine.length} checks  ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    for (const f of failed) console.log(`        ${f.check}: ${f.why}`);
+  }
+} finally {
+  await Promise.all([...running].map(stop));
+  rmSync(work, { recursive: true, force: true });
+}
+const failed = results.filter((r) => !r.pass).length;
+console.log(`real clients: ${cells.length} cells in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
