@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from browser import Chromium
+import documents
 from conftest import HttpServer, png_bytes
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -39,6 +40,8 @@ def build(root: Path) -> Path:
     for name, size in SIZES.items():
         w(f"sizes/{name}", b"x" * size)
     w("img/pixel.png", png_bytes(4, 3))
+    (root / "papers").mkdir()
+    documents.pdf_pages(root / "papers" / "quarterly.pdf", pages=3)
     w(".env", SECRET + "\n")
     w("cfg/credentials.json", '{"token": "%s"}\n' % SECRET)
     return root
@@ -190,6 +193,12 @@ def test_images_binaries_and_folders_in_the_preview(site, browser):
     preview(browser, "annual-report", ["annual-report.pdf"])
     note = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview-body .preview-note"), what="the binary note")[0]
     assert "Binary file" in note.text and "not shown" in note.text
+    # A document previews as its text, as `read` gives it.
+    preview(browser, "quarterly", ["quarterly.pdf"])
+    wait(browser, lambda d: "PDF" in d.find_element(By.ID, "preview-meta").text, what="the document's format")
+    assert "3 pages" in browser.find_element(By.ID, "preview-meta").text
+    marks = browser.find_elements(By.CSS_SELECTOR, "#preview-body .line mark")
+    assert marks and marks[0].text == "quarterly", "the query's word highlighted in the document's text"
     preview(browser, "folder: sizes", ["sizes"])
     wait(browser, lambda d: sorted(e.text for e in d.find_elements(By.CSS_SELECTOR, "#preview-body .listing li .name")) == sorted(SIZES), what="the listing")
     browser.find_element(By.ID, "preview-close").click()

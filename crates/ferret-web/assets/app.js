@@ -447,6 +447,10 @@
     $('preview-name').textContent = p.path;
     if (p.kind === 'text') {
       const meta = [human(p.size), p.encoding, p.total_lines !== null ? `${count(p.total_lines)} lines` : 'large file'];
+      if (p.document) {
+        meta.splice(1, 1, p.document.format.toUpperCase());
+        if (p.document.part_kind) meta.push(`${count(p.document.parts)} ${p.document.part_kind}s`);
+      }
       if (p.matches) meta.push(`${count(p.matches)} matches shown`);
       $('preview-meta').textContent = meta.join(' · ');
       let code = append ? body.querySelector('.code') : null;

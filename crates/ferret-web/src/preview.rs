@@ -91,7 +91,12 @@ fn text(roots: &Roots, w: TextWindow, request: &PreviewRequest) -> Value {
         })
         .collect();
     let clipped: Vec<u64> = w.clipped_lines.iter().map(|c| c.line).collect();
+    // A document (PDF, DOCX …) previews as its text, as `read` returns it.
+    let document = w.document.as_ref().map(|d| {
+        json!({"format": d.format, "part_kind": d.part_kind, "parts": d.parts, "title": d.title})
+    });
     json!({
+        "document": document,
         "kind": "text",
         "abs": search::absolute(roots, &w.path),
         "path": w.path,
