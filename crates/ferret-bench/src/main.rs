@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferret_index::{Index, IndexConfig, IndexRoot, SearchRequest, SortKey};
+use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
 use ferret_query::{Clock, Options, Query};
 
 /// A small deterministic generator (xorshift64*), so trees are the same on every machine.
@@ -98,6 +98,18 @@ fn rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+fn peak_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// The fixed query set (also run through plocate and fd by bench/index.sh).
 pub const QUERIES: &[(&str, &str)] = &[
     ("rare substring", "zyzzyva"),
@@ -118,27 +130,38 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn bench_index(dir: &Path, freshness_changes: usize) -> anyhow::Result<()> {
+fn bench_index(dir: &Path, freshness_changes: usize, rules: Rules) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(dir)?;
     let state = tempdir_in_target()?;
     let mut config = IndexConfig::new(vec![IndexRoot::new("bench", &dir)]);
+    config.rules = rules;
     config.state_dir = Some(state.clone());
     config.watch = false;
     let index = Index::open(config.clone()).map_err(anyhow::Error::msg)?;
+    let rss_start = rss_bytes();
     let started = Instant::now();
     index.build_now(None);
     let build = started.elapsed();
+    println!(
+        "process RSS             {:.1} MiB before the build, {:.1} MiB after, peak {:.1} MiB",
+        rss_start as f64 / 1048576.0,
+        rss_bytes() as f64 / 1048576.0,
+        peak_bytes() as f64 / 1048576.0
+    );
     let entries = index.status().entries;
     let heap = index.with_store(|s| s.heap_bytes());
-    let names = index.with_store(|s| s.name_bytes());
+    let parts = index.with_store(|s| s.heap_parts());
+
     println!("entries                 {entries}");
     println!("build (warm)            {:.2} s", build.as_secs_f64());
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|(what, b)| format!("{what} {:.1}", *b as f64 / entries as f64))
+        .collect();
     println!(
-        "memory                  {:.1} bytes/entry in the store: {:.1} of records + {:.1} of names (stored twice: as is and lowercased, {:.1} each)",
+        "store heap              {:.1} bytes/entry: {}",
         heap as f64 / entries as f64,
-        (heap - 2 * names) as f64 / entries as f64,
-        (2 * names) as f64 / entries as f64,
-        names as f64 / entries as f64,
+        parts.join(", ")
     );
     let started = Instant::now();
     let bytes = index
@@ -171,7 +194,10 @@ fn bench_index(dir: &Path, freshness_changes: usize) -> anyhow::Result<()> {
 
     let clock = Clock::system();
     println!("\nquery latency, in-process, {} runs each (ms):", 50);
-    println!("{:<26} {:>8} {:>8} {:>9}", "query", "p50", "p99", "matches");
+    println!(
+        "{:<26} {:>8} {:>8} {:>8} {:>9}",
+        "query", "p50", "p99", "min", "matches"
+    );
     let only = std::env::var("FERRET_BENCH_ONLY").ok();
     for (label, text) in QUERIES {
         if only.as_deref().is_some_and(|o| o != *label) {
@@ -206,10 +232,11 @@ fn bench_index(dir: &Path, freshness_changes: usize) -> anyhow::Result<()> {
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "{:<26} {:>8.3} {:>8.3} {:>9}   {text}",
+            "{:<26} {:>8.3} {:>8.3} {:>8.3} {:>9}   {text}",
             label,
             percentile(&times, 0.5),
             percentile(&times, 0.99),
+            times[0],
             total
         );
     }
@@ -338,6 +365,9 @@ fn tempdir_in_target() -> anyhow::Result<PathBuf> {
 }
 
 fn main() -> anyhow::Result<()> {
+    if std::env::var_os("FERRET_NO_MMAP_TUNE").is_none() {
+        ferret_index::map_large_allocations();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| {
         args.iter()
@@ -358,7 +388,11 @@ fn main() -> anyhow::Result<()> {
         Some("index") => {
             let dir = PathBuf::from(args.get(1).ok_or_else(|| anyhow::anyhow!("index DIR"))?);
             let changes = flag("--freshness").map_or(Ok(210), |s| s.parse())?;
-            bench_index(&dir, changes)
+            let rules = Rules {
+                hidden: args.iter().any(|a| a == "--hidden"),
+                no_ignore: args.iter().any(|a| a == "--no-ignore"),
+            };
+            bench_index(&dir, changes, rules)
         }
         Some("queries") => {
             for (label, q) in QUERIES {

@@ -93,8 +93,8 @@ pub(crate) enum WatchError {
 /// `top`).
 #[derive(Debug, Clone, Copy)]
 struct Watched {
-    root: usize,
     folder: EntryId,
+    root: u16,
     top: bool,
 }
 
@@ -154,14 +154,21 @@ impl Watcher {
                 WatchError::Other
             }
         })?;
-        self.lock().insert(wd, Watched { root, folder, top });
+        self.lock().insert(
+            wd,
+            Watched {
+                root: root as u16,
+                folder,
+                top,
+            },
+        );
         Ok(wd)
     }
 
     /// A watched folder now has another entry id (after a rescan matched it).
     pub fn remap(&self, wd: i32, root: usize, folder: EntryId) {
         if let Some(w) = self.lock().get_mut(&wd)
-            && w.root == root
+            && usize::from(w.root) == root
         {
             w.folder = folder;
         }
@@ -203,9 +210,11 @@ impl Watcher {
         drop(map);
         if mask.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
             // A subfolder's own end is also reported by its parent, by name.
-            return w.top.then_some(FsEvent::RootGone { root: w.root });
+            return w.top.then_some(FsEvent::RootGone {
+                root: usize::from(w.root),
+            });
         }
-        let (root, folder) = (w.root, w.folder);
+        let (root, folder) = (usize::from(w.root), w.folder);
         let name = name?;
         Some(if mask.contains(ReadFlags::MOVED_FROM) {
             FsEvent::MovedFrom {

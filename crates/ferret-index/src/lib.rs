@@ -17,6 +17,8 @@
 //! follows a symlink; it knows nothing of MCP.
 
 mod base;
+mod trim;
+pub use trim::map_large_allocations;
 mod complete;
 mod dirs;
 mod echo;
@@ -358,6 +360,7 @@ impl Index {
         let rebuilt = base::rebuild(&self.read_store());
         let built = started.elapsed();
         self.write_store().install(rebuilt);
+        trim::give_back_memory();
         tracing::debug!(
             build_ms = built.as_millis() as u64,
             swap_us = (started.elapsed() - built).as_micros() as u64,

@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use crate::postings::{Postings, PostingsBuilder, intersect};
+use crate::postings::{Postings, intersect_range};
 use crate::snapshot::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
@@ -145,6 +145,16 @@ impl Names {
     /// Sorted names that may hold every one of `literals` (already folded), from
     /// the trigram lists; `None` when no literal has three bytes.
     pub fn candidates(&self, literals: &[Vec<u8>]) -> Option<Vec<u32>> {
+        self.matching(literals, &|_| true)
+    }
+
+    /// [`Names::candidates`] for which `keep` holds, the work split across
+    /// the machine's cores when the lists are long.
+    pub fn matching(
+        &self,
+        literals: &[Vec<u8>],
+        keep: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Option<Vec<u32>> {
         let mut keys: Vec<u32> = literals
             .iter()
             .flat_map(|l| l.windows(3).map(trigram_key))
@@ -157,7 +167,31 @@ impl Names {
         // The rarest few lists narrow enough; checking the names does the rest.
         keys.sort_unstable_by_key(|&k| self.postings.count(k));
         keys.truncate(4);
-        Some(intersect(&self.postings, &keys))
+        let work = self.postings.count(keys[0]);
+        let threads = if work < 20_000 {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |p| p.get())
+                .min(8) as u32
+        };
+        if threads == 1 {
+            return Some(intersect_range(&self.postings, &keys, 0..u32::MAX, keep));
+        }
+        let step = self.sorted.div_ceil(threads).max(1);
+        Some(std::thread::scope(|scope| {
+            let parts: Vec<_> = (0..threads)
+                .map(|t| {
+                    let keys = &keys;
+                    let range = t * step..if t + 1 == threads { u32::MAX } else { (t + 1) * step };
+                    scope.spawn(move || intersect_range(&self.postings, keys, range, keep))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        }))
     }
 
     /// How many sorted names the rarest trigram of `literals` allows (a cheap
@@ -197,8 +231,12 @@ impl Names {
         out
     }
 
-    pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity() + self.offsets.capacity() * 4 + self.postings.heap_bytes()
+    /// Bytes of the names themselves (arena and offsets), and of their lists.
+    pub fn heap_parts(&self) -> (usize, usize) {
+        (
+            self.arena.capacity() + self.offsets.capacity() * 4,
+            self.postings.heap_bytes() + self.exts.iter().map(|e| e.len() + 16).sum::<usize>(),
+        )
     }
 
     pub fn write_to(&self, w: &mut Writer) {
@@ -321,33 +359,34 @@ fn sort_by_name(names: &Names, ids: &mut Vec<u32>) {
 }
 
 fn build_postings(names: &Names) -> (Postings, Vec<Box<[u8]>>) {
-    let mut b = PostingsBuilder::default();
+    // The distinct extensions first: their keys follow their sorted order.
     let mut buf = Vec::new();
-    let mut exts: std::collections::HashMap<Box<[u8]>, u32> = std::collections::HashMap::new();
-    let mut ext_of: Vec<(u32, u32)> = Vec::new();
+    let mut exts: std::collections::HashSet<Box<[u8]>> = std::collections::HashSet::new();
     for id in 0..names.sorted_len() {
-        let name = names.get(id);
-        fold_into(name, &mut buf);
-        for t in buf.windows(3) {
-            b.push(trigram_key(t), id);
-        }
-        if let Some(ext) = extension(&buf) {
-            let next = exts.len() as u32;
-            let e = *exts.entry(ext.into()).or_insert(next);
-            ext_of.push((e, id));
+        fold_into(names.get(id), &mut buf);
+        if let Some(ext) = extension(&buf)
+            && !exts.contains(ext)
+        {
+            exts.insert(ext.into());
         }
     }
-    // Keys follow the sorted order of the extensions.
-    let mut sorted: Vec<(Box<[u8]>, u32)> = exts.into_iter().collect();
-    sorted.sort_unstable();
-    let mut rank = vec![0u32; sorted.len()];
-    for (i, (_, e)) in sorted.iter().enumerate() {
-        rank[*e as usize] = i as u32;
-    }
-    for (e, id) in ext_of {
-        b.push(EXT_KEY | rank[e as usize], id);
-    }
-    (b.finish(), sorted.into_iter().map(|(e, _)| e).collect())
+    let mut exts: Vec<Box<[u8]>> = exts.into_iter().collect();
+    exts.sort_unstable();
+    let postings = Postings::build(|emit| {
+        let mut buf = Vec::new();
+        for id in 0..names.sorted_len() {
+            fold_into(names.get(id), &mut buf);
+            for t in buf.windows(3) {
+                emit(trigram_key(t), id);
+            }
+            if let Some(ext) = extension(&buf)
+                && let Ok(i) = exts.binary_search_by(|e| (**e).cmp(ext))
+            {
+                emit(EXT_KEY | i as u32, id);
+            }
+        }
+    });
+    (postings, exts)
 }
 
 #[cfg(test)]

@@ -16,16 +16,15 @@ use std::collections::HashMap;
 use crate::snapshot::{Reader, SnapshotError, Writer};
 
 /// One skip entry per this many ids of a list.
-const SKIP_EVERY: u32 = 64;
+const SKIP_EVERY: u32 = 128;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Skip {
     /// An id of the list.
     value: u32,
-    /// Where the gap of the id after it starts.
+    /// Where the gap of the id after it starts (skip entry `k` of a list comes
+    /// after its `(k + 1) * SKIP_EVERY`th id).
     offset: u32,
-    /// How many ids of the list come before that gap.
-    seen: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,14 +44,6 @@ pub(crate) struct Postings {
     heads: Vec<Head>,
     data: Vec<u8>,
     skips: Vec<Skip>,
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[inline]
@@ -116,9 +107,8 @@ impl Postings {
         w.bytes(&self.data);
         w.u64(self.skips.len() as u64);
         for s in &self.skips {
-            for v in [s.value, s.offset, s.seen] {
-                w.u32(v);
-            }
+            w.u32(s.value);
+            w.u32(s.offset);
         }
     }
 
@@ -144,7 +134,6 @@ impl Postings {
             skips.push(Skip {
                 value: r.u32()?,
                 offset: r.u32()?,
-                seen: r.u32()?,
             });
         }
         let bad = SnapshotError::Corrupt("posting lists");
@@ -160,9 +149,10 @@ impl Postings {
                 || data[h.data as usize..end as usize]
                     .last()
                     .is_some_and(|&b| b >= 0x80)
+                || h.skips != h.count / SKIP_EVERY
                 || skips[h.skip as usize..skip_end as usize]
                     .iter()
-                    .any(|s| s.offset > h.len || s.seen > h.count)
+                    .any(|s| s.offset > h.len)
             {
                 return Err(bad);
             }
@@ -221,7 +211,7 @@ impl Cursor<'_> {
             let hi = (lo + step).min(skips.len());
             let last_below = lo + skips[lo..hi].partition_point(|s| s.value < target) - 1;
             let s = skips[last_below];
-            self.left = self.count - s.seen;
+            self.left = self.count - (last_below as u32 + 1) * SKIP_EVERY;
             self.pos = s.offset as usize;
             self.cur = s.value;
             self.started = true;
@@ -236,87 +226,113 @@ impl Cursor<'_> {
     }
 }
 
-struct ListBuf {
-    bytes: Vec<u8>,
-    skips: Vec<Skip>,
+fn varint_len(v: u32) -> u32 {
+    match v {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        0x4000..0x20_0000 => 3,
+        0x20_0000..0x1000_0000 => 4,
+        _ => 5,
+    }
+}
+
+/// Where a list stands while it is built.
+#[derive(Clone, Copy, Default)]
+struct Tally {
     last: u32,
     count: u32,
+    /// Pass one: bytes so far. Pass two: where the next gap goes.
+    at: u32,
+    /// Pass two: where the next skip entry goes.
+    skip_at: u32,
 }
 
-/// Builds [`Postings`] from ids pushed in increasing order per key.
-#[derive(Default)]
-pub(crate) struct PostingsBuilder {
-    index: HashMap<u32, u32>,
-    lists: Vec<(u32, ListBuf)>,
-}
-
-impl PostingsBuilder {
-    /// Add `id` to the list of `key`; ids must not decrease for one key (a repeat
-    /// of the last id is dropped).
-    #[inline]
-    pub fn push(&mut self, key: u32, id: u32) {
-        let next = self.lists.len() as u32;
-        let at = *self.index.entry(key).or_insert(next);
-        if at == next {
-            self.lists.push((
-                key,
-                ListBuf {
-                    bytes: Vec::new(),
-                    skips: Vec::new(),
-                    last: 0,
-                    count: 0,
-                },
-            ));
-        }
-        let list = &mut self.lists[at as usize].1;
-        if list.count > 0 {
-            if id == list.last {
+impl Postings {
+    /// Build the lists from the `(key, id)` pairs `emit` produces, ids ascending
+    /// for each key (a repeat of the last id of a key is dropped). `emit` is run
+    /// twice: once to size every list, once to write it in place, so the lists
+    /// are laid out in two exact arrays with no per-list buffers to grow and
+    /// free (which left the allocator holding tens of megabytes after a build).
+    pub fn build(emit: impl Fn(&mut dyn FnMut(u32, u32))) -> Postings {
+        let mut tally: HashMap<u32, Tally> = HashMap::new();
+        emit(&mut |key, id| {
+            let t = tally.entry(key).or_default();
+            if t.count > 0 && t.last == id {
                 return;
             }
-            debug_assert!(id > list.last, "ids must increase");
-            put_varint(&mut list.bytes, id - list.last);
-        } else {
-            put_varint(&mut list.bytes, id);
-        }
-        list.count += 1;
-        list.last = id;
-        if list.count.is_multiple_of(SKIP_EVERY) {
-            list.skips.push(Skip {
-                value: id,
-                offset: list.bytes.len() as u32,
-                seen: list.count,
-            });
-        }
-    }
-
-    pub fn finish(self) -> Postings {
-        let mut lists = self.lists;
-        lists.sort_unstable_by_key(|(k, _)| *k);
-        let bytes: usize = lists.iter().map(|(_, l)| l.bytes.len()).sum();
-        let skips: usize = lists.iter().map(|(_, l)| l.skips.len()).sum();
-        let mut out = Postings {
-            heads: Vec::with_capacity(lists.len()),
-            data: Vec::with_capacity(bytes),
-            skips: Vec::with_capacity(skips),
-        };
-        for (key, l) in lists {
-            out.heads.push(Head {
+            debug_assert!(t.count == 0 || id > t.last, "ids must increase");
+            t.at += varint_len(if t.count > 0 { id - t.last } else { id });
+            t.count += 1;
+            t.last = id;
+        });
+        let mut keys: Vec<u32> = tally.keys().copied().collect();
+        keys.sort_unstable();
+        let mut heads = Vec::with_capacity(keys.len());
+        let (mut data_len, mut skips_len) = (0u32, 0u32);
+        for &key in &keys {
+            let t = tally.get_mut(&key).expect("tallied");
+            let skips = t.count / SKIP_EVERY;
+            heads.push(Head {
                 key,
-                data: out.data.len() as u32,
-                len: l.bytes.len() as u32,
-                count: l.count,
-                skip: out.skips.len() as u32,
-                skips: l.skips.len() as u32,
+                data: data_len,
+                len: t.at,
+                count: t.count,
+                skip: skips_len,
+                skips,
             });
-            out.data.extend_from_slice(&l.bytes);
-            out.skips.extend_from_slice(&l.skips);
+            *t = Tally {
+                at: data_len,
+                skip_at: skips_len,
+                ..Tally::default()
+            };
+            data_len += heads.last().map_or(0, |h| h.len);
+            skips_len += skips;
         }
-        out
+        drop(keys);
+        let mut data = vec![0u8; data_len as usize];
+        let mut skips = vec![Skip::default(); skips_len as usize];
+        let starts: HashMap<u32, u32> = heads.iter().map(|h| (h.key, h.data)).collect();
+        emit(&mut |key, id| {
+            let t = tally.get_mut(&key).expect("tallied");
+            if t.count > 0 && t.last == id {
+                return;
+            }
+            let mut v = if t.count > 0 { id - t.last } else { id };
+            while v >= 0x80 {
+                data[t.at as usize] = (v as u8) | 0x80;
+                t.at += 1;
+                v >>= 7;
+            }
+            data[t.at as usize] = v as u8;
+            t.at += 1;
+            t.count += 1;
+            t.last = id;
+            if t.count.is_multiple_of(SKIP_EVERY) {
+                skips[t.skip_at as usize] = Skip {
+                    value: id,
+                    offset: t.at - starts[&key],
+                };
+                t.skip_at += 1;
+            }
+        });
+        Postings { heads, data, skips }
     }
 }
 
-/// The ids in every one of `lists` (ascending), driven by the shortest.
+/// The ids in every one of `keys`' lists (ascending), driven by the shortest.
+#[cfg(test)]
 pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
+    intersect_range(postings, keys, 0..u32::MAX, &|_| true)
+}
+
+/// The ids within `range` in every one of `keys`' lists for which `keep`
+/// holds, ascending. Several ranges can run on several threads.
+pub(crate) fn intersect_range(
+    postings: &Postings,
+    keys: &[u32],
+    range: std::ops::Range<u32>,
+    keep: &dyn Fn(u32) -> bool,
+) -> Vec<u32> {
     let mut keys = keys.to_vec();
     keys.sort_unstable_by_key(|&k| postings.count(k));
     keys.dedup();
@@ -325,11 +341,14 @@ pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
     };
     let mut driver = postings.cursor(first);
     let mut others: Vec<Cursor<'_>> = rest.iter().map(|&k| postings.cursor(k)).collect();
-    let mut out = Vec::with_capacity(postings.count(first) as usize);
-    let Some(mut want) = driver.next_id() else {
+    let mut out = Vec::new();
+    let Some(mut want) = driver.seek(range.start) else {
         return out;
     };
     loop {
+        if want >= range.end {
+            return out;
+        }
         // Leapfrog: every list seeks to `want`; one that overshoots sets a new want.
         let mut agreed = true;
         for c in &mut others {
@@ -344,7 +363,9 @@ pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
             }
         }
         let next = if agreed {
-            out.push(want);
+            if keep(want) {
+                out.push(want);
+            }
             driver.next_id()
         } else {
             driver.seek(want)
@@ -361,17 +382,18 @@ mod tests {
     use super::*;
 
     fn build(lists: &[(u32, Vec<u32>)]) -> Postings {
-        let mut b = PostingsBuilder::default();
         // Interleave keys, as the dictionary does.
         let mut all: Vec<(u32, u32)> = lists
             .iter()
             .flat_map(|(k, ids)| ids.iter().map(move |&i| (i, *k)))
             .collect();
         all.sort();
-        for (id, key) in all {
-            b.push(key, id);
-        }
-        b.finish()
+        Postings::build(|emit| {
+            for &(id, key) in &all {
+                emit(key, id);
+                emit(key, id); // repeats are dropped
+            }
+        })
     }
 
     fn ids(mut c: Cursor<'_>) -> Vec<u32> {
@@ -419,5 +441,12 @@ mod tests {
         );
         assert_eq!(intersect(&p, &[1, 99]), Vec::<u32>::new());
         assert_eq!(intersect(&p, &[2]), b);
+        // Split into ranges (as threads do), with a filter: the same, in pieces.
+        let pieces: Vec<u32> = [0..10_000, 10_000..33_333, 33_333..u32::MAX]
+            .into_iter()
+            .flat_map(|r| intersect_range(&p, &[1, 2, 3], r, &|id| id % 2 == 0))
+            .collect();
+        let even: Vec<u32> = want.iter().copied().filter(|id| id % 2 == 0).collect();
+        assert_eq!(pieces, even);
     }
 }

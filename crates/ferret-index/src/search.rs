@@ -180,20 +180,36 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
     let exts = name_q.required_extensions();
     let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
     let trigram_bound = names.candidates_bound(&literals);
-    let mut exts_used = false;
-    let candidates: Vec<u32> = match (exts, ext_count, trigram_bound) {
-        (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
-            exts_used = true;
-            names.with_extensions(&e)
+    // The commonest query, one plain substring, is checked with `memmem` on the
+    // ASCII-lowercased name (other names go through the query itself).
+    let plain = name_q
+        .plain_name_literal()
+        .map(|l| memchr::memmem::Finder::new(l).into_owned());
+    let verify = |k: u32| {
+        let name = names.get(k);
+        match &plain {
+            Some(finder) if name.is_ascii() && name.len() <= 255 => {
+                let mut buf = [0u8; 255];
+                let lower = &mut buf[..name.len()];
+                lower.copy_from_slice(name);
+                lower.make_ascii_lowercase();
+                finder.find(lower).is_some()
+            }
+            _ => name_q.matches_name(name),
         }
-        (_, _, Some(_)) => names.candidates(&literals).unwrap_or_default(),
-        _ => (0..sorted).collect(),
     };
-    // An extension list is exactly the names with that extension.
-    let ids = if name_q.is_extension_list() && ext_count.is_some() && exts_used {
-        candidates
-    } else {
-        par_filter(candidates, |k| name_q.matches_name(names.get(k)))
+    let ids = match (exts, ext_count, trigram_bound) {
+        (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
+            let listed = names.with_extensions(&e);
+            // An extension list is exactly the names with that extension.
+            if name_q.is_extension_list() {
+                listed
+            } else {
+                par_filter(listed, verify)
+            }
+        }
+        (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        _ => par_filter((0..sorted).collect(), verify),
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
     let mut entries = 0;

@@ -122,10 +122,9 @@ pub(crate) fn from_secs(t: u32) -> i64 {
     }
 }
 
-/// An entry about to be added, as walked.
-#[derive(Debug, Clone)]
+/// An entry about to be added, as walked: its name lies elsewhere.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct NewEntry {
-    pub name: Vec<u8>,
     pub kind: Kind,
     pub meta: Meta,
     /// Folders: device and inode.
@@ -231,15 +230,30 @@ impl Store {
 
     /// Bytes this store holds on the heap, for memory accounting.
     pub fn heap_bytes(&self) -> usize {
-        self.records.capacity() * std::mem::size_of::<Record>()
-            + self.names_of.capacity() * 4
-            + self.names.heap_bytes()
-            + self.dirs.capacity() * std::mem::size_of::<Dir>()
-            + self.children.capacity() * 4
-            + self.free.capacity() * 4
-            + self.base.heap_bytes()
-            + self.stale.capacity() * (std::mem::size_of::<BaseKey>() + 5)
-            + self.delta.capacity() * 4
+        self.heap_parts().iter().map(|(_, b)| b).sum()
+    }
+
+    /// [`Store::heap_bytes`] part by part.
+    pub fn heap_parts(&self) -> Vec<(&'static str, usize)> {
+        let (arena, lists) = self.names.heap_parts();
+        vec![
+            (
+                "records",
+                self.records.capacity() * std::mem::size_of::<Record>(),
+            ),
+            ("entry names", self.names_of.capacity() * 4),
+            ("names", arena),
+            ("name lists", lists),
+            ("folders", self.dirs.capacity() * std::mem::size_of::<Dir>()),
+            ("children", self.children.capacity() * 4),
+            ("orders", self.base.heap_bytes()),
+            (
+                "delta",
+                self.free.capacity() * 4
+                    + self.stale.capacity() * (std::mem::size_of::<BaseKey>() + 5)
+                    + self.delta.capacity() * 4,
+            ),
+        ]
     }
 
     fn alloc(
@@ -517,16 +531,21 @@ impl Store {
     }
 
     /// The children of a folder being walked for the first time (it has none
-    /// yet), already in name order; returns their ids (consecutive when the
-    /// store grows at its end, as in a build).
-    pub(crate) fn insert_walked(&mut self, parent: EntryId, batch: Vec<NewEntry>) -> Vec<EntryId> {
+    /// yet), already in name order; their ids go to `ids` (consecutive when
+    /// the store grows at its end, as in a build).
+    pub(crate) fn insert_walked<'n>(
+        &mut self,
+        parent: EntryId,
+        batch: impl ExactSizeIterator<Item = (&'n [u8], NewEntry)>,
+        ids: &mut Vec<EntryId>,
+    ) {
         let slot = self.dir_slot(parent).expect("a parent is a folder");
         debug_assert_eq!(self.dirs[slot].len, 0);
         let start = self.children.len() as u32;
         let count = batch.len() as u32;
-        let mut ids = Vec::with_capacity(batch.len());
-        for e in batch {
-            let id = self.alloc(parent, &e.name, e.kind, e.meta, false);
+        ids.clear();
+        for (name, e) in batch {
+            let id = self.alloc(parent, name, e.kind, e.meta, false);
             if e.kind == Kind::Dir {
                 self.set_ident(id, e.ident);
             }
@@ -538,7 +557,6 @@ impl Store {
         d.start = start;
         d.len = count;
         d.cap = count;
-        ids
     }
 
     /// Before one of `id`'s keys changes (or it goes): when the base orders hold

@@ -105,7 +105,7 @@ pub(crate) fn walk(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let mut buf: Vec<MaybeUninit<u8>> = vec![MaybeUninit::uninit(); 64 * 1024];
+                let mut scratch = Scratch::new();
                 let mut local = WalkStats::default();
                 loop {
                     let job = {
@@ -126,7 +126,7 @@ pub(crate) fn walk(
                     let more = if spec.stop.load(Ordering::Relaxed) {
                         Vec::new()
                     } else {
-                        read_folder(job, spec, &store, &mut buf, &mut local)
+                        read_folder(job, spec, &store, &mut scratch, &mut local)
                     };
                     let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
                     q.jobs.extend(more);
@@ -194,13 +194,37 @@ pub(crate) fn describe(
     ))
 }
 
+/// What a walker thread reuses from one folder to the next, so that a walk
+/// allocates nothing per entry.
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<MaybeUninit<u8>>,
+    /// The folder's names, end to end.
+    names: Vec<u8>,
+    /// Each listed name (start, end in `names`) and its type from the listing.
+    listed: Vec<(u32, u32, FileType)>,
+    /// The entries kept: name (start, end) and what `statx` said.
+    kept: Vec<(u32, u32, NewEntry)>,
+    ids: Vec<EntryId>,
+    rel: Vec<u8>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            buf: vec![MaybeUninit::uninit(); 64 * 1024],
+            ..Scratch::default()
+        }
+    }
+}
+
 /// Read one folder: open it, hand it to the watcher, list it, describe and
 /// store its entries; returns its subfolders.
 fn read_folder(
     job: Job,
     spec: &Spec<'_>,
     store: &Mutex<&mut Store>,
-    buf: &mut [MaybeUninit<u8>],
+    scratch: &mut Scratch,
     stats: &mut WalkStats,
 ) -> Vec<Job> {
     let fd: Arc<OwnedFd> = match &job.name {
@@ -236,7 +260,17 @@ fn read_folder(
         hook(fd.as_fd(), job.folder);
     }
     stats.folders += 1;
-    let mut names: Vec<(Vec<u8>, FileType)> = Vec::new();
+    let Scratch {
+        buf,
+        names,
+        listed,
+        kept,
+        ids,
+        rel,
+    } = scratch;
+    names.clear();
+    listed.clear();
+    kept.clear();
     let mut present = [false; 2];
     let mut dir = RawDir::new(fd.as_fd(), buf);
     while let Some(entry) = dir.next() {
@@ -256,7 +290,9 @@ fn read_folder(
         if excluded_name(spec.rules, name) {
             continue;
         }
-        names.push((name.to_vec(), entry.file_type()));
+        let start = names.len() as u32;
+        names.extend_from_slice(name);
+        listed.push((start, names.len() as u32, entry.file_type()));
     }
     let at_root = job.rel.is_empty();
     let chain = if spec.rules.no_ignore {
@@ -267,70 +303,70 @@ fn read_folder(
             .flatten();
         Chain::child(&job.chain, &job.rel, rules)
     };
-    let child_rel = |name: &[u8]| -> Vec<u8> {
-        if job.rel.is_empty() {
-            name.to_vec()
-        } else {
-            [&job.rel[..], b"/", name].concat()
+    let ignored = |name: &[u8], is_dir: bool, rel: &mut Vec<u8>| -> bool {
+        if spec.rules.no_ignore {
+            return false;
         }
+        rel.clear();
+        if !job.rel.is_empty() {
+            rel.extend_from_slice(&job.rel);
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name);
+        chain.ignored(rel, is_dir)
     };
-    let mut batch: Vec<NewEntry> = Vec::with_capacity(names.len());
-    for (name, ft) in names {
+    for &(a, b, ft) in listed.iter() {
+        let name = &names[a as usize..b as usize];
         let listed_dir = ft == FileType::Directory;
-        if !spec.rules.no_ignore
-            && ft != FileType::Unknown
-            && chain.ignored(&child_rel(&name), listed_dir)
-        {
+        if ft != FileType::Unknown && ignored(name, listed_dir, rel) {
             continue;
         }
-        let (kind, meta, ident) = match describe(fd.as_fd(), &name) {
+        let (kind, meta, ident) = match describe(fd.as_fd(), name) {
             Ok(d) => d,
             Err(_) => {
                 stats.raced += 1;
                 continue;
             }
         };
-        if !spec.rules.no_ignore
-            && (ft == FileType::Unknown || listed_dir != (kind == Kind::Dir))
-            && chain.ignored(&child_rel(&name), kind == Kind::Dir)
+        if (ft == FileType::Unknown || listed_dir != (kind == Kind::Dir))
+            && ignored(name, kind == Kind::Dir, rel)
         {
             continue;
         }
-        batch.push(NewEntry {
-            name,
-            kind,
-            meta,
-            ident,
-        });
+        kept.push((a, b, NewEntry { kind, meta, ident }));
     }
-    batch.sort_unstable_by(|a, b| name_order(&a.name, &b.name));
-    let dirs: Vec<(Vec<u8>, (u64, u64))> = batch
-        .iter()
-        .filter(|e| e.kind == Kind::Dir)
-        .map(|e| (e.name.clone(), e.ident))
-        .collect();
-    let count = batch.len() as u64;
-    let ids = lock(store).insert_walked(job.folder, batch);
+    kept.sort_unstable_by(|x, y| {
+        name_order(
+            &names[x.0 as usize..x.1 as usize],
+            &names[y.0 as usize..y.1 as usize],
+        )
+    });
+    let count = kept.len() as u64;
+    lock(store).insert_walked(
+        job.folder,
+        kept.iter()
+            .map(|&(a, b, e)| (&names[a as usize..b as usize], e)),
+        ids,
+    );
     stats.entries += count;
     spec.progress.fetch_add(count, Ordering::Relaxed);
-    // The ids of the folders, in the same order as `dirs`.
-    let dir_ids = {
-        let s = lock(store);
-        ids.into_iter()
-            .filter(|&id| s.kind(id) == Kind::Dir)
-            .collect::<Vec<_>>()
-    };
-    dirs.into_iter()
-        .zip(dir_ids)
-        .map(|((name, ident), folder)| {
-            let rel = child_rel(&name);
+    kept.iter()
+        .zip(ids.iter())
+        .filter(|((_, _, e), _)| e.kind == Kind::Dir)
+        .map(|(&(a, b, e), &folder)| {
+            let name = names[a as usize..b as usize].to_vec();
+            let rel = if job.rel.is_empty() {
+                name.clone()
+            } else {
+                [&job.rel[..], b"/", &name].concat()
+            };
             Job {
                 dir: fd.clone(),
                 name: Some(name),
                 folder,
                 rel,
                 chain: chain.clone(),
-                ident,
+                ident: e.ident,
             }
         })
         .collect()

@@ -299,6 +299,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
         store.rebuild();
         store.shrink_to_fit();
         *index.write_store() = store;
+        crate::trim::give_back_memory();
     }
     let ms = started.elapsed().as_millis() as u64;
     index.shared.dirty.store(true, Ordering::Relaxed);

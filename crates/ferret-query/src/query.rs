@@ -784,6 +784,18 @@ impl Query {
         }
     }
 
+    /// When this query is nothing but one case-insensitive substring of the name
+    /// (the plainest and commonest search), that substring, folded: an index
+    /// may then test names with a substring search of its own.
+    pub fn plain_name_literal(&self) -> Option<&[u8]> {
+        match &self.root {
+            Node::Name(NameMatch::Literal { lit, fold: true }) if lit.holds_in_any_extension() => {
+                Some(lit.needle())
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this query is nothing but one `ext:` list (or extension group)
     /// of plain extensions: then the entries whose folded extension is one of
     /// [`Query::required_extensions`] are exactly its matches.

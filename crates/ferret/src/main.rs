@@ -15,6 +15,9 @@ fn main() -> ExitCode {
     if let Some(code) = ferret_docs::worker_main_if_asked() {
         return ExitCode::from(code as u8);
     }
+    // The index's arrays are large: give them mappings of their own, so a
+    // finished build leaves no freed holes in the heap (docs/benchmarks.md).
+    ferret_index::map_large_allocations();
     let parsed = match cli::parse(std::env::args_os().collect()) {
         Ok(p) => p,
         Err(e) => {

@@ -956,5 +956,9 @@ fn name_terms_ranges_and_extensions_for_an_index() {
     assert_eq!(q("ext:").required_extensions(), None);
     assert_eq!(q("a|ext:rs").required_extensions(), None);
     assert!(q("ext:rs;toml").is_extension_list() && q("pic:").is_extension_list());
+    assert_eq!(q("RePort").plain_name_literal(), Some(&b"report"[..]));
+    for not_plain in ["case:Report", "ww:report", "startwith:rep", "report x", "rep*t", "a/b"] {
+        assert_eq!(q(not_plain).plain_name_literal(), None, "{not_plain}");
+    }
     assert!(!q("ext:rs x").is_extension_list() && !q("ext:tar.gz").is_extension_list());
 }
