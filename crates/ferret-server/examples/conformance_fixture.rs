@@ -163,6 +163,7 @@ async fn main() -> anyhow::Result<()> {
         // scenarios have the server send requests and notifications mid-call.
         // 2026-07-28 requests are stateless regardless.
         sessions: true,
+        ui: None,
     };
     let shared = Arc::new(Shared::new());
     // Called once per session, or once per request when stateless.

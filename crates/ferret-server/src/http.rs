@@ -1,6 +1,9 @@
 //! Streamable HTTP: rmcp's service mounted in axum at `/mcp` and `/`, with
 //! `/health`, DNS-rebinding checks (Host and Origin), a body limit, and a bearer
-//! token required whenever the bind address is not loopback.
+//! token required whenever the bind address is not loopback. Unless `ui` is
+//! `None`, the search page and Everything's JSON API (`ferret-web`) answer
+//! browsers' and scripts' `GET /` in front of MCP, with the same Host and
+//! Origin lists and token.
 //!
 //! Stateless by default: no `Mcp-Session-Id`, so any replica can answer any
 //! request. `sessions: true` gives handshake-era clients a session (needed for
@@ -31,6 +34,8 @@ use rmcp::{
 
 use crate::Ferret;
 
+pub use ferret_web::WebOptions;
+
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     pub bind: SocketAddr,
@@ -43,6 +48,8 @@ pub struct HttpOptions {
     pub max_request_bytes: usize,
     /// Give handshake-era clients a session (`Mcp-Session-Id`).
     pub sessions: bool,
+    /// The search page and Everything's JSON API at `GET /`; `None`: off (`--no-ui`).
+    pub ui: Option<WebOptions>,
 }
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -76,14 +83,20 @@ impl HttpOptions {
         Ok(())
     }
 
-    fn config(&self) -> StreamableHttpServerConfig {
-        let loopback = self.bind.ip().is_loopback();
+    /// The Host names and browser origins accepted: the configured ones, plus
+    /// the loopback ones for a loopback bind.
+    fn hosts_and_origins(&self) -> (Vec<String>, Vec<String>) {
         let mut hosts: Vec<String> = self.allowed_hosts.clone();
         let mut origins: Vec<String> = self.allowed_origins.clone();
-        if loopback {
+        if self.bind.ip().is_loopback() {
             hosts.extend(LOOPBACK_HOSTS.iter().map(|h| h.to_string()));
             origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
         }
+        (hosts, origins)
+    }
+
+    fn config(&self) -> StreamableHttpServerConfig {
+        let (hosts, origins) = self.hosts_and_origins();
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(self.sessions)
             .with_json_response(true)
@@ -142,10 +155,31 @@ where
         .route_service("/", mcp)
 }
 
-/// ferret's application: MCP at `/mcp` and `/`, probes at `/health`.
+impl ferret_web::Source for Ferret {
+    fn roots(&self) -> &ferret_fs::Roots {
+        &self.inner.roots
+    }
+    fn index(&self) -> &ferret_index::Index {
+        &self.inner.index
+    }
+}
+
+/// ferret's application: MCP at `/mcp` and `/`, the page in front of it,
+/// probes at `/health`.
 pub fn router(server: Ferret, options: &HttpOptions) -> Router {
     let factory_server = server.clone();
-    let app = mcp_router(move || factory_server.for_new_connection(), options);
+    let mut app = mcp_router(move || factory_server.for_new_connection(), options);
+    if let Some(ui) = &options.ui {
+        let (hosts, origins) = options.hosts_and_origins();
+        let access = ferret_web::Access {
+            hosts,
+            origins,
+            token: options.token.clone(),
+        };
+        let stop = server.inner.shutdown.clone();
+        app = ferret_web::Web::new(Arc::new(server.clone()), ui.clone(), &access, stop)
+            .in_front_of(app);
+    }
     let health_server = server;
     app.route(
         "/health",
@@ -233,6 +267,14 @@ pub async fn serve_router(
     let local = listener.local_addr()?;
     tracing::info!("ferret listening on http://{local}/mcp");
     eprintln!("ferret {} listening on http://{local}/mcp", crate::VERSION);
+    if options.ui.is_some() {
+        // Not a log line: on a terminal it carries the token.
+        use std::io::IsTerminal;
+        let base = ferret_web::page_base(local, &options.allowed_hosts);
+        let terminal = std::io::stderr().is_terminal();
+        let line = ferret_web::startup_line(&base, options.token.as_deref(), terminal);
+        eprintln!("{line}");
+    }
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;
@@ -261,6 +303,7 @@ mod tests {
             token: None,
             max_request_bytes: 1 << 20,
             sessions: false,
+            ui: None,
         };
         assert!(o.check().unwrap_err().contains("--allowed-host"));
         o.allowed_hosts = vec!["files.lan".into()];

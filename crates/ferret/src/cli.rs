@@ -234,7 +234,7 @@ pub struct ServeArgs {
     #[arg(long, env = "FERRET_WRITABLE")]
     pub writable: bool,
 
-    /// Address for Streamable HTTP (MCP at /mcp and /, probes at /health).
+    /// Address for Streamable HTTP (MCP at /mcp and /, the search page at /, probes at /health).
     #[arg(
         long,
         value_name = "ADDR",
@@ -308,6 +308,14 @@ pub struct ServeArgs {
     /// 2026-07-28 clients are stateless either way.
     #[arg(long, env = "FERRET_HTTP_SESSIONS", conflicts_with = "stdio")]
     pub http_sessions: bool,
+
+    /// Do not serve the search page and Everything's JSON API at GET / (MCP stays at /mcp and /).
+    #[arg(long, env = "FERRET_NO_UI")]
+    pub no_ui: bool,
+
+    /// Let the search page download whole files (it only previews them otherwise).
+    #[arg(long, env = "FERRET_UI_DOWNLOADS")]
+    pub ui_downloads: bool,
 
     /// A folder `locate` may search by name (never read, listed or grepped); repeatable.
     #[arg(

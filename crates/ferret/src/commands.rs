@@ -160,6 +160,9 @@ pub(crate) fn http_options(args: &cli::ServeArgs) -> Option<HttpOptions> {
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes as usize,
         sessions: args.http_sessions,
+        ui: (!args.no_ui).then_some(ferret_server::http::WebOptions {
+            downloads: args.ui_downloads,
+        }),
     })
 }
 

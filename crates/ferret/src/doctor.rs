@@ -452,6 +452,17 @@ fn check_http(report: &mut Report, serve: &cli::ServeArgs) {
                     }
                 ),
             );
+            report.ok(
+                "page",
+                match &options.ui {
+                    Some(ui) => format!(
+                        "the search page and Everything's JSON API at http://{}/ (downloads {}; --no-ui turns both off)",
+                        options.bind,
+                        if ui.downloads { "on" } else { "off: --ui-downloads" }
+                    ),
+                    None => "off (--no-ui): GET / is MCP's alone".into(),
+                },
+            );
         }
         Err(e) => report.fail(
             "http",

@@ -1,0 +1,180 @@
+//! Where a search matches inside a line, for the page to highlight.
+//!
+//! A grep pattern is compiled by `ferret_grep::compile`, exactly as the grep
+//! engine compiles it, so what is highlighted is what grep matched. A name
+//! search highlights the words of its query: plain terms (the literal pieces of
+//! wildcard and path terms), `regex:` terms and `content:` text, not what sits
+//! under `!` nor function values (`ext:`, `size:` …). Ranges are in UTF-16 code
+//! units, the unit JavaScript strings are indexed by.
+
+use ferret_grep::{Pattern, RegexMatcher};
+use ferret_query::{Ast, Func, Function, Modifier, Options};
+use grep_matcher::Matcher;
+
+/// At most this many ranges per line; a line with more shows the first ones.
+const MAX_MARKS_PER_LINE: usize = 200;
+
+pub struct Marker {
+    matcher: RegexMatcher,
+}
+
+impl Marker {
+    /// Highlights for a matcher the grep engine compiled.
+    pub fn new(matcher: RegexMatcher) -> Marker {
+        Marker { matcher }
+    }
+
+    /// Highlights for a grep pattern; the error is the engine's own message.
+    pub fn for_pattern(pattern: &Pattern) -> Result<Marker, String> {
+        ferret_grep::compile(pattern).map(Marker::new)
+    }
+
+    /// Highlights for a name query, or `None` when it has no words to show
+    /// (`ext:rs`, `""`, or a query that does not parse).
+    pub fn for_query(text: &str, options: &Options) -> Option<Marker> {
+        let ast = ferret_query::parse(text).ok()?;
+        let mut pieces = Vec::new();
+        collect(&ast, options.regex, &mut pieces);
+        if pieces.is_empty() {
+            return None;
+        }
+        let pattern = Pattern {
+            text: pieces
+                .iter()
+                .map(|p| format!("(?:{p})"))
+                .collect::<Vec<_>>()
+                .join("|"),
+            literal: false,
+            case_insensitive: !options.match_case,
+            whole_word: options.whole_word,
+            multiline: false,
+        };
+        Marker::for_pattern(&pattern).ok()
+    }
+
+    /// The matches in `line`, as `[start, end)` UTF-16 offsets, in order.
+    pub fn marks(&self, line: &str) -> Vec<[usize; 2]> {
+        let mut bytes = Vec::new();
+        let _ = self.matcher.find_iter(line.as_bytes(), |m| {
+            if m.start() < m.end() {
+                bytes.push((m.start(), m.end()));
+            }
+            bytes.len() < MAX_MARKS_PER_LINE
+        });
+        utf16_ranges(line, &bytes)
+    }
+}
+
+/// The words of `ast` worth highlighting, as regex source.
+fn collect(ast: &Ast, regex: bool, out: &mut Vec<String>) {
+    match ast {
+        Ast::And(items) | Ast::Or(items) => {
+            for item in items {
+                collect(item, regex, out);
+            }
+        }
+        Ast::Not(_) | Ast::All => {}
+        Ast::Modified { modifier, body, .. } => {
+            let regex = match modifier {
+                Modifier::Regex(on) => *on,
+                _ => regex,
+            };
+            collect(body, regex, out);
+        }
+        Ast::Text(t) if regex => out.push(t.text.clone()),
+        Ast::Text(t) => out.extend(
+            t.text
+                .split(['*', '?', '/', '\\'])
+                .filter(|p| !p.is_empty())
+                .map(regex::escape),
+        ),
+        Ast::Func(Func {
+            function: Function::Content(text),
+            ..
+        }) if !text.is_empty() => out.push(regex::escape(text)),
+        Ast::Func(_) => {}
+    }
+}
+
+/// Byte ranges of `line` (on char boundaries, in order) as UTF-16 ranges.
+fn utf16_ranges(line: &str, bytes: &[(usize, usize)]) -> Vec<[usize; 2]> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut units = 0;
+    let mut at = 0;
+    let advance = |to: usize, units: &mut usize, at: &mut usize| {
+        *units += line[*at..to].encode_utf16().count();
+        *at = to;
+    };
+    for &(start, end) in bytes {
+        advance(start, &mut units, &mut at);
+        let from = units;
+        advance(end, &mut units, &mut at);
+        out.push([from, units]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marks_of(query: &str, line: &str) -> Vec<[usize; 2]> {
+        Marker::for_query(query, &Options::default())
+            .map(|m| m.marks(line))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn query_words_are_marked_case_insensitively() {
+        assert_eq!(marks_of("main", "fn MAIN() { main }"), [[3, 7], [12, 16]]);
+        assert_eq!(marks_of("*.rs", "lib.rs and main.rs"), [[3, 6], [15, 18]]);
+        assert_eq!(marks_of("src/lib", "see src/lib.rs"), [[4, 7], [8, 11]]);
+        assert_eq!(
+            marks_of("a.b+c", "a.b+c aXb+c"),
+            [[0, 5]],
+            "metacharacters are literal"
+        );
+    }
+
+    #[test]
+    fn negated_terms_and_function_values_are_not_marked() {
+        assert!(marks_of("ext:rs !target", "target rs").is_empty());
+        assert!(Marker::for_query("", &Options::default()).is_none());
+        assert!(Marker::for_query("size:>1mb", &Options::default()).is_none());
+        assert_eq!(marks_of("ext:md content:TODO", "a todo"), [[2, 6]]);
+    }
+
+    #[test]
+    fn ranges_count_utf16_units() {
+        // `é` is one unit, `𝄞` (U+1D11E) two.
+        assert_eq!(marks_of("x", "é𝄞x"), [[3, 4]]);
+        let m = Marker::for_pattern(&Pattern {
+            text: "caf.".into(),
+            ..Pattern::default()
+        })
+        .unwrap();
+        assert_eq!(m.marks("naïve café"), [[6, 10]]);
+    }
+
+    #[test]
+    fn grep_patterns_keep_their_flags() {
+        let m = Marker::for_pattern(&Pattern {
+            text: "todo".into(),
+            whole_word: true,
+            ..Pattern::default()
+        })
+        .unwrap();
+        assert_eq!(
+            m.marks("todo todos TODO"),
+            [[0, 4]],
+            "case-sensitive, whole words"
+        );
+        assert!(
+            Marker::for_pattern(&Pattern {
+                text: "(".into(),
+                ..Pattern::default()
+            })
+            .is_err()
+        );
+    }
+}

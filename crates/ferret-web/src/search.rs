@@ -1,0 +1,154 @@
+//! The search both faces share (the page and Everything's API): the query and
+//! its switches compiled as the `search` tool compiles them, run by
+//! [`Index::search`] on the blocking pool so that a slow query never stalls the
+//! async threads.
+
+use std::{sync::Arc, time::Instant};
+
+use axum::http::StatusCode;
+use ferret_fs::Roots;
+use ferret_index::{SearchOutcome, SearchRequest, SortKey};
+use ferret_query::{Clock, Options, Query};
+
+use crate::{Source, error::ApiError};
+
+/// A search as asked for, before compiling.
+#[derive(Debug, Clone, Default)]
+pub struct SearchSpec {
+    pub text: String,
+    pub options: Options,
+    pub sort: SortKey,
+    pub descending: bool,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// Compile `text` with `options`. `content:` is refused here (it is the grep
+/// engine's work, which the page does in its Contents mode), as are syntax
+/// errors, each with the corrected query the parser proposes.
+pub fn compile(text: &str, options: &Options) -> Result<Query, ApiError> {
+    let bad = |e: ferret_query::QueryError| ApiError {
+        status: StatusCode::BAD_REQUEST,
+        code: "BAD_QUERY",
+        message: e.render(text),
+        hint: Some(format!("try `{}`", e.example)),
+    };
+    let (_, content) = ferret_query::split_content(text).map_err(bad)?;
+    if !content.is_empty() {
+        return Err(ApiError::bad_request(
+            "`content:` looks inside files, which a name search does not do",
+            "switch the page to Contents (grep), or call the grep tool",
+        ));
+    }
+    Query::compile(text, options, &Clock::system()).map_err(bad)
+}
+
+/// The sort keys both faces accept, by their Everything names.
+pub fn sort_key(name: &str) -> Option<SortKey> {
+    Some(match name {
+        "name" => SortKey::Name,
+        "path" => SortKey::Path,
+        "size" => SortKey::Size,
+        "date_modified" | "modified" => SortKey::Modified,
+        "date_created" | "created" => SortKey::Created,
+        "extension" => SortKey::Extension,
+        _ => return None,
+    })
+}
+
+/// Run a search; also says how long the index took (ms).
+pub async fn run(
+    source: Arc<dyn Source>,
+    spec: SearchSpec,
+) -> Result<(SearchOutcome, f64), ApiError> {
+    let query = compile(&spec.text, &spec.options)?;
+    tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let outcome = source.index().search(&SearchRequest {
+            query: &query,
+            under: None,
+            sort: spec.sort,
+            descending: spec.descending,
+            offset: spec.offset,
+            limit: spec.limit,
+            group_by: None,
+        });
+        (outcome, started.elapsed().as_secs_f64() * 1000.0)
+    })
+    .await
+    .map_err(ApiError::internal)
+}
+
+/// A shown path (`src/main.rs`, or `code/src/main.rs` with several roots) as
+/// its folder and its name: `("src", "main.rs")`; a top-level entry's folder is
+/// `""`.
+pub fn split(shown: &str) -> (&str, &str) {
+    shown.rsplit_once('/').unwrap_or(("", shown))
+}
+
+/// The absolute path of a shown path (as text, for the page and Everything's
+/// API): the inverse of [`Roots::display`], by the roots' names alone (nothing
+/// on disk is touched). `None` for a first component that names no root.
+pub fn absolute(roots: &Roots, shown: &str) -> Option<String> {
+    let all = roots.roots();
+    let (root, rest) = if roots.is_multi() {
+        let (first, rest) = shown.split_once('/').unwrap_or((shown, ""));
+        (all.iter().find(|r| r.name == first)?, rest)
+    } else {
+        (all.first()?, if shown == "." { "" } else { shown })
+    };
+    let path = if rest.is_empty() {
+        root.path.clone()
+    } else {
+        root.path.join(rest)
+    };
+    Some(path.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_paths_split_and_become_absolute() {
+        assert_eq!(split("src/main.rs"), ("src", "main.rs"));
+        assert_eq!(split("README.md"), ("", "README.md"));
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let one = Roots::open(
+            &[a.path().to_str().unwrap().parse().unwrap()],
+            Default::default(),
+        )
+        .unwrap();
+        let real = std::fs::canonicalize(a.path()).unwrap();
+        let text = |p: std::path::PathBuf| Some(p.to_str().unwrap().to_string());
+        assert_eq!(absolute(&one, "x/y.txt"), text(real.join("x/y.txt")));
+        assert_eq!(absolute(&one, "."), text(real.clone()));
+        let spec = |name: &str, dir: &std::path::Path| {
+            format!("{name}={}", dir.display()).parse().unwrap()
+        };
+        let two = Roots::open(
+            &[spec("a", a.path()), spec("b", b.path())],
+            Default::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            absolute(&two, "b/notes.md"),
+            text(std::fs::canonicalize(b.path()).unwrap().join("notes.md"))
+        );
+        assert_eq!(absolute(&two, "a"), text(real));
+        assert_eq!(absolute(&two, "c/x"), None);
+    }
+
+    #[test]
+    fn errors_point_at_the_mistake_and_content_goes_to_grep() {
+        let e = compile("size:>1zb", &Options::default()).unwrap_err();
+        assert_eq!(e.code, "BAD_QUERY");
+        assert!(e.message.contains('^') && e.hint.as_deref() == Some("try `size:>1gb`"));
+        let e = compile("ext:md content:TODO", &Options::default()).unwrap_err();
+        assert!(e.message.contains("content:") && e.hint.unwrap().contains("Contents"));
+        assert!(compile("ext:rs main", &Options::default()).is_ok());
+        assert_eq!(sort_key("date_modified"), Some(SortKey::Modified));
+        assert_eq!(sort_key("run_count"), None);
+    }
+}
