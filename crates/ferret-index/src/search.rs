@@ -180,21 +180,13 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
     let exts = name_q.required_extensions();
     let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
     let trigram_bound = names.candidates_bound(&literals);
-    // The commonest query, one plain substring, is checked with `memmem` on the
-    // ASCII-lowercased name (other names go through the query itself).
-    let plain = name_q
-        .plain_name_literal()
-        .map(|l| memchr::memmem::Finder::new(l).into_owned());
+    // The commonest query, one plain substring, is checked in place on ASCII
+    // names (other names go through the query itself).
+    let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
     let verify = |k: u32| {
         let name = names.get(k);
-        match &plain {
-            Some(finder) if name.is_ascii() && name.len() <= 255 => {
-                let mut buf = [0u8; 255];
-                let lower = &mut buf[..name.len()];
-                lower.copy_from_slice(name);
-                lower.make_ascii_lowercase();
-                finder.find(lower).is_some()
-            }
+        match plain {
+            Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle),
             _ => name_q.matches_name(name),
         }
     };
@@ -218,6 +210,31 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
         entries += store.base.named(k).len();
     }
     NameSet { ids, bits, entries }
+}
+
+/// Whether `hay` holds `needle` (ASCII lowercase) ignoring ASCII case: `memchr2`
+/// finds each place the first byte occurs in either case, then the rest is
+/// compared. (What the query's own literal does, without the evaluator.)
+fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let n = needle.len();
+    if n > hay.len() {
+        return false;
+    }
+    let first = needle[0];
+    let upper = first.to_ascii_uppercase();
+    let last = hay.len() - n;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, upper, &hay[at..=last]) {
+        let start = at + i;
+        if hay[start..start + n].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        at = start + 1;
+        if at > last {
+            return false;
+        }
+    }
+    false
 }
 
 /// Where the candidates come from.
