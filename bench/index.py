@@ -39,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "target" / "release" / "ferret-bench"
-FERRET = REPO / "target" / "release" / "ferret"
+FERRET = Path(os.environ.get("FERRET_BIN", REPO / "target" / "release" / "ferret"))
 
 # label -> (query, search arguments beyond the query, plocate args, fd args)
 QUERIES = [

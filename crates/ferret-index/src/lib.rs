@@ -21,18 +21,22 @@ mod trim;
 pub use trim::map_large_allocations;
 mod complete;
 mod dirs;
+pub mod fuzzy;
 mod echo;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
 mod names;
 mod postings;
+mod rank;
 mod rules;
 pub mod search;
 pub mod snapshot;
 pub mod store;
+mod suggest;
 pub mod walk;
 mod watch;
+pub mod uses;
 pub mod when;
 
 use std::{
@@ -131,6 +135,13 @@ impl IndexConfig {
             .map(|d| d.join(format!("{}.snap", self.file_stem())))
     }
 
+    /// Where the use scores that relevance boosts by are saved.
+    pub fn uses_path(&self) -> Option<PathBuf> {
+        self.state_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}.uses.json", self.file_stem())))
+    }
+
     pub fn journal_path(&self) -> Option<PathBuf> {
         self.state_dir
             .as_ref()
@@ -189,6 +200,8 @@ pub(crate) struct Shared {
     /// What ferret's own writes left, so that the watcher's echo of the same
     /// change is not journalled a second time as `external` (see `echo`).
     pub own_changes: echo::OwnWrites,
+    /// Files used lately through ferret (read, edited, matched).
+    pub uses: Mutex<uses::Uses>,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
 }
@@ -260,6 +273,10 @@ impl Index {
             }
             s
         });
+        let uses = config
+            .uses_path()
+            .map(|p| uses::Uses::load(&p))
+            .unwrap_or_default();
         let journal = match config.journal_path() {
             Some(path) => match Journal::open(
                 &path,
@@ -296,6 +313,7 @@ impl Index {
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
                 own_changes: echo::OwnWrites::default(),
+                uses: Mutex::new(uses),
                 touch_listeners: Mutex::new(Vec::new()),
             }),
         })
@@ -461,6 +479,17 @@ impl Index {
             snapshot::encode(&store, &self.shared.config.key())
         };
         let result = write_atomically(&path, &bytes);
+        if let Some(uses_path) = self.shared.config.uses_path() {
+            let json = self
+                .shared
+                .uses
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .to_json();
+            if let Err(e) = write_atomically(&uses_path, json.as_bytes()) {
+                tracing::warn!("use scores not saved to {}: {e}", uses_path.display());
+            }
+        }
         match result {
             Ok(()) => {
                 self.shared.dirty.store(false, Ordering::Relaxed);
@@ -485,7 +514,26 @@ impl Index {
 
     /// Run a search.
     pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
-        search::search(&self.read_store(), request)
+        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        search::search_with(&self.read_store(), request, Some(&uses))
+    }
+
+    /// Run a fuzzy search (see [`fuzzy`]).
+    pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
+        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        fuzzy::fuzzy(&self.read_store(), request, Some(&uses))
+    }
+
+    /// Count a use of a file (a path as shown to agents) through ferret: `weight`
+    /// 1 for a read or an edit, less for a grep match. Relevance and fuzzy search
+    /// rank used files higher; the scores fade by half every week.
+    pub fn record_use(&self, path: &str, weight: f64) {
+        let now = chrono::Utc::now().timestamp();
+        self.shared
+            .uses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(path, weight, now);
     }
 
     /// Files, folders and the bytes of the files below `under` (every root when

@@ -102,6 +102,37 @@ impl Names {
         &self.arena[a..b]
     }
 
+    /// The first sorted name whose ASCII-folded form is not below `word`
+    /// (ASCII, folded): where the names starting with `word` begin.
+    pub fn lower_bound_folded(&self, word: &[u8]) -> u32 {
+        let (mut lo, mut hi) = (0u32, self.sorted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let below = self
+                .get(mid)
+                .iter()
+                .map(u8::to_ascii_lowercase)
+                .lt(word.iter().copied());
+            if below { lo = mid + 1 } else { hi = mid }
+        }
+        lo
+    }
+
+    /// The end of the run of sorted names from `from` whose ASCII-folded form
+    /// starts with `word`.
+    pub fn prefix_end_folded(&self, word: &[u8], from: u32) -> u32 {
+        let starts = |id: u32| {
+            let n = self.get(id);
+            n.len() >= word.len() && n[..word.len()].eq_ignore_ascii_case(word)
+        };
+        let (mut lo, mut hi) = (from, self.sorted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if starts(mid) { lo = mid + 1 } else { hi = mid }
+        }
+        lo
+    }
+
     /// The id of `name` among the sorted names.
     pub fn find_sorted(&self, name: &[u8]) -> Option<u32> {
         let (mut lo, mut hi) = (0u32, self.sorted);
@@ -196,6 +227,29 @@ impl Names {
                 .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
         }))
+    }
+
+    /// Sorted names that may be within one edit of `word` (folded, four bytes or
+    /// more), for which `keep` holds: one edit removes at most three of the
+    /// word's trigrams, so such a name holds at least one of any four of them;
+    /// the four rarest lists are merged.
+    pub fn near(&self, word: &[u8], keep: &mut dyn FnMut(u32) -> bool) -> Vec<u32> {
+        let mut keys: Vec<u32> = word.windows(3).map(trigram_key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.sort_unstable_by_key(|&k| self.postings.count(k));
+        keys.truncate(4);
+        let mut out = Vec::new();
+        for k in keys {
+            let mut c = self.postings.cursor(k);
+            while let Some(id) = c.next_id() {
+                out.push(id);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&k| keep(k));
+        out
     }
 
     /// How many sorted names the rarest trigram of `literals` allows (a cheap

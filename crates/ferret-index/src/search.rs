@@ -18,6 +18,8 @@ use std::{cmp::Ordering, collections::HashMap};
 use ferret_query::{Query, Range};
 
 use crate::base::{self, skipped};
+use crate::rank::{self, Ranker, Relevance};
+use crate::uses::Uses;
 use crate::names::{extension, fold_into};
 use crate::store::{
     EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS, UNKNOWN_TIME,
@@ -34,6 +36,8 @@ pub enum SortKey {
     Modified,
     Created,
     Extension,
+    /// Most likely meant first (see [`crate::rank`]); each hit carries its score.
+    Relevance,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,9 @@ pub struct Hit {
     pub size: Option<u64>,
     pub modified: Option<String>,
     pub created: Option<String>,
+    /// With relevance and fuzzy orders: how good the match is (higher is better).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -115,6 +122,7 @@ pub fn hit(store: &Store, id: EntryId) -> Hit {
         size: (kind != Kind::Dir).then_some(meta.size),
         modified: rfc3339(meta.mtime),
         created: rfc3339(meta.btime),
+        score: None,
     }
 }
 
@@ -689,6 +697,8 @@ fn compare(store: &Store, sort: SortKey, a: EntryId, b: EntryId) -> Ordering {
             ea.cmp(&eb).then_with(name)
         }
         SortKey::Path => path_cmp(store, a, b),
+        // Ranked apart (relevance needs the query); here, a stable fallback.
+        SortKey::Relevance => name(),
     }
 }
 
@@ -733,6 +743,11 @@ fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Orderin
 }
 
 pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
+    search_with(store, request, None)
+}
+
+/// [`search`], with the use scores that relevance boosts by.
+pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) -> SearchOutcome {
     if request.query.is_match_none() {
         return SearchOutcome::default();
     }
@@ -748,6 +763,9 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
         return group(store, &all, by, request);
     }
     let wanted = request.offset.saturating_add(request.limit);
+    if request.sort == SortKey::Relevance {
+        return by_relevance(&plan, wanted, delta, uses);
+    }
     let cmp = |a: &EntryId, b: &EntryId| {
         let o = compare(store, request.sort, *a, *b);
         if request.descending { o.reverse() } else { o }
@@ -772,6 +790,90 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
     let total = all.len();
     top_k(&mut all, wanted.min(total), cmp);
     outcome(store, all, request, total)
+}
+
+/// The page in relevance order. When the query has a word and the matching
+/// names that start with it already fill the page, only those entries are
+/// ranked (every other name fits worse); otherwise every match is.
+fn by_relevance(
+    plan: &Plan<'_>,
+    wanted: usize,
+    delta: Vec<EntryId>,
+    uses: Option<&Uses>,
+) -> SearchOutcome {
+    let store = plan.store;
+    let request = plan.request;
+    let now = chrono::Utc::now().timestamp();
+    let ranker = Ranker::new(request.query.name_words(), now, uses);
+    let exact = plan.exact();
+    let mut buf = Vec::new();
+    let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
+    // (Only for exact plans: otherwise counting the total visits every match
+    // anyway.)
+    if let (Some(word), Some(set), true) = (ranker.main_word(), &plan.names, exact)
+        && word.is_ascii()
+    {
+        let names = &store.names;
+        let lo = names.lower_bound_folded(word);
+        let hi = names.prefix_end_folded(word, lo);
+        let b = &store.base;
+        let mut first: Vec<EntryId> = set
+            .ids
+            .iter()
+            .copied()
+            .filter(|&k| (lo..hi).contains(&k))
+            .flat_map(|k| b.by_name[b.named(k)].iter().copied())
+            .filter(|&id| !skipped(store, id) && plan.accept(id))
+            .collect();
+        first.extend(delta.iter().copied().filter(|&id| {
+            rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
+        }));
+        // Generated folders come last whatever the fit: the shortcut holds
+        // when enough of these are outside them.
+        let first: Vec<(Relevance, EntryId)> = first
+            .into_iter()
+            .map(|id| (ranker.rank(store, id, &mut buf), id))
+            .collect();
+        if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
+            ranked = Some(first);
+        }
+    }
+    let (mut ranked, total) = match ranked {
+        Some(r) => (r, plan.exact_total(delta.len())),
+        None => {
+            let mut all = plan.base_matches();
+            all.extend_from_slice(&delta);
+            let total = if exact { plan.exact_total(delta.len()) } else { all.len() };
+            (
+                all.into_iter()
+                    .map(|id| (ranker.rank(store, id, &mut buf), id))
+                    .collect(),
+                total,
+            )
+        }
+    };
+    let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
+        let o = a
+            .0
+            .cmp(&b.0)
+            .then_with(|| compare(store, SortKey::Path, a.1, b.1));
+        if request.descending { o.reverse() } else { o }
+    };
+    let k = wanted.min(ranked.len());
+    top_k(&mut ranked, k, cmp);
+    SearchOutcome {
+        hits: ranked
+            .into_iter()
+            .skip(request.offset)
+            .take(request.limit)
+            .map(|(r, id)| Hit {
+                score: Some(r.score()),
+                ..hit(store, id)
+            })
+            .collect(),
+        groups: None,
+        total: total as u64,
+    }
 }
 
 fn outcome(
@@ -1052,7 +1154,7 @@ mod tests {
         let name = || name_order(s.name(a), s.name(b)).then(a.cmp(&b));
         let (ma, mb) = (s.meta(a), s.meta(b));
         match sort {
-            SortKey::Name => name(),
+            SortKey::Name | SortKey::Relevance => name(),
             SortKey::Modified => ma.mtime.cmp(&mb.mtime).then_with(name),
             SortKey::Created => ma.btime.cmp(&mb.btime).then_with(name),
             SortKey::Size => ma
@@ -1166,6 +1268,41 @@ mod tests {
         "len:<6",
     ];
 
+    /// Relevance pages equal ranking every match with the ranker and sorting.
+    fn check_relevance(s: &Store, query: &str, seed: u64) {
+        let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
+        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None);
+        let mut buf = Vec::new();
+        let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
+            .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
+            .map(|i| (ranker.rank(s, i, &mut buf), i))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| reference_cmp(s, SortKey::Path, a.1, b.1)));
+        for (offset, limit) in [(0, 3), (2, 5), (0, usize::MAX / 4)] {
+            let got = search(
+                s,
+                &SearchRequest {
+                    query: &q,
+                    under: None,
+                    sort: SortKey::Relevance,
+                    descending: false,
+                    offset,
+                    limit,
+                    group_by: None,
+                },
+            );
+            let want: Vec<String> = all
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|&(_, id)| display_path(s, id))
+                .collect();
+            let paths: Vec<String> = got.hits.iter().map(|h| h.path.clone()).collect();
+            assert_eq!((got.total as usize, paths), (all.len(), want), "seed {seed}: {query:?} relevance page {offset}+{limit}");
+            assert!(got.hits.windows(2).all(|w| w[0].score >= w[1].score || w[0].score.is_some()));
+        }
+    }
+
     #[test]
     fn every_plan_equals_checking_every_entry() {
         for seed in [1u64, 7, 42, 99, 2026] {
@@ -1176,6 +1313,7 @@ mod tests {
                 .find(|&i| s.is_live(i) && s.kind(i) == Kind::Dir && s.parent(i) != NONE);
             for q in QUERIES {
                 check(&s, q, None, seed);
+                check_relevance(&s, q, seed);
             }
             // Changes after the rebuild: the delta and the stale keys at work.
             churn(&mut s, &mut rng, 120);
@@ -1183,6 +1321,7 @@ mod tests {
             for q in QUERIES {
                 check(&s, q, None, seed);
                 check(&s, q, some_dir, seed);
+                check_relevance(&s, q, seed);
             }
             // And once more after they are folded in.
             s.rebuild();
