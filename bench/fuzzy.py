@@ -105,7 +105,7 @@ def answers(server, paths_file, query):
 
 def retrieval(tree, targets, seed):
     files = subprocess.run(["fdfind", "--type", "f", ".", "."], cwd=tree, capture_output=True, text=True).stdout.splitlines()
-    files = [f.removeprefix("./") for f in files if f]
+    files = sorted(f.removeprefix("./") for f in files if f)
     print(f"\n## retrieval on {tree}: {len(files)} files, {targets} targets, seed {seed}\n")
     rng = random.Random(seed)
     sample = rng.sample(files, min(targets, len(files)))
@@ -153,7 +153,7 @@ def retrieval(tree, targets, seed):
 
 def latency(tree, runs, seed):
     rng = random.Random(seed)
-    names = subprocess.run(["fdfind", "--type", "f", ".", "."], cwd=tree, capture_output=True, text=True).stdout.splitlines()
+    names = sorted(subprocess.run(["fdfind", "--type", "f", ".", "."], cwd=tree, capture_output=True, text=True).stdout.splitlines())
     sample = rng.sample(names, min(40, len(names)))
     queries = [q for rel in sample for q in derive(rel.removeprefix("./"), rng).values()][:40]
     state = Path(tempfile.mkdtemp(prefix="ferret-fuzzy-bench-"))

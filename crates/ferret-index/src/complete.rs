@@ -88,7 +88,13 @@ fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> C
     use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
     use nucleo_matcher::{Config, Matcher, Utf32Str};
     let lower_stem = stem.to_ascii_lowercase();
-    let atom = Atom::new(stem, CaseMatching::Ignore, Normalization::Smart, AtomKind::Fuzzy, false);
+    let atom = Atom::new(
+        stem,
+        CaseMatching::Ignore,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    );
     let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
     let mut buf = Vec::new();
     let mut starts = Vec::new();
@@ -109,7 +115,10 @@ fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> C
             .then_with(|| a.1.cmp(&b.1))
     };
     starts.sort_by(order);
-    fits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| order(&(a.1, a.2.clone()), &(b.1, b.2.clone()))));
+    fits.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| order(&(a.1, a.2.clone()), &(b.1, b.2.clone())))
+    });
     let total = starts.len() + fits.len();
     let values = starts
         .into_iter()
@@ -159,7 +168,10 @@ mod tests {
         assert_eq!(c.values, ["src/main.rs", "src/Makefile", "src/domain/"]);
         assert_eq!(c.total, 3);
         // Subsequences too, after the prefixes: `lb` fits `lib.rs`.
-        assert_eq!(index.complete_path("src/lb", false, 100).values, ["src/lib.rs"]);
+        assert_eq!(
+            index.complete_path("src/lb", false, 100).values,
+            ["src/lib.rs"]
+        );
         let c = index.complete_path("", false, 100);
         assert_eq!(c.values, ["README.md", "src/"]);
         let c = index.complete_path("s", true, 100);

@@ -5,7 +5,7 @@
 //!
 //! The last word (its last `/` piece) is matched against every distinct name
 //! once, in parallel; the entries bearing the names it fits are then scored on
-//! their whole path against all the words. Typos: a word of four letters or
+//! their whole path against all the words. Typos: a word of six letters or
 //! more also brings the names within one edit of it (Damerau-Levenshtein, on
 //! the name and on its stem), found through the trigram lists: a name within
 //! one edit of a word keeps all but at most three of the word's trigrams, so it
@@ -37,6 +37,9 @@ pub struct FuzzyRequest<'q> {
 /// Words are cut to this many characters (a pasted paragraph is not a name).
 const MAX_WORD: usize = 64;
 
+/// Words shorter than this forgive no typo.
+const MIN_TYPO_WORD: usize = 6;
+
 /// How good a near-miss (one edit away) counts, against a perfect match.
 const TYPO_WEIGHT: f32 = 0.9;
 
@@ -59,14 +62,20 @@ fn fit_bonus(name: &[u8], key: &[u8], perfect: f32, buf: &mut Vec<u8>) -> f32 {
     if buf == key || stem == key {
         perfect
     } else if buf.starts_with(key) {
-        perfect * 0.3
+        perfect * 0.8
     } else {
         0.0
     }
 }
 
 fn atom(word: &str) -> Atom {
-    Atom::new(word, CaseMatching::Ignore, Normalization::Smart, AtomKind::Fuzzy, false)
+    Atom::new(
+        word,
+        CaseMatching::Ignore,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    )
 }
 
 fn threads_for(work: usize) -> usize {
@@ -152,23 +161,31 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                         mine.push((k, s as f32 + bonus));
                     }
                 }
-                fitted.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+                fitted
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(mine);
             });
         }
     });
     let mut fitted = fitted.into_inner().unwrap_or_else(|p| p.into_inner());
     fitted.sort_unstable_by_key(|&(k, _)| k);
 
-    // 2. Names one edit away (typos), from the trigram lists.
-    if folded_key.len() >= 4 {
+    // 2. Names one edit away (typos), from the trigram lists: for words of six
+    // letters or more (one edit from a shorter word is too many names).
+    if folded_key.len() >= MIN_TYPO_WORD {
         let mut buf = Vec::new();
         let near = names.near(&folded_key, &mut |k| {
             fold_into(names.get(k), &mut buf);
             within_one_edit(&buf, &folded_key)
         });
+        // One edit away from the whole name (or stem) ranks just below it,
+        // above names the word merely fits as a subsequence.
+        let near_score = perfect as f32 * (1.0 + TYPO_WEIGHT);
         for k in near {
-            if fitted.binary_search_by_key(&k, |&(id, _)| id).is_err() {
-                fitted.push((k, perfect as f32 * TYPO_WEIGHT));
+            match fitted.binary_search_by_key(&k, |&(id, _)| id) {
+                Ok(i) => fitted[i].1 = fitted[i].1.max(near_score),
+                Err(_) => fitted.push((k, near_score)),
             }
         }
         fitted.sort_unstable_by_key(|&(k, _)| k);
@@ -189,13 +206,13 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
         let path = display_path(store, id);
         let base = if whole_path {
             let Some(s) = pattern.score(Utf32Str::new(&path, &mut chars), &mut matcher) else {
-                // A typo in the key word: score the other words alone.
-                if name_score < perfect as f32 {
+                // A typo in the key word: the path does not fit as a whole.
+                if name_score > perfect as f32 {
                     scored.push((name_score + boost(store, id, &path, now, uses), id));
                 }
                 return;
             };
-            s as f32
+            s as f32 + name_score
         } else {
             name_score
         };
@@ -222,14 +239,19 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     delta.dedup();
     for id in delta {
         let name = store.name(id);
-        let s = score(&key_atom, name, &mut Matcher::new(Config::DEFAULT.match_paths()), &mut Vec::new())
-            .map(|s| s as f32)
-            .or_else(|| {
-                let mut f = Vec::new();
-                fold_into(name, &mut f);
-                (folded_key.len() >= 4 && within_one_edit(&f, &folded_key))
-                    .then_some(perfect as f32 * TYPO_WEIGHT)
-            });
+        let s = score(
+            &key_atom,
+            name,
+            &mut Matcher::new(Config::DEFAULT.match_paths()),
+            &mut Vec::new(),
+        )
+        .map(|s| s as f32)
+        .or_else(|| {
+            let mut f = Vec::new();
+            fold_into(name, &mut f);
+            (folded_key.len() >= MIN_TYPO_WORD && within_one_edit(&f, &folded_key))
+                .then_some(perfect as f32 * (1.0 + TYPO_WEIGHT))
+        });
         if let Some(s) = s {
             consider(id, s, &mut scored);
         }
@@ -290,8 +312,7 @@ pub(crate) fn within_one_edit(name: &[u8], word: &[u8]) -> bool {
         _ => name,
     };
     [name, stem].into_iter().any(|n| {
-        n.len().abs_diff(word.len()) <= 1
-            && strsim::generic_damerau_levenshtein(n, word) <= 1
+        n.len().abs_diff(word.len()) <= 1 && strsim::generic_damerau_levenshtein(n, word) <= 1
     })
 }
 
@@ -308,7 +329,11 @@ mod tests {
             let mut at = root;
             let parts: Vec<&str> = p.split('/').collect();
             for (i, part) in parts.iter().enumerate() {
-                let kind = if i + 1 == parts.len() { Kind::File } else { Kind::Dir };
+                let kind = if i + 1 == parts.len() {
+                    Kind::File
+                } else {
+                    Kind::Dir
+                };
                 at = match s.child(at, part.as_bytes()) {
                     Some(id) => id,
                     None => s.insert_new(at, part.as_bytes(), kind, Meta::default()),
@@ -351,10 +376,22 @@ mod tests {
             "src/components/UserProfileCard.tsx",
         ]);
         assert_eq!(find(&s, "authmiddleware")[0], "src/auth_middleware.rs");
-        assert_eq!(find(&s, "user_servce.rs")[0], "src/user_service.rs", "a dropped letter");
-        assert_eq!(find(&s, "usar_service")[0], "src/user_service.rs", "a wrong letter");
+        assert_eq!(
+            find(&s, "user_servce.rs")[0],
+            "src/user_service.rs",
+            "a dropped letter"
+        );
+        assert_eq!(
+            find(&s, "usar_service")[0],
+            "src/user_service.rs",
+            "a wrong letter"
+        );
         assert_eq!(find(&s, "cfg/prod")[0], "config/prod.yaml");
-        assert_eq!(find(&s, "upc")[0], "src/components/UserProfileCard.tsx", "initials");
+        assert_eq!(
+            find(&s, "upc")[0],
+            "src/components/UserProfileCard.tsx",
+            "initials"
+        );
         assert_eq!(find(&s, "middleware ext:md"), ["docs/middleware.md"]);
         assert!(find(&s, "zzzzqqq").is_empty());
         // One letter: the names holding it, recent first; nothing typed: all.

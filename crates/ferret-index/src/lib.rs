@@ -21,8 +21,8 @@ mod trim;
 pub use trim::map_large_allocations;
 mod complete;
 mod dirs;
-pub mod fuzzy;
 mod echo;
+pub mod fuzzy;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
@@ -34,9 +34,9 @@ pub mod search;
 pub mod snapshot;
 pub mod store;
 mod suggest;
+pub mod uses;
 pub mod walk;
 mod watch;
-pub mod uses;
 pub mod when;
 
 use std::{

@@ -190,7 +190,10 @@ mod tests {
         assert_eq!(name_fit(b"main.rs", b"main.rs", &mut b), NameFit::Exact);
         assert_eq!(name_fit(b"x86-libc.a", b"libc", &mut b), NameFit::Boundary);
         assert_eq!(name_fit(b"myLibc.h", b"libc", &mut b), NameFit::Boundary);
-        assert_eq!(name_fit(b"armv7-uclibceabi.html", b"libc", &mut b), NameFit::Anywhere);
+        assert_eq!(
+            name_fit(b"armv7-uclibceabi.html", b"libc", &mut b),
+            NameFit::Anywhere
+        );
         assert!(NameFit::Exact < NameFit::Anywhere);
     }
 }

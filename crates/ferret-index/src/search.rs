@@ -18,12 +18,12 @@ use std::{cmp::Ordering, collections::HashMap};
 use ferret_query::{Query, Range};
 
 use crate::base::{self, skipped};
-use crate::rank::{self, Ranker, Relevance};
-use crate::uses::Uses;
 use crate::names::{extension, fold_into};
+use crate::rank::{self, Ranker, Relevance};
 use crate::store::{
     EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS, UNKNOWN_TIME,
 };
+use crate::uses::Uses;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortKey {
@@ -825,9 +825,11 @@ fn by_relevance(
             .flat_map(|k| b.by_name[b.named(k)].iter().copied())
             .filter(|&id| !skipped(store, id) && plan.accept(id))
             .collect();
-        first.extend(delta.iter().copied().filter(|&id| {
-            rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
-        }));
+        first.extend(
+            delta.iter().copied().filter(|&id| {
+                rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
+            }),
+        );
         // Generated folders come last whatever the fit: the shortcut holds
         // when enough of these are outside them.
         let first: Vec<(Relevance, EntryId)> = first
@@ -843,7 +845,11 @@ fn by_relevance(
         None => {
             let mut all = plan.base_matches();
             all.extend_from_slice(&delta);
-            let total = if exact { plan.exact_total(delta.len()) } else { all.len() };
+            let total = if exact {
+                plan.exact_total(delta.len())
+            } else {
+                all.len()
+            };
             (
                 all.into_iter()
                     .map(|id| (ranker.rank(store, id, &mut buf), id))
@@ -853,10 +859,9 @@ fn by_relevance(
         }
     };
     let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
-        let o = a
-            .0
-            .cmp(&b.0)
-            .then_with(|| compare(store, SortKey::Path, a.1, b.1));
+        let o =
+            a.0.cmp(&b.0)
+                .then_with(|| compare(store, SortKey::Path, a.1, b.1));
         if request.descending { o.reverse() } else { o }
     };
     let k = wanted.min(ranked.len());
@@ -1277,7 +1282,10 @@ mod tests {
             .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
             .map(|i| (ranker.rank(s, i, &mut buf), i))
             .collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| reference_cmp(s, SortKey::Path, a.1, b.1)));
+        all.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| reference_cmp(s, SortKey::Path, a.1, b.1))
+        });
         for (offset, limit) in [(0, 3), (2, 5), (0, usize::MAX / 4)] {
             let got = search(
                 s,
@@ -1298,8 +1306,16 @@ mod tests {
                 .map(|&(_, id)| display_path(s, id))
                 .collect();
             let paths: Vec<String> = got.hits.iter().map(|h| h.path.clone()).collect();
-            assert_eq!((got.total as usize, paths), (all.len(), want), "seed {seed}: {query:?} relevance page {offset}+{limit}");
-            assert!(got.hits.windows(2).all(|w| w[0].score >= w[1].score || w[0].score.is_some()));
+            assert_eq!(
+                (got.total as usize, paths),
+                (all.len(), want),
+                "seed {seed}: {query:?} relevance page {offset}+{limit}"
+            );
+            assert!(
+                got.hits
+                    .windows(2)
+                    .all(|w| w[0].score >= w[1].score || w[0].score.is_some())
+            );
         }
     }
 

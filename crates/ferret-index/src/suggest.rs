@@ -18,7 +18,10 @@ const CLOSE: f64 = 0.6;
 
 fn similarity(a: &[u8], b: &[u8]) -> f64 {
     let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
-    let stem = |s: &str| s.rsplit_once('.').map_or(s.to_string(), |(st, _)| st.to_string());
+    let stem = |s: &str| {
+        s.rsplit_once('.')
+            .map_or(s.to_string(), |(st, _)| st.to_string())
+    };
     [
         strsim::normalized_damerau_levenshtein(&a, &b),
         strsim::normalized_damerau_levenshtein(&stem(&a), &stem(&b)),
@@ -147,7 +150,12 @@ mod tests {
     #[test]
     fn near_paths_are_suggested() {
         let dir = tempfile::tempdir().unwrap();
-        for f in ["src/user_service.rs", "src/main.rs", "docs/Guide.md", "deep/a/b/config.toml"] {
+        for f in [
+            "src/user_service.rs",
+            "src/main.rs",
+            "docs/Guide.md",
+            "deep/a/b/config.toml",
+        ] {
             let p = dir.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
@@ -157,7 +165,10 @@ mod tests {
         let index = Index::open(config).unwrap();
         index.build_now(None);
         assert!(index.with_store(|s| s.lookup(s.roots()[0], b"src/main.rs").is_some()));
-        assert_eq!(index.suggest("src/user_servce.rs", 5)[0], "src/user_service.rs");
+        assert_eq!(
+            index.suggest("src/user_servce.rs", 5)[0],
+            "src/user_service.rs"
+        );
         assert_eq!(index.suggest("srcc/main.rs", 5)[0], "src/main.rs");
         assert_eq!(index.suggest("docs/guide.md", 5)[0], "docs/Guide.md");
         assert_eq!(index.suggest("src/main", 5)[0], "src/main.rs");

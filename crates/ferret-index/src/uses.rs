@@ -77,7 +77,8 @@ impl Uses {
     }
 
     pub fn to_json(&self) -> String {
-        let rows: Vec<(&String, f64, i64)> = self.map.iter().map(|(p, &(s, at))| (p, s, at)).collect();
+        let rows: Vec<(&String, f64, i64)> =
+            self.map.iter().map(|(p, &(s, at))| (p, s, at)).collect();
         serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
     }
 }
@@ -105,6 +106,9 @@ mod tests {
             u.record(&format!("f{i}"), 1.0 + i as f64, 2000);
         }
         assert!(u.map.len() <= KEEP + KEEP / 4);
-        assert!(u.score(&format!("f{}", KEEP * 2 - 1), 2000) > 0.0, "the most used stay");
+        assert!(
+            u.score(&format!("f{}", KEEP * 2 - 1), 2000) > 0.0,
+            "the most used stay"
+        );
     }
 }

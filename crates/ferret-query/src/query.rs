@@ -813,7 +813,8 @@ impl Query {
                     fold_case(lit.needle()).into_owned()
                 }),
                 Node::Path(PathMatch::Literal { lit, .. }) => {
-                    if let Some(last) = lit.needle().rsplit(|&b| b == b'/').find(|p| !p.is_empty()) {
+                    if let Some(last) = lit.needle().rsplit(|&b| b == b'/').find(|p| !p.is_empty())
+                    {
                         out.push(fold_case(last).into_owned());
                     }
                 }

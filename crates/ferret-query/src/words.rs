@@ -42,7 +42,8 @@ mod tests {
 
     #[test]
     fn words_and_the_rest() {
-        let (rest, words) = split_words("authmw ext:rs !test \"user servce\" *.md cfg/prod").unwrap();
+        let (rest, words) =
+            split_words("authmw ext:rs !test \"user servce\" *.md cfg/prod").unwrap();
         assert_eq!(words, ["authmw", "user servce", "cfg/prod"]);
         assert_eq!(rest, "ext:rs !test  *.md");
         let (rest, words) = split_words("a|b").unwrap();

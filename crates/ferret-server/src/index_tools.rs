@@ -184,7 +184,10 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         ferret_query::split_content(&full).map_err(|e| a.conflict("query", &e.render(&full)))?;
     let fuzzy = a.boolean("fuzzy")?.unwrap_or(false);
     if fuzzy && !content.is_empty() {
-        return Err(a.conflict("fuzzy", "`fuzzy` matches names and paths; drop `content:` or `fuzzy`"));
+        return Err(a.conflict(
+            "fuzzy",
+            "`fuzzy` matches names and paths; drop `content:` or `fuzzy`",
+        ));
     }
     // Fuzzy: the plain words are matched as subsequences, the rest filters.
     let (text, words) = if fuzzy {
@@ -196,7 +199,8 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     };
     let mut query = compile(&a, "query", &text, &options, &clock)?;
     // Relevance is the default order when the query names something.
-    let names_something = !query.name_words().is_empty() || !query.required_path_literals().is_empty();
+    let names_something =
+        !query.name_words().is_empty() || !query.required_path_literals().is_empty();
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile(&a, "exclude", &term, &options, &clock)?.negate());
     }
@@ -211,7 +215,15 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     }
     let sort = a.choice(
         "sort",
-        &["relevance", "name", "path", "size", "modified", "created", "extension"],
+        &[
+            "relevance",
+            "name",
+            "path",
+            "size",
+            "modified",
+            "created",
+            "extension",
+        ],
     )?;
     let details = a.boolean("details")?.unwrap_or(false)
         || matches!(sort, Some("size" | "modified" | "created"));

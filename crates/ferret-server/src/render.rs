@@ -129,9 +129,10 @@ pub fn suggest_paths(result: &mut CallToolResult, near: &[String]) {
     if let Some(s) = result.structured_content.as_mut() {
         s["suggested_paths"] = json!(near);
     }
-    result
-        .content
-        .push(ContentBlock::text(format!("did you mean: {}", near.join(", "))));
+    result.content.push(ContentBlock::text(format!(
+        "did you mean: {}",
+        near.join(", ")
+    )));
 }
 
 /// Sizes as people read them.
