@@ -814,17 +814,15 @@ impl ServerHandler for Ferret {
         let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
         let read = read.map_err(|mut e| {
             // A missing file: the existing paths near it.
-            if e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
-                || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND")
+            if (e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
+                || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND"))
+                && let Ok(path) = resources::path_of(&request.uri)
+                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(&path)
             {
-                if let Ok(path) = resources::path_of(&request.uri)
-                    && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(&path)
-                {
-                    self.index().wait_ready(std::time::Duration::from_secs(2));
-                    let near = self.index().suggest(&self.roots().display(root, &rel), 5);
-                    if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
-                        data["suggested_paths"] = json!(near);
-                    }
+                self.index().wait_ready(std::time::Duration::from_secs(2));
+                let near = self.index().suggest(&self.roots().display(root, &rel), 5);
+                if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
+                    data["suggested_paths"] = json!(near);
                 }
             }
             e
