@@ -658,7 +658,78 @@ impl Index {
         let kept = self
             .shared
             .own_changes
-            .sift(&self.shared.config.roots, changes);
+            .sift(&|p: &str| self.version_of(p), changes);
+        self.journal_kept(kept);
+    }
+
+    /// Ferret is about to change these paths (as shown to agents; a folder
+    /// covers what lies below it): the watcher's reports on them wait for
+    /// ferret's own [`Index::record`] before they are told from its echo.
+    pub fn expect_own_changes(&self, paths: &[String]) {
+        self.shared.own_changes.expect(paths);
+    }
+
+    /// Ferret will not change these announced paths after all (its write failed).
+    pub fn withdraw_own_changes(&self, paths: &[String]) {
+        let kept = self
+            .shared
+            .own_changes
+            .withdraw(&|p: &str| self.version_of(p), paths);
+        if !kept.is_empty() {
+            self.journal_kept(kept);
+        }
+    }
+
+    /// Journal the reports held for changes ferret announced and never recorded.
+    pub(crate) fn release_held(&self) {
+        let kept = self
+            .shared
+            .own_changes
+            .release_expired(&|p: &str| self.version_of(p));
+        if !kept.is_empty() {
+            self.journal_kept(kept);
+        }
+    }
+
+    /// What a shown path is on disk now, looked up through its root's
+    /// descriptor (never by a path string below the root).
+    fn version_of(&self, shown: &str) -> Option<echo::Version> {
+        let roots = &self.shared.config.roots;
+        let (root, rel) = if roots.len() == 1 {
+            (0, shown)
+        } else {
+            let (name, rel) = shown.split_once('/').unwrap_or((shown, ""));
+            (roots.iter().position(|r| r.name == name)?, rel)
+        };
+        let rel = if rel == "." { "" } else { rel };
+        let root_fd = self.root_fd(root)?;
+        let (parent, name) = match rel.rsplit_once('/') {
+            Some((p, n)) => (p, n),
+            None if rel.is_empty() => return None,
+            None => ("", rel),
+        };
+        let dir = dirs::open_below(root_fd, parent.as_bytes()).ok()?;
+        let st = rustix::fs::statx(
+            &dir,
+            name,
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            rustix::fs::StatxFlags::BASIC_STATS,
+        )
+        .ok()?;
+        let ns =
+            |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+        Some(echo::Version {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            mtime_ns: ns(st.stx_mtime),
+            ctime_ns: ns(st.stx_ctime),
+            dir: rustix::fs::FileType::from_raw_mode(u32::from(st.stx_mode))
+                == rustix::fs::FileType::Directory,
+        })
+    }
+
+    fn journal_kept(&self, kept: Vec<Change>) {
         if self.touches_followed() {
             self.publish_touched(
                 kept.iter()

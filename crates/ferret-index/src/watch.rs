@@ -118,6 +118,7 @@ pub(crate) fn run(index: Index) {
             }
         }
         applier.expire_renames();
+        index.release_held();
         let limited = index.status().watch_limit_reached || watcher.is_none();
         if limited
             && index.shared.config.watch
