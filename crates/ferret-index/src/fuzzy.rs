@@ -17,9 +17,10 @@ use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
-use crate::base::skipped;
+use crate::hits::{Hit, display_path, hit};
 use crate::names::fold_into;
-use crate::search::{Hit, SearchOutcome, SearchRequest, SortKey, display_path, hit};
+use crate::orders::skipped;
+use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Store};
 use crate::uses::Uses;
 
@@ -340,7 +341,7 @@ mod tests {
                 };
             }
         }
-        s.rebuild();
+        crate::orders::rebuild_store(&mut s);
         s
     }
 

@@ -17,7 +17,10 @@
 //! follows a symlink; it knows nothing of MCP.
 
 mod base;
+mod hits;
+mod orders;
 mod trim;
+mod wire;
 pub use trim::map_large_allocations;
 mod complete;
 mod dirs;
@@ -382,7 +385,7 @@ impl Index {
             return;
         }
         let started = Instant::now();
-        let rebuilt = base::rebuild(&self.read_store());
+        let rebuilt = orders::rebuild(&self.read_store());
         let built = started.elapsed();
         self.write_store().install(rebuilt);
         trim::give_back_memory();

@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 
 use crate::postings::{Postings, intersect_range};
-use crate::snapshot::{Reader, SnapshotError, Writer};
+use crate::wire::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
 /// order is total and `README` sorts beside `readme`).

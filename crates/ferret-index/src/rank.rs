@@ -162,7 +162,7 @@ impl<'a> Ranker<'a> {
         };
         let used = match self.uses {
             Some(u) if !u.is_empty() => {
-                let path = crate::search::display_path(store, id);
+                let path = crate::hits::display_path(store, id);
                 (1.0 + u.score(&path, self.now) as f32).ln() * 4.0
             }
             _ => 0.0,

@@ -17,12 +17,11 @@ use std::{cmp::Ordering, collections::HashMap};
 
 use ferret_query::{Query, Range};
 
-use crate::base::{self, skipped};
+pub use crate::hits::{Hit, display_path, hit, rfc3339};
 use crate::names::{extension, fold_into};
+use crate::orders::{self as base, skipped};
 use crate::rank::{self, Ranker, Relevance};
-use crate::store::{
-    EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS, UNKNOWN_TIME,
-};
+use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
 use crate::uses::Uses;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,18 +59,6 @@ pub struct SearchRequest<'q> {
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Hit {
-    pub path: String,
-    pub kind: &'static str,
-    pub size: Option<u64>,
-    pub modified: Option<String>,
-    pub created: Option<String>,
-    /// With relevance and fuzzy orders: how good the match is (higher is better).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<f32>,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Group {
     pub group: String,
     pub count: u64,
@@ -83,47 +70,6 @@ pub struct SearchOutcome {
     pub groups: Option<Vec<Group>>,
     /// All matches (or all groups with `group_by`).
     pub total: u64,
-}
-
-pub fn rfc3339(secs: i64) -> Option<String> {
-    if secs == UNKNOWN_TIME {
-        return None;
-    }
-    chrono::DateTime::from_timestamp(secs, 0)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-}
-
-/// The path shown to agents: relative to the root, prefixed by the root's name
-/// when there are several roots.
-pub fn display_path(store: &Store, id: EntryId) -> String {
-    let rel = store.rel_path(id);
-    let rel = String::from_utf8_lossy(&rel);
-    if store.roots().len() > 1 {
-        let (_, root) = store.root_of(id);
-        let name = String::from_utf8_lossy(store.name(root));
-        if rel.is_empty() {
-            name.into_owned()
-        } else {
-            format!("{name}/{rel}")
-        }
-    } else if rel.is_empty() {
-        ".".into()
-    } else {
-        rel.into_owned()
-    }
-}
-
-pub fn hit(store: &Store, id: EntryId) -> Hit {
-    let kind = store.kind(id);
-    let meta = store.meta(id);
-    Hit {
-        path: display_path(store, id),
-        kind: kind.name(),
-        size: (kind != Kind::Dir).then_some(meta.size),
-        modified: rfc3339(meta.mtime),
-        created: rfc3339(meta.btime),
-        score: None,
-    }
 }
 
 /// Below this many candidates, checking runs on one thread.
@@ -1049,7 +995,7 @@ mod tests {
 
     use super::*;
     use crate::names::name_order;
-    use crate::store::Meta;
+    use crate::store::{Meta, UNKNOWN_TIME};
     use ferret_query::{Clock, Options};
 
     struct Rng(u64);
@@ -1324,7 +1270,7 @@ mod tests {
         for seed in [1u64, 7, 42, 99, 2026] {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut s = random_store(&mut rng, 400);
-            s.rebuild();
+            crate::orders::rebuild_store(&mut s);
             let some_dir = (0..s.capacity_ids() as EntryId)
                 .find(|&i| s.is_live(i) && s.kind(i) == Kind::Dir && s.parent(i) != NONE);
             for q in QUERIES {
@@ -1340,7 +1286,7 @@ mod tests {
                 check_relevance(&s, q, seed);
             }
             // And once more after they are folded in.
-            s.rebuild();
+            crate::orders::rebuild_store(&mut s);
             for q in QUERIES {
                 check(&s, q, some_dir, seed);
             }

@@ -8,10 +8,10 @@
 //! index. Closeness is the Damerau-Levenshtein similarity of the folded names
 //! (`strsim`), on the whole name and on its stem.
 
+use crate::hits::display_path;
 use crate::names::fold_into;
-use crate::search::display_path;
 use crate::store::EntryId;
-use crate::{Index, base::skipped};
+use crate::{Index, orders::skipped};
 
 /// Names this similar (0..1) or more count as close.
 const CLOSE: f64 = 0.6;

@@ -309,7 +309,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 }
             }
         }
-        store.rebuild();
+        crate::orders::rebuild_store(&mut store);
         store.shrink_to_fit();
         *index.write_store() = store;
         crate::trim::give_back_memory();
