@@ -212,8 +212,22 @@ fn bench_index(
         "query", "p50", "p99", "min", "matches"
     );
     let only = std::env::var("FERRET_BENCH_ONLY").ok();
-    for (label, text) in QUERIES {
-        if only.as_deref().is_some_and(|o| o != *label) {
+    // FERRET_BENCH_QUERIES="a;re;rep" times these instead of the fixed set.
+    let extra: Vec<(String, String)> = std::env::var("FERRET_BENCH_QUERIES")
+        .ok()
+        .map(|q| {
+            q.split(';')
+                .map(|t| (format!("`{t}`"), t.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let fixed: Vec<(String, String)> = QUERIES
+        .iter()
+        .map(|(l, t)| (l.to_string(), t.to_string()))
+        .collect();
+    for (label, text) in if extra.is_empty() { fixed } else { extra } {
+        let (label, text) = (label.as_str(), text.as_str());
+        if only.as_deref().is_some_and(|o| o != label) {
             continue;
         }
         let query = Query::compile(text, &Options::default(), &clock)

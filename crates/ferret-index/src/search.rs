@@ -155,6 +155,10 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
             }
         }
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        // A word too short for the trigram lists: one pass over the names.
+        _ if plain.is_some_and(|l| l.is_ascii()) => names.scan(plain.unwrap_or_default(), &|k| {
+            name_q.matches_name(names.get(k))
+        }),
         _ => par_filter((0..sorted).collect(), verify),
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
