@@ -89,6 +89,7 @@ mod error;
 pub mod groups;
 mod lexer;
 mod names;
+mod node;
 mod parser;
 mod query;
 mod text;
