@@ -3,17 +3,18 @@
 //!
 //! One thread (`ferret-content`) changes the index: it builds or loads it,
 //! checks a loaded one against the disk, re-reads the files the change feed
-//! names, and now and then merges what it re-read into a new file. Another
-//! (`ferret-content-feed`) only marks the paths the feed names as pending, at
-//! once: a pending file is searched directly until it is read again, so an
-//! answer never rests on a version of a file older than the name index's.
-//! Queries read under a read lock.
+//! names, and now and then merges what it re-read into a new file. The feed
+//! is drained by that thread and by every query before it answers, so each
+//! path the name index has reported is pending by then: a pending file is
+//! searched directly until it is read again, and an answer never rests on a
+//! version of a file older than the name index's. Queries read under a read
+//! lock.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     path::PathBuf,
     sync::{
-        Arc, Condvar, Mutex, RwLock,
+        Arc, Mutex, RwLock,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -59,6 +60,8 @@ impl Config {
 /// A pending file is read again once it has been quiet this long (a file
 /// being written is read once, not at every write)…
 const QUIET: Duration = Duration::from_millis(30);
+/// How often the change feed is read while nothing else is to do.
+const POLL: Duration = Duration::from_millis(10);
 /// …or once it has waited this long, however busy.
 const MAX_WAIT: Duration = Duration::from_millis(500);
 /// How often the index is compared with the name index as a whole.
@@ -218,7 +221,8 @@ struct Shared {
     live: RwLock<Live>,
     ready: AtomicBool,
     pending: Mutex<Pending>,
-    wake: Condvar,
+    /// The name index's change feed (from [`ContentIndex::start`]).
+    feed: Mutex<Option<std::sync::mpsc::Receiver<Vec<String>>>>,
     status: Mutex<Status>,
     progress: Progress,
     building: AtomicBool,
@@ -287,7 +291,7 @@ impl ContentIndex {
                 live: RwLock::new(Live::default()),
                 ready: AtomicBool::new(false),
                 pending: Mutex::new(Pending::default()),
-                wake: Condvar::new(),
+                feed: Mutex::new(None),
                 status: Mutex::new(Status {
                     state: "waiting for the name index".into(),
                     ..Status::default()
@@ -307,11 +311,8 @@ impl ContentIndex {
     /// Follow the change feed, then load or build in the background and keep
     /// the index fresh. Returns at once.
     pub fn start(&self) {
-        let feed = self.shared.index.touches();
-        let shared = self.shared.clone();
-        let _ = std::thread::Builder::new()
-            .name("ferret-content-feed".into())
-            .spawn(move || follow_feed(&shared, feed));
+        *self.shared.feed.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(self.shared.index.touches());
         let shared = self.shared.clone();
         let _ = std::thread::Builder::new()
             .name("ferret-content".into())
@@ -333,7 +334,6 @@ impl ContentIndex {
     /// Stop the background work.
     pub fn shutdown(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.wake.notify_all();
     }
 
     /// Whether the index answers queries yet.
@@ -368,6 +368,7 @@ impl ContentIndex {
 
     pub fn status(&self) -> Status {
         let s = &self.shared;
+        drain_feed(s);
         let mut status = s.status.lock().unwrap_or_else(|p| p.into_inner()).clone();
         status.max_total_bytes = s.config.budget.max_total_bytes;
         status.path = s.file.as_ref().map(|p| p.display().to_string());
@@ -408,11 +409,11 @@ impl ContentIndex {
         status
     }
 
-    /// Which of `files` (paths as shown, with the modification time the
-    /// name index gives) may hold a match of `query`: the files the index
+    /// Which of `files` (paths as shown, with the modification time and size
+    /// the name index gives) may hold a match of `query`: the files the index
     /// answers for that hold its trigrams, and every file it cannot answer
     /// for (not indexed, changed since it was read, or pending).
-    pub fn narrow(&self, query: &Grams, files: &[(&str, i64)]) -> Result<Narrowed, Unused> {
+    pub fn narrow(&self, query: &Grams, files: &[(&str, i64, u64)]) -> Result<Narrowed, Unused> {
         let s = &self.shared;
         if *query == Grams::All {
             return Err(Unused::Pattern);
@@ -430,6 +431,7 @@ impl ContentIndex {
         if s.config.require_watcher && !watching(&s.index) {
             return Err(Unused::NotWatching);
         }
+        drain_feed(s);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         let hits = live
             .base
@@ -442,7 +444,7 @@ impl ContentIndex {
             keep: Vec::with_capacity(files.len()),
             answered: 0,
         };
-        for &(path, mtime) in files {
+        for &(path, mtime, size) in files {
             let keep = match live.by_path.get(path) {
                 None => true,
                 Some(&id) => {
@@ -450,6 +452,7 @@ impl ContentIndex {
                     if !doc.verified
                         || !doc.meta.state.indexed()
                         || doc.meta.mtime_s != mtime
+                        || doc.meta.size != size
                         || pending.paths.contains_key(path)
                     {
                         true
@@ -608,23 +611,24 @@ fn set_status(s: &Shared, f: impl FnOnce(&mut Status)) {
     f(&mut s.status.lock().unwrap_or_else(|p| p.into_inner()));
 }
 
-/// Mark the feed's paths pending, as they come.
-fn follow_feed(s: &Shared, feed: std::sync::mpsc::Receiver<Vec<String>>) {
-    while !s.stop.load(Ordering::Relaxed) {
-        match feed.recv_timeout(Duration::from_millis(500)) {
-            Ok(paths) => {
-                let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
-                let now = Instant::now();
-                for path in paths {
-                    p.seq += 1;
-                    let seq = p.seq;
-                    p.paths.insert(path, (seq, now));
-                }
-                s.wake.notify_all();
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-        }
+/// Mark pending every path the change feed has reported so far.
+fn drain_feed(s: &Shared) {
+    let feed = s.feed.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(rx) = feed.as_ref() else { return };
+    let mut batches = Vec::new();
+    while let Ok(paths) = rx.try_recv() {
+        batches.push(paths);
+    }
+    drop(feed);
+    if batches.is_empty() {
+        return;
+    }
+    let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    for path in batches.into_iter().flatten() {
+        p.seq += 1;
+        let seq = p.seq;
+        p.paths.insert(path, (seq, now));
     }
 }
 
@@ -682,15 +686,8 @@ fn run(s: &Shared) {
 /// The pending paths that are due (quiet long enough, or waited long
 /// enough), with their sequence numbers; waits a little when none is.
 fn take_due(s: &Shared) -> Vec<(String, u64)> {
-    let p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
-    let (p, _) = s
-        .wake
-        .wait_timeout_while(p, Duration::from_millis(200), |p| {
-            p.paths.is_empty() && !s.stop.load(Ordering::Relaxed)
-        })
-        .unwrap_or_else(|e| e.into_inner());
-    drop(p);
-    std::thread::sleep(QUIET);
+    std::thread::sleep(POLL);
+    drain_feed(s);
     let p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
     let first = p.paths.values().map(|(_, at)| *at).min();
     p.paths
@@ -1122,3 +1119,6 @@ fn merge(s: &Shared) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

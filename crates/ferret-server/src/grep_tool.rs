@@ -420,7 +420,11 @@ pub fn content_filter(
     meter.set_total((paths.len() * patterns.len()) as u64);
     let mut remaining: Vec<ferret_grep::Candidate> = paths
         .into_iter()
-        .map(|path| ferret_grep::Candidate { path, mtime: 0 })
+        .map(|path| ferret_grep::Candidate {
+            path,
+            mtime: 0,
+            size: 0,
+        })
         .collect();
     for p in patterns {
         let matcher = ferret_grep::compile(&Pattern {
