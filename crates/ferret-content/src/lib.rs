@@ -16,7 +16,7 @@
 //! let content = ContentIndex::new(Config::new(None), roots, index);
 //! content.start();
 //! let q = query(&PatternSpec { text: "fn main", literal: true, case_insensitive: false, multiline: false });
-//! if let Ok(n) = content.narrow(&q, &[("src/main.rs", 1_700_000_000)]) {
+//! if let Ok(n) = content.narrow(&q, &[("src/main.rs", 1_700_000_000, 120)]) {
 //!     println!("search src/main.rs: {}", n.keep[0]);
 //! }
 //! # }
@@ -35,5 +35,7 @@ mod read;
 
 pub use build::{Budget, BuildError};
 pub use format::DocState;
-pub use live::{BuildProgress, Config, ContentIndex, Narrowed, Status, Unused};
+pub use live::{
+    BuildProgress, Config, ContentIndex, Narrowed, Status, Summary, Unused, file_for, inspect,
+};
 pub use pattern::{Grams, PatternSpec};

@@ -270,17 +270,16 @@ pub struct Narrowed {
     /// Files the index answered for (the rest were kept: not indexed,
     /// changed since, or pending).
     pub answered: u64,
+    /// Of the files left out, those left out because they are binary.
+    pub binary: u64,
 }
 
 impl ContentIndex {
     /// An index over `roots`, the files `index` lists. Nothing runs until
     /// [`ContentIndex::start`] (or [`ContentIndex::build_now`]).
     pub fn new(config: Config, roots: Arc<Roots>, index: Index) -> ContentIndex {
-        let key = key_of(&index, &config);
-        let file = config
-            .state_dir
-            .as_ref()
-            .map(|d| d.join(format!("content-{key:016x}.idx")));
+        let key = key_of(index.config(), &config);
+        let file = file_for(index.config(), &config);
         ContentIndex {
             shared: Arc::new(Shared {
                 config,
@@ -326,6 +325,10 @@ impl ContentIndex {
         let s = &self.shared;
         if !rebuild && load(s).is_ok() {
             reconcile(s, true);
+            // What changed since the file was written goes into it now.
+            if s.live.read().is_ok_and(|l| l.since_merge > 0) && !merge(s) {
+                return Err(self.status().last_error.unwrap_or_default());
+            }
             return Ok(());
         }
         build_all(s)
@@ -442,7 +445,7 @@ impl ContentIndex {
         let base_docs = live.base_docs();
         let mut out = Narrowed {
             keep: Vec::with_capacity(files.len()),
-            answered: 0,
+            ..Narrowed::default()
         };
         for &(path, mtime, size) in files {
             let keep = match live.by_path.get(path) {
@@ -459,7 +462,10 @@ impl ContentIndex {
                     } else {
                         out.answered += 1;
                         match doc.meta.state {
-                            DocState::Binary => false,
+                            DocState::Binary => {
+                                out.binary += 1;
+                                false
+                            }
                             _ if (id as usize) < base_docs => hits.has(id),
                             _ => live.delta.get(&id).is_some_and(|grams| {
                                 query.holds(&|g| grams.binary_search(&g).is_ok())
@@ -500,9 +506,58 @@ fn watching(index: &Index) -> bool {
         && s.missing_roots.is_empty()
 }
 
+/// Where the index file of these roots and rules is (with a state directory).
+pub fn file_for(index: &ferret_index::IndexConfig, config: &Config) -> Option<PathBuf> {
+    let key = key_of(index, config);
+    config
+        .state_dir
+        .as_ref()
+        .map(|d| d.join(format!("content-{key:016x}.idx")))
+}
+
+/// What an index file on disk holds, for `doctor` (read, checked, not used).
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub path: PathBuf,
+    pub files: u64,
+    pub indexed_files: u64,
+    pub text_bytes: u64,
+    pub size_bytes: u64,
+    /// Unix seconds.
+    pub built_at: u64,
+}
+
+/// The index file of these roots and rules: `Ok(None)` when there is none
+/// yet, `Err` saying why it would be discarded.
+pub fn inspect(
+    index: &ferret_index::IndexConfig,
+    config: &Config,
+) -> Result<Option<Summary>, String> {
+    let Some(path) = file_for(index, config) else {
+        return Ok(None);
+    };
+    let bytes = match Bytes::map(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{} cannot be read: {e}", path.display())),
+    };
+    let base = Base::open(bytes, key_of(index, config))
+        .map_err(|e| format!("{} is not usable: {e}", path.display()))?;
+    let indexed = (0..base.doc_count())
+        .filter(|&i| base.doc(i).1.state.indexed())
+        .count() as u64;
+    Ok(Some(Summary {
+        files: base.doc_count() as u64,
+        indexed_files: indexed,
+        text_bytes: base.text_bytes,
+        size_bytes: base.len() as u64,
+        built_at: base.built_at,
+        path,
+    }))
+}
+
 /// What makes an index file belong to these roots and rules.
-fn key_of(index: &Index, config: &Config) -> u64 {
-    let c = index.config();
+fn key_of(c: &ferret_index::IndexConfig, config: &Config) -> u64 {
     let mut key = format!(
         "content v1 hidden={} no_ignore={} max_file={}",
         c.rules.hidden, c.rules.no_ignore, config.budget.max_file_bytes

@@ -268,6 +268,8 @@ pub struct Narrowing {
     /// Of those before, the files the index answered for (the others are
     /// read whatever it holds: not indexed, or changed since it read them).
     pub answered: u64,
+    /// Of those left out, binary files (grep would have skipped them).
+    pub binary: u64,
 }
 
 /// Keep the candidates that may hold a match of `pattern`, by the content
@@ -307,6 +309,7 @@ pub fn narrow(
             out.used = true;
             out.after = gathered.candidates.len() as u64;
             out.answered = n.answered;
+            out.binary = n.binary;
         }
     }
     out
