@@ -117,3 +117,63 @@ fn matched_as_is(head: &[u8], complete: bool) -> bool {
         None => sniff::detect_encoding(head, complete).encoding.name() == "UTF-8",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write,
+        sync::atomic::{AtomicBool, Ordering},
+    };
+
+    use ferret_fs::Policy;
+
+    use super::*;
+
+    /// A file written while it is read is never taken for a version it was
+    /// not: every read either has exactly the bytes of the size it reports,
+    /// or is marked changed (searched directly until read again).
+    #[test]
+    fn a_file_rewritten_while_read_is_marked_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("growing.txt");
+        std::fs::write(&path, "start\n".repeat(20_000)).unwrap();
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            Policy::default(),
+        )
+        .unwrap();
+        let stop = AtomicBool::new(false);
+        let (mut changed, mut whole) = (0, 0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                let mut written = 0;
+                while !stop.load(Ordering::Relaxed) && written < 32 << 20 {
+                    f.write_all(b"more text appended while it is read\n")
+                        .unwrap();
+                    written += 36;
+                }
+            });
+            let mut buf = Vec::new();
+            for _ in 0..200 {
+                let (meta, text) = read(&roots, "growing.txt", 64 << 20, &mut buf);
+                match (meta.state, text) {
+                    (DocState::Changed, Text::None) => changed += 1,
+                    (DocState::Text, Text::Bytes) => {
+                        assert_eq!(buf.len() as u64, meta.size);
+                        whole += 1;
+                    }
+                    (state, _) => panic!("unexpected {state:?}"),
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(
+            changed > 0,
+            "no read saw the file change ({whole} whole reads)"
+        );
+    }
+}
