@@ -212,8 +212,22 @@ fn bench_index(
         "query", "p50", "p99", "min", "matches"
     );
     let only = std::env::var("FERRET_BENCH_ONLY").ok();
-    for (label, text) in QUERIES {
-        if only.as_deref().is_some_and(|o| o != *label) {
+    // FERRET_BENCH_QUERIES="a;re;rep" times these instead of the fixed set.
+    let extra: Vec<(String, String)> = std::env::var("FERRET_BENCH_QUERIES")
+        .ok()
+        .map(|q| {
+            q.split(';')
+                .map(|t| (format!("`{t}`"), t.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let fixed: Vec<(String, String)> = QUERIES
+        .iter()
+        .map(|(l, t)| (l.to_string(), t.to_string()))
+        .collect();
+    for (label, text) in if extra.is_empty() { fixed } else { extra } {
+        let (label, text) = (label.as_str(), text.as_str());
+        if only.as_deref().is_some_and(|o| o != label) {
             continue;
         }
         let query = Query::compile(text, &Options::default(), &clock)
@@ -355,6 +369,29 @@ fn freshness(dir: &Path, changes: usize, storm: u64) -> anyhow::Result<()> {
         })
     });
     let storm_started = Instant::now();
+    // Meanwhile a searcher: how long searches take while changes are applied.
+    let searcher = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let q = Query::compile("report", &Options::default(), &Clock::system()).expect("query");
+            let mut times = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                index.search(&SearchRequest {
+                    query: &q,
+                    under: None,
+                    sort: SortKey::Name,
+                    descending: false,
+                    offset: 0,
+                    limit: 50,
+                    group_by: None,
+                });
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            times
+        })
+    };
     let clock = Clock::system();
     let mut latencies = Vec::new();
     let seen = |name: &str| -> bool {
@@ -393,6 +430,8 @@ fn freshness(dir: &Path, changes: usize, storm: u64) -> anyhow::Result<()> {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let storm_secs = storm_started.elapsed().as_secs_f64();
+    let mut searches = searcher.join().unwrap_or_default();
+    searches.sort_by(f64::total_cmp);
     if let Some(t) = stormer {
         let _ = t.join();
     }
@@ -414,6 +453,13 @@ fn freshness(dir: &Path, changes: usize, storm: u64) -> anyhow::Result<()> {
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.95),
         latencies.last().copied().unwrap_or(0.0)
+    );
+    println!(
+        "searches meanwhile (`report`, page of 50): {} runs, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        searches.len(),
+        percentile(&searches, 0.5),
+        percentile(&searches, 0.99),
+        searches.last().copied().unwrap_or(0.0)
     );
     Ok(())
 }

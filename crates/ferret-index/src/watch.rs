@@ -118,6 +118,7 @@ pub(crate) fn run(index: Index) {
             }
         }
         applier.expire_renames();
+        index.release_held();
         let limited = index.status().watch_limit_reached || watcher.is_none();
         if limited
             && index.shared.config.watch
@@ -308,7 +309,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 }
             }
         }
-        store.rebuild();
+        crate::orders::rebuild_store(&mut store);
         store.shrink_to_fit();
         *index.write_store() = store;
         crate::trim::give_back_memory();
