@@ -7,8 +7,10 @@
 //! is drained by that thread and by every query before it answers, so each
 //! path the name index has reported is pending by then: a pending file is
 //! searched directly until it is read again, and an answer never rests on a
-//! version of a file older than the name index's. Queries read under a read
-//! lock.
+//! version of a file older than the name index's. A query first waits for
+//! the name index's watcher to apply every change the kernel queued before
+//! it ([`ferret_index::Index::sync`]), so a file written a moment before the
+//! call is pending too. Queries read under a read lock.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -64,6 +66,9 @@ const QUIET: Duration = Duration::from_millis(30);
 const POLL: Duration = Duration::from_millis(10);
 /// …or once it has waited this long, however busy.
 const MAX_WAIT: Duration = Duration::from_millis(500);
+/// How long a query waits for the name index's watcher to apply the changes
+/// made before it (it usually takes well under a millisecond).
+const SYNC_WAIT: Duration = Duration::from_secs(1);
 /// How often the index is compared with the name index as a whole.
 const RECONCILE_EVERY: Duration = Duration::from_secs(30);
 /// A failed build is tried again after this long.
@@ -245,6 +250,10 @@ pub enum Unused {
     /// The name index's watcher does not follow every folder, so a change
     /// could go unseen.
     NotWatching,
+    /// The name index's watcher could not confirm in time that it has
+    /// applied every change made before the search (a storm of changes, a
+    /// queue overflow).
+    Behind,
     /// The index could not be built (the error says why).
     Failed(String),
 }
@@ -257,6 +266,7 @@ impl std::fmt::Display for Unused {
                 write!(f, "building ({done} of {total} files)")
             }
             Unused::NotWatching => f.write_str("the file watcher does not follow every folder"),
+            Unused::Behind => f.write_str("the file watcher is behind"),
             Unused::Failed(e) => write!(f, "unavailable: {e}"),
         }
     }
@@ -431,8 +441,16 @@ impl ContentIndex {
                 total: p.files_total,
             });
         }
-        if s.config.require_watcher && !watching(&s.index) {
-            return Err(Unused::NotWatching);
+        if s.config.require_watcher {
+            if !watching(&s.index) {
+                return Err(Unused::NotWatching);
+            }
+            // Every change made before this call reaches the change feed
+            // first, so a file written a moment ago is pending below (and
+            // read directly), not answered for from its old trigrams.
+            if !s.index.sync(SYNC_WAIT) {
+                return Err(Unused::Behind);
+            }
         }
         drain_feed(s);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());

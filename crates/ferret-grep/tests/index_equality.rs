@@ -4,8 +4,9 @@
 //! (create, append, rewrite keeping the size, delete, rename files and
 //! folders, turn binary), and random patterns (literals cut from the files,
 //! regexes, case-insensitive, whole word, multi-line), each searched both ways
-//! the moment the name index has reported the edits, before the content index
-//! has read them again, and again once it has.
+//! right after the edits (before the watcher has reported them), the moment
+//! the name index has reported them (before the content index has read them
+//! again), and again once it has.
 
 use std::{
     collections::HashSet,
@@ -471,6 +472,17 @@ fn run(seed: u64) -> (u64, u64, u64) {
     };
     for round in 0..14 {
         let touched = world.edit();
+        if round % 2 == 1 {
+            // A moment after the edits, before the watcher has reported
+            // them: the search waits for it to apply what the kernel queued.
+            for _ in 0..3 {
+                let p = world.pattern();
+                let output = *world
+                    .rng
+                    .pick(&[Output::Content, Output::Files, Output::Count]);
+                tally(compare(&s, &p, output, 0));
+            }
+        }
         s.heard(touched);
         // At once: what changed is not read again yet.
         for _ in 0..6 {
