@@ -114,7 +114,11 @@ impl SyncPoint {
         let poked = if !n.is_multiple_of(2) {
             rustix::io::pwrite(file.as_fd(), b"s", 0).map(|_| ())
         } else {
-            let mode = if (n / 2).is_multiple_of(2) { 0o600 } else { 0o400 };
+            let mode = if (n / 2).is_multiple_of(2) {
+                0o600
+            } else {
+                0o400
+            };
             rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))
         };
         if poked.is_err() {
