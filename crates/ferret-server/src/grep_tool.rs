@@ -220,8 +220,15 @@ pub async fn run(
             }
         }
     };
+    // Waiting for the index helps only a pattern it can narrow.
+    let narrowable = ferret_content::pattern::query(&ferret_content::PatternSpec {
+        text: &call.pattern.text,
+        literal: call.pattern.literal,
+        case_insensitive: call.pattern.case_insensitive,
+        multiline: call.pattern.multiline,
+    }) != ferret_content::Grams::All;
     crate::work::run_metered(context, describe, move |meter| {
-        if let Some(c) = &content {
+        if let Some(c) = content.as_ref().filter(|_| narrowable) {
             waiting.store(true, Ordering::Relaxed);
             wait_for_content_index(c, deadline, &meter);
             waiting.store(false, Ordering::Relaxed);
@@ -247,6 +254,8 @@ fn wait_for_content_index(content: &ContentIndex, deadline: Instant, meter: &Met
     if p.bytes_done * 2 < p.bytes_total {
         return;
     }
+    // At most half the time the call has: the scan needs the rest.
+    let deadline = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
     while let Some(p) = content.progress() {
         meter.set_total(p.files_total);
         meter.done.store(p.files_done, Ordering::Relaxed);
