@@ -143,6 +143,7 @@ mod tests {
         )
         .unwrap();
         let stop = AtomicBool::new(false);
+        let started = AtomicBool::new(false);
         let (mut changed, mut whole) = (0, 0);
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -155,10 +156,19 @@ mod tests {
                     f.write_all(b"more text appended while it is read\n")
                         .unwrap();
                     written += 36;
+                    started.store(true, Ordering::Relaxed);
                 }
             });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
             let mut buf = Vec::new();
-            for _ in 0..200 {
+            // Until a read has seen the change (a loaded machine may give
+            // the writer few turns), at most 2,000 reads.
+            for _ in 0..2000 {
+                if changed > 0 && changed + whole >= 200 {
+                    break;
+                }
                 let (meta, text) = read(&roots, "growing.txt", 64 << 20, &mut buf);
                 match (meta.state, text) {
                     (DocState::Changed, Text::None) => changed += 1,

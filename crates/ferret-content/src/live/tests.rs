@@ -90,8 +90,13 @@ fn tree() -> tempfile::TempDir {
     t
 }
 
+/// The content index answers, and the name index's watcher follows every
+/// folder (its status says so a moment after the name index is ready).
 fn ready(s: &Served) {
     until("the content index", || s.content.is_ready());
+    until("the watcher", || {
+        s.index.status().watcher.starts_with("watching")
+    });
 }
 
 #[test]
