@@ -11,9 +11,25 @@ takes candidates from it, searches in-process) and `rg` with the same settings
 index filter (`ext:rs` for ferret, `-g '*.rs'` for rg). Prints medians and the ratio
 ferret/rg. Installs ripgrep with apt-get when missing. Figures go to
 docs/benchmarks.md by hand.
+
+    python3 bench/grep.py --mcp [--files 20000] [--real DIR ...] [--runs 5]
+
+The content index, over MCP (`--mcp`): for the seeded tree (unless
+`--no-synthetic`) and every `--real` folder, two `ferret serve --stdio`
+servers, one with the content index (built fresh in an empty state directory)
+and one with `--content-index off`, each asked `grep` with `output: files` as
+a client asks (JSON-RPC lines over stdio), beside `rg -l` with the same
+settings. Every pattern's full set of matching files is read from all three
+(ferret's pages of 2,000) and compared; the timed call is the first page (the
+answer's `total` counts every file, so the whole tree is searched either way).
+Also: the index's first build (its own `build_ms`) beside one full `rg` pass
+(the rare pattern), its size on disk beside the text it holds, and the
+servers' anonymous resident memory (`RssAnon`: heap, not the mapped index
+file) with the index and without it.
 """
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -83,14 +99,233 @@ def timed(cmd, env, runs):
     return statistics.median(times), out
 
 
+# Patterns for the content index, per tree: label -> grep arguments (MCP) and
+# the same for rg. The seeded tree's come from its generator; a real tree's
+# are given with --pattern LABEL=TEXT (literal), --regex LABEL=RE.
+MCP_SEEDED = [
+    ("selective literal", {"pattern": "zyzzyva_marker", "literal": True}),
+    ("common literal", {"pattern": "error", "literal": True}),
+    ("regex, literal of 7", {"pattern": r"[A-Z][a-z]+Handler\d{2}"}),
+    ("case-insensitive", {"pattern": "REQUEST", "literal": True, "case_insensitive": True}),
+    ("whole word", {"pattern": "pool", "literal": True, "whole_word": True}),
+    ("unnarrowable", {"pattern": r"zy.", "output": "files"}),
+]
+
+
+def rg_args(call):
+    out = []
+    if call.get("literal"):
+        out.append("-F")
+    if call.get("case_insensitive"):
+        out.append("-i")
+    if call.get("whole_word"):
+        out.append("-w")
+    return out + ["-e", call["pattern"]]
+
+
+class Server:
+    """`ferret serve --stdio`, spoken to as a client would, one JSON-RPC line at a time."""
+
+    def __init__(self, binary, root, extra, state):
+        env = dict(os.environ, XDG_STATE_HOME=str(state), FERRET_LOG="warn")
+        self.p = subprocess.Popen(
+            [binary, "serve", "--stdio", "--root", str(root), "--state-dir", str(state), *extra],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self.started = time.perf_counter()
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}})
+        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+        self.p.stdin.flush()
+
+    def request(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise SystemExit("ferret closed the connection")
+            m = json.loads(line)
+            if m.get("id") == i:
+                return m
+
+    def call(self, tool, args):
+        r = self.request("tools/call", {"name": tool, "arguments": args})["result"]
+        if r.get("isError"):
+            raise SystemExit(f"{tool} {args}: {r['structuredContent']}")
+        return r["structuredContent"]
+
+    def diagnostics(self):
+        return self.call("diagnostics", {})
+
+    def wait(self, content):
+        """Until the name index (and the content index, when on) is ready."""
+        while True:
+            d = self.diagnostics()
+            ci = d.get("content_index")
+            if d["index"]["state"] == "ready" and (not content or (ci and ci["state"] in ("ready", "failed"))):
+                return d
+            time.sleep(0.1)
+
+    def memory(self):
+        st = dict(l.split(":", 1) for l in Path(f"/proc/{self.p.pid}/status").read_text().splitlines() if ":" in l)
+        return {k: int(st[k].split()[0]) * 1024 for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+
+    def files(self, call):
+        """Every matching file (all pages)."""
+        out, offset = [], 0
+        while True:
+            r = self.call("grep", {**call, "output": "files", "limit": 2000, "offset": offset})
+            out += r.get("files", [])
+            if not r.get("next_offset"):
+                return out, r
+            offset = r["next_offset"]
+
+    def close(self):
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+def rg_files(rg, tree, call):
+    cmd = [rg, "--no-config", "--no-require-git", "-l", "-j", str(os.cpu_count()), *rg_args(call), "."]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tree)
+    return [l[2:] if l.startswith("./") else l for l in p.stdout.decode("utf-8", "replace").splitlines()]
+
+
+def mcp_tree(tree: Path, label: str, patterns, args, rg):
+    size = 0
+    count = 0
+    for dirpath, _, names in os.walk(tree):
+        for n in names:
+            try:
+                st = os.lstat(os.path.join(dirpath, n))
+            except OSError:
+                continue
+            if not os.path.islink(os.path.join(dirpath, n)):
+                size += st.st_size
+                count += 1
+    print(f"\n## {label}: {tree}: {count} files, {size / 2**20:.0f} MiB\n")
+    state_on = Path(tempfile.mkdtemp(prefix="ferret-grep-bench-on-"))
+    state_off = Path(tempfile.mkdtemp(prefix="ferret-grep-bench-off-"))
+    extra = ["--max-response-bytes", "64M"]
+    on = Server(args.bin, tree, extra, state_on)
+    d = on.wait(True)
+    ci = d["content_index"]
+    time.sleep(1.0)
+    mem_on = on.memory()
+    off = Server(args.bin, tree, [*extra, "--content-index", "off"], state_off)
+    off.wait(False)
+    time.sleep(1.0)
+    mem_off = off.memory()
+    # One full rg pass (a pattern with few matches), warm.
+    rare = patterns[0][1]
+    rg_cmd = [rg, "--no-config", "--no-require-git", "-l", "-j", str(os.cpu_count()), *rg_args(rare), "."]
+    subprocess.run(rg_cmd, stdout=subprocess.DEVNULL, cwd=tree)
+    rg_pass = statistics.median(timed_in(rg_cmd, tree, 3))
+    text = ci["indexed_bytes"]
+    print(f"content index: {ci['state']}, {ci['indexed_files']} of {ci['files']} files, {text / 2**20:.0f} MiB of text; "
+          f"not indexed: {ci.get('not_indexed')}")
+    print(f"first build: {ci['build_ms'] / 1000:.2f} s; one rg pass {rg_pass:.2f} s; ratio {ci['build_ms'] / 1000 / rg_pass:.2f}")
+    print(f"on disk: {ci['size_bytes'] / 2**20:.1f} MiB = {ci['size_bytes'] / max(text, 1):.3f} of the indexed text")
+    extra_anon = mem_on["RssAnon"] - mem_off["RssAnon"]
+    print(f"memory: RssAnon {mem_on['RssAnon'] / 2**20:.1f} MiB with the index, {mem_off['RssAnon'] / 2**20:.1f} MiB without: "
+          f"+{extra_anon / 2**20:.1f} MiB = {extra_anon / max(text, 1):.3f} of the text; mapped file pages {mem_on['RssFile'] / 2**20:.1f} MiB; "
+          f"peak (VmHWM) {mem_on['VmHWM'] / 2**20:.1f} MiB with, {mem_off['VmHWM'] / 2**20:.1f} MiB without")
+    print(f"\n{args.runs} runs, warm, medians in ms; ratio = ferret with the index over MCP / rg -l")
+    print(f"{'pattern':<22}{'index':>8}{'no index':>10}{'rg -l':>8}{'ratio':>7}{'no idx/rg':>10}{'cands':>8}{'read':>8}{'files':>8}  same")
+    for name, call in patterns:
+        got_on, r_on = on.files(call)
+        got_off, _ = off.files(call)
+        got_rg = rg_files(rg, tree, call)
+        same_ferret = sorted(got_on) == sorted(got_off)
+        same_rg = set(got_on) == set(got_rg)
+        page = {**call, "output": "files", "limit": 2000}
+        t_on = timed_call(on, page, args.runs)
+        t_off = timed_call(off, page, args.runs)
+        cmd = [rg, "--no-config", "--no-require-git", "-l", "-j", str(os.cpu_count()), *rg_args(call), "."]
+        t_rg = statistics.median(timed_in(cmd, tree, args.runs)) * 1000
+        used = r_on.get("content_index", {})
+        cands = used.get("candidates", "-") if used.get("used") else "-"
+        print(f"{name:<22}{t_on:>8.1f}{t_off:>10.1f}{t_rg:>8.1f}{t_on / t_rg:>7.3f}{t_off / t_rg:>10.2f}{cands!s:>8}"
+              f"{r_on.get('files_scanned', 0):>8}{len(got_on):>8}  "
+              f"{'index=scan' if same_ferret else 'INDEX DIFFERS FROM SCAN'}, "
+              f"{'=rg' if same_rg else f'rg {len(got_rg)} ({len(set(got_rg) - set(got_on))} only rg, {len(set(got_on) - set(got_rg))} only ferret)'}"
+              + ("" if used.get("used") else f"  (not used: {used.get('not_used')})"))
+        if not same_ferret:
+            print(f"    only with the index: {sorted(set(got_on) - set(got_off))[:5]}; only without: {sorted(set(got_off) - set(got_on))[:5]}")
+    on.close()
+    off.close()
+    shutil.rmtree(state_on, ignore_errors=True)
+    shutil.rmtree(state_off, ignore_errors=True)
+
+
+def timed_in(cmd, cwd, runs):
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def timed_call(server, call, runs):
+    server.call("grep", call)  # warm-up
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        server.call("grep", call)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def mcp_main(args, rg):
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores ({cpu}), {platform.platform()}")
+    if not args.no_synthetic:
+        work = Path(tempfile.mkdtemp(prefix="ferret-grep-bench-"))
+        tree = work / "tree"
+        build_tree(tree, args.files)
+        mcp_tree(tree, f"seeded tree ({args.files} files, seed 42)", MCP_SEEDED, args, rg)
+        shutil.rmtree(work, ignore_errors=True)
+    real_patterns = []
+    for spec in args.pattern:
+        label, _, text = spec.partition("=")
+        real_patterns.append((label, {"pattern": text, "literal": True}))
+    for spec in args.regex:
+        label, _, text = spec.partition("=")
+        real_patterns.append((label, {"pattern": text}))
+    for spec in args.icase:
+        label, _, text = spec.partition("=")
+        real_patterns.append((label, {"pattern": text, "literal": True, "case_insensitive": True}))
+    for real in args.real:
+        mcp_tree(Path(real).resolve(), "real tree", real_patterns or MCP_SEEDED, args, rg)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tree")
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "ferret"))
+    ap.add_argument("--mcp", action="store_true", help="the content index over MCP (see above)")
+    ap.add_argument("--real", action="append", default=[], help="a real tree for --mcp")
+    ap.add_argument("--no-synthetic", action="store_true", help="with --mcp: only the --real trees")
+    ap.add_argument("--pattern", action="append", default=[], help="LABEL=LITERAL for the real trees (the first: a selective one)")
+    ap.add_argument("--regex", action="append", default=[], help="LABEL=REGEX for the real trees")
+    ap.add_argument("--icase", action="append", default=[], help="LABEL=LITERAL, case-insensitive, for the real trees")
     args = ap.parse_args()
     rg = ensure_rg()
+    if args.mcp:
+        mcp_main(args, rg)
+        return
     work = Path(tempfile.mkdtemp(prefix="ferret-grep-bench-"))
     tree = Path(args.tree) if args.tree else work / "tree"
     if not args.tree or not tree.exists():

@@ -10,11 +10,13 @@ use ferret_index::{EntryId, Index, SearchRequest, SortKey};
 use ferret_query::{Clock, Entry, Options as QueryOptions, Query};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-/// A file to search, as shown to agents, with its modification time (Unix s).
+/// A file to search, as shown to agents, with its modification time (Unix s)
+/// and size as the index (or a listing) last saw them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     pub path: String,
     pub mtime: i64,
+    pub size: u64,
 }
 
 /// `glob` patterns: a pattern with `/` matches the path below the root, one
@@ -125,6 +127,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                         candidates: vec![Candidate {
                             path: shown,
                             mtime: mtime_of(&meta),
+                            size: meta.len(),
                         }],
                         from_walk: 0,
                     });
@@ -178,6 +181,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             out.candidates.push(Candidate {
                 path: h.path,
                 mtime,
+                size: h.size.unwrap_or(0),
             });
         }
         // Folders changed on disk since the index saw them.
@@ -231,6 +235,66 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
     Ok(out)
 }
 
+/// What the content index did for a search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Narrowing {
+    /// The index picked the files to read.
+    pub used: bool,
+    /// Why it did not (off, building, a pattern it cannot narrow …).
+    pub unused: Option<String>,
+    /// Candidates before and after the index.
+    pub before: u64,
+    pub after: u64,
+    /// Of those before, the files the index answered for (the others are
+    /// read whatever it holds: not indexed, or changed since it read them).
+    pub answered: u64,
+    /// Of those left out, binary files (grep would have skipped them).
+    pub binary: u64,
+}
+
+/// Keep the candidates that may hold a match of `pattern`, by the content
+/// index: those it answers for and finds the pattern's trigrams in, and every
+/// one it cannot answer for. Without an index, or for a pattern it cannot
+/// narrow, every candidate stays (a full scan).
+pub fn narrow(
+    content: Option<&ferret_content::ContentIndex>,
+    pattern: &crate::Pattern,
+    gathered: &mut Gathered,
+) -> Narrowing {
+    let before = gathered.candidates.len() as u64;
+    let mut out = Narrowing {
+        before,
+        after: before,
+        ..Narrowing::default()
+    };
+    let Some(content) = content else {
+        return out;
+    };
+    let query = ferret_content::pattern::query(&ferret_content::PatternSpec {
+        text: &pattern.text,
+        literal: pattern.literal,
+        case_insensitive: pattern.case_insensitive,
+        multiline: pattern.multiline,
+    });
+    let files: Vec<(&str, i64, u64)> = gathered
+        .candidates
+        .iter()
+        .map(|c| (c.path.as_str(), c.mtime, c.size))
+        .collect();
+    match content.narrow(&query, &files) {
+        Err(why) => out.unused = Some(why.to_string()),
+        Ok(n) => {
+            let mut keep = n.keep.into_iter();
+            gathered.candidates.retain(|_| keep.next().unwrap_or(true));
+            out.used = true;
+            out.after = gathered.candidates.len() as u64;
+            out.answered = n.answered;
+            out.binary = n.binary;
+        }
+    }
+    out
+}
+
 fn list_request(depth: u32, kind: KindFilter) -> ListRequest {
     ListRequest {
         depth,
@@ -281,6 +345,7 @@ fn push_walked(
         out.candidates.push(Candidate {
             path: e.path.clone(),
             mtime,
+            size: e.size.unwrap_or(0),
         });
         out.from_walk += 1;
     }

@@ -28,7 +28,7 @@ use grep_searcher::{
     SinkMatch,
 };
 
-pub use candidates::{Candidate, Scope, gather};
+pub use candidates::{Candidate, Narrowing, Scope, gather, narrow};
 pub use grep_regex::RegexMatcher;
 
 /// Compiled regexes larger than this are refused (the caller's mistake, not ours).

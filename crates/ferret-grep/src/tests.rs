@@ -17,6 +17,7 @@ fn cands(names: &[&str]) -> Vec<Candidate> {
         .map(|n| Candidate {
             path: n.to_string(),
             mtime: 0,
+            size: 0,
         })
         .collect()
 }

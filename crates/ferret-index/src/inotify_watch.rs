@@ -33,6 +33,17 @@ pub(crate) struct RawEvent {
     name: Option<Vec<u8>>,
 }
 
+impl RawEvent {
+    /// Whether this is a barrier's event (of the watch `wd`).
+    pub fn is_barrier(&self, wd: Option<i32>) -> bool {
+        wd == Some(self.wd) && self.mask.intersects(ReadFlags::MODIFY | ReadFlags::ATTRIB)
+    }
+
+    pub fn is_overflow(&self) -> bool {
+        self.mask.contains(ReadFlags::QUEUE_OVERFLOW)
+    }
+}
+
 /// A change seen in a watched folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FsEvent {
@@ -172,6 +183,21 @@ impl Watcher {
         {
             w.folder = folder;
         }
+    }
+
+    /// Watch a file of ferret's own for the barrier ([`crate::sync`]): its
+    /// writes and mode changes, nothing else.
+    pub fn watch_barrier(&self, file: BorrowedFd<'_>) -> io::Result<i32> {
+        Ok(inotify::add_watch(
+            self.fd.as_fd(),
+            proc_path(file),
+            WatchFlags::MODIFY | WatchFlags::ATTRIB,
+        )?)
+    }
+
+    /// Stop watching the barrier's previous file.
+    pub fn unwatch_barrier(&self, wd: i32) {
+        let _ = inotify::remove_watch(self.fd.as_fd(), wd);
     }
 
     /// Stop watching (a folder that left the roots).

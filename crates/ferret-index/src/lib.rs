@@ -37,6 +37,7 @@ pub mod search;
 pub mod snapshot;
 pub mod store;
 mod suggest;
+mod sync;
 pub mod uses;
 pub mod walk;
 mod watch;
@@ -206,6 +207,8 @@ pub(crate) struct Shared {
     pub uses: Mutex<uses::Uses>,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
+    /// The watcher's barrier (see [`Index::sync`]).
+    pub sync: sync::SyncPoint,
 }
 
 /// The live index. Cheap to clone.
@@ -317,6 +320,7 @@ impl Index {
                 own_changes: echo::OwnWrites::default(),
                 uses: Mutex::new(uses),
                 touch_listeners: Mutex::new(Vec::new()),
+                sync: sync::SyncPoint::default(),
             }),
         })
     }
@@ -665,6 +669,15 @@ impl Index {
     /// Whether anyone follows [`Index::touches`]: without a listener the
     /// watcher and the journal build no path lists for it (rescans of big trees
     /// journal many changes).
+    /// Wait until the watcher has applied every change the kernel queued
+    /// before this call (and published it on [`Index::touches`]), at most
+    /// `timeout`. `false` when that is not known: no watcher, not following
+    /// yet, events lost to a queue overflow, or the watcher busy past the
+    /// timeout. Takes well under a millisecond when the watcher is idle.
+    pub fn sync(&self, timeout: Duration) -> bool {
+        self.shared.sync.wait(timeout)
+    }
+
     pub(crate) fn touches_followed(&self) -> bool {
         !self
             .shared

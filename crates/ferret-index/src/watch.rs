@@ -82,6 +82,9 @@ pub(crate) fn run(index: Index) {
         });
     }
 
+    if let Some(w) = &watcher {
+        index.shared.sync.install(barrier_file(&index, w));
+    }
     let mut applier = Applier::new(&index, watcher.as_ref());
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
@@ -97,17 +100,34 @@ pub(crate) fn run(index: Index) {
         match rx.recv_timeout(wait) {
             Ok(first) => {
                 applier.batches += 1;
+                let barrier = index.shared.sync.wd();
+                let mut barriers = u64::from(first.is_barrier(barrier));
                 let mut batch = vec![first];
                 let deadline = Instant::now() + BATCH_WINDOW;
-                while let Ok(ev) =
-                    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                // A barrier's caller is waiting: apply what came before it now.
+                while barriers == 0
+                    && let Ok(ev) =
+                        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 {
+                    barriers += u64::from(ev.is_barrier(barrier));
                     batch.push(ev);
                     if batch.len() > 10_000 {
                         break;
                     }
                 }
+                let overflowed = batch.iter().any(RawEvent::is_overflow);
                 applier.apply(batch);
+                match (&watcher, overflowed) {
+                    // Barrier events may be lost: a new file, and the
+                    // barriers waiting on the old one give up.
+                    (Some(w), true) => {
+                        if let Some(old) = barrier {
+                            w.unwatch_barrier(old);
+                        }
+                        index.shared.sync.install(barrier_file(&index, w));
+                    }
+                    _ => index.shared.sync.reached(barriers),
+                }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 applier.batches += 1;
@@ -135,6 +155,24 @@ pub(crate) fn run(index: Index) {
             if let Err(e) = index.save_snapshot() {
                 tracing::warn!("{e}");
             }
+        }
+    }
+}
+
+/// The barrier's file (in the temporary folder, else the state folder),
+/// watched; `None`, with a log line, when there is none.
+fn barrier_file(index: &Index, w: &Watcher) -> Option<(OwnedFd, i32)> {
+    let mut dirs = vec![std::env::temp_dir()];
+    dirs.extend(index.shared.config.state_dir.clone());
+    let made =
+        crate::sync::private_file(&dirs).and_then(|f| w.watch_barrier(f.as_fd()).map(|wd| (f, wd)));
+    match made {
+        Ok(made) => Some(made),
+        Err(e) => {
+            tracing::warn!(
+                "no file for the watcher's barrier ({e}): searches cannot confirm the watcher has caught up, so the content index is not used"
+            );
+            None
         }
     }
 }

@@ -4,10 +4,14 @@
 
 use std::{
     collections::HashSet,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
+use ferret_content::ContentIndex;
 use ferret_fs::{Meter, Roots};
 use ferret_grep::{Output, Pattern, RegexMatcher, Stopped, candidates::Globs};
 use ferret_index::Index;
@@ -65,6 +69,7 @@ pub fn definition() -> Tool {
 
 /// A `grep` call, checked and compiled.
 pub struct GrepCall {
+    pattern: Pattern,
     matcher: Arc<RegexMatcher>,
     multiline: bool,
     path: Option<String>,
@@ -153,6 +158,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     Ok(GrepCall {
         matcher: Arc::new(matcher),
         multiline: pattern.multiline,
+        pattern,
         path,
         query,
         globs,
@@ -198,17 +204,72 @@ pub async fn run(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
     let deadline = Instant::now() + call.timeout;
-    crate::work::run_metered(
-        context,
-        crate::work::counted("files scanned"),
-        move |meter| execute(server.index(), server.roots(), &call, deadline, &meter),
-    )
+    let content = server.content_index().cloned();
+    // Set while the call waits for the content index's first build.
+    let waiting = Arc::new(AtomicBool::new(false));
+    let describe = {
+        let waiting = waiting.clone();
+        move |done: u64, total: Option<u64>| {
+            if waiting.load(Ordering::Relaxed) {
+                format!(
+                    "building the content index: {done} of {} files read",
+                    total.unwrap_or(0)
+                )
+            } else {
+                crate::work::counted("files scanned")(done, total)
+            }
+        }
+    };
+    // Waiting for the index helps only a pattern it can narrow.
+    let narrowable = ferret_content::pattern::query(&ferret_content::PatternSpec {
+        text: &call.pattern.text,
+        literal: call.pattern.literal,
+        case_insensitive: call.pattern.case_insensitive,
+        multiline: call.pattern.multiline,
+    }) != ferret_content::Grams::All;
+    crate::work::run_metered(context, describe, move |meter| {
+        if let Some(c) = content.as_ref().filter(|_| narrowable) {
+            waiting.store(true, Ordering::Relaxed);
+            wait_for_content_index(c, deadline, &meter);
+            waiting.store(false, Ordering::Relaxed);
+        }
+        execute(
+            server.index(),
+            server.roots(),
+            content.as_ref(),
+            &call,
+            deadline,
+            &meter,
+        )
+    })
     .await
+}
+
+/// A grep that comes while the content index is first built waits for it
+/// (showing its progress) when the build has read more than half of its
+/// text: what is left to index is then less than a full scan would read.
+/// Otherwise it scans now.
+fn wait_for_content_index(content: &ContentIndex, deadline: Instant, meter: &Meter) {
+    let Some(p) = content.progress() else { return };
+    if p.bytes_done * 2 < p.bytes_total {
+        return;
+    }
+    // At most half the time the call has: the scan needs the rest.
+    let deadline = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
+    while let Some(p) = content.progress() {
+        meter.set_total(p.files_total);
+        meter.done.store(p.files_done, Ordering::Relaxed);
+        if meter.cancelled() || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn execute(
     index: &Index,
     roots: &Roots,
+    content: Option<&ContentIndex>,
     call: &GrepCall,
     deadline: Instant,
     meter: &Meter,
@@ -218,16 +279,18 @@ fn execute(
         query: call.query.clone(),
         globs: call.globs.clone(),
     };
-    let gathered = match ferret_grep::gather(index, roots, &scope) {
+    let mut gathered = match ferret_grep::gather(index, roots, &scope) {
         Ok(g) => g,
         Err(e) => return render::tool_error(&e),
     };
+    let narrowing = ferret_grep::narrow(content, &call.pattern, &mut gathered);
+    meter.done.store(0, Ordering::Relaxed);
     meter.set_total(gathered.candidates.len() as u64);
     let options = ferret_grep::Options {
         deadline: Some(deadline),
         ..call.options.clone()
     };
-    let outcome = ferret_grep::grep(
+    let mut outcome = ferret_grep::grep(
         roots,
         &call.matcher,
         call.multiline,
@@ -236,13 +299,34 @@ fn execute(
         &meter.cancel,
         Some(&meter.done),
     );
-    render_outcome(index, &outcome, &options)
+    // Binary files the index knew, not opened: still skipped as binary.
+    outcome.skipped.binary += narrowing.binary;
+    let narrowing = content.is_some().then_some(narrowing);
+    render_outcome(index, &outcome, &options, narrowing.as_ref())
+}
+
+/// What the content index did: the candidates it left to read (of which
+/// `not_indexed` it could not answer for: read whatever they hold), or why it
+/// was not used.
+fn content_index_block(n: &ferret_grep::Narrowing) -> Value {
+    match &n.unused {
+        None => {
+            let mut block = json!({"used": true, "candidates": n.after});
+            let not_indexed = n.before.saturating_sub(n.answered);
+            if not_indexed > 0 {
+                block["not_indexed"] = json!(not_indexed);
+            }
+            block
+        }
+        Some(why) => json!({"not_used": why}),
+    }
 }
 
 fn render_outcome(
     index: &Index,
     o: &ferret_grep::Outcome,
     options: &ferret_grep::Options,
+    narrowing: Option<&ferret_grep::Narrowing>,
 ) -> CallToolResult {
     let skipped = json!({
         "binary": o.skipped.binary,
@@ -262,6 +346,7 @@ fn render_outcome(
         "bytes_scanned": o.bytes_scanned,
         "skipped": without_zeros(skipped),
         "index": index_block(index),
+        "content_index": narrowing.map(content_index_block),
     });
     let mut body = String::new();
     match options.output {
@@ -346,13 +431,22 @@ fn render_outcome(
         Output::Content => "matching lines",
         _ => "files",
     };
+    let of = match narrowing {
+        Some(n) if n.used => format!(
+            "{} files ({} picked by the content index)",
+            n.before, n.after
+        ),
+        Some(ferret_grep::Narrowing {
+            unused: Some(why), ..
+        }) => format!("{} files (content index not used: {why})", o.candidates),
+        _ => format!("{} files", o.candidates),
+    };
     let mut header = format!(
-        "{} of {} {what} ({} files matched; scanned {} of {} files, {})",
+        "{} of {} {what} ({} files matched; scanned {} of {of}, {})",
         o.count,
         o.total,
         o.files_matched,
         o.files_scanned,
-        o.candidates,
         human_size(o.bytes_scanned),
     );
     let s = &o.skipped;
@@ -407,28 +501,40 @@ fn render_outcome(
     }
 }
 
-/// `content:` of `search`: the files among `paths` whose text holds every pattern
-/// (literal, case-insensitive). Files that cannot be searched do not match.
+/// `content:` of `search`: the files among `files` whose text holds every pattern
+/// (literal, case-insensitive), each pattern narrowed by the content index
+/// first. Files that cannot be searched do not match.
 pub fn content_filter(
     roots: &Roots,
-    paths: Vec<String>,
+    content: Option<&ContentIndex>,
+    files: Vec<ferret_grep::Candidate>,
     patterns: &[String],
     timeout: Duration,
     meter: &Meter,
 ) -> Result<HashSet<String>, String> {
     let deadline = Instant::now() + timeout;
-    meter.set_total((paths.len() * patterns.len()) as u64);
-    let mut remaining: Vec<ferret_grep::Candidate> = paths
-        .into_iter()
-        .map(|path| ferret_grep::Candidate { path, mtime: 0 })
-        .collect();
+    meter.set_total((files.len() * patterns.len()) as u64);
+    let mut remaining = files;
     for p in patterns {
-        let matcher = ferret_grep::compile(&Pattern {
+        let pattern = Pattern {
             text: p.clone(),
             literal: true,
             case_insensitive: true,
             ..Pattern::default()
-        })?;
+        };
+        let matcher = ferret_grep::compile(&pattern)?;
+        let mut gathered = ferret_grep::candidates::Gathered {
+            candidates: std::mem::take(&mut remaining),
+            from_walk: 0,
+        };
+        let before = gathered.candidates.len();
+        ferret_grep::narrow(content, &pattern, &mut gathered);
+        // The files the index ruled out count as searched.
+        meter.done.fetch_add(
+            (before - gathered.candidates.len()) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        remaining = gathered.candidates;
         let options = ferret_grep::Options {
             output: Output::Files,
             limit: usize::MAX / 4,
@@ -467,6 +573,7 @@ const CONTENT_TIMEOUT: Duration = Duration::from_secs(30);
 pub fn content_search(
     index: &Index,
     roots: &Roots,
+    content: Option<&ContentIndex>,
     request: &ferret_index::SearchRequest,
     patterns: &[String],
     meter: &Meter,
@@ -477,13 +584,21 @@ pub fn content_search(
         group_by: None,
         ..*request
     });
-    let files: Vec<String> = all
+    let files: Vec<ferret_grep::Candidate> = all
         .hits
         .iter()
         .filter(|h| h.kind == "file")
-        .map(|h| h.path.clone())
+        .map(|h| ferret_grep::Candidate {
+            path: h.path.clone(),
+            mtime: h
+                .modified
+                .as_deref()
+                .and_then(|m| chrono::DateTime::parse_from_rfc3339(m).ok())
+                .map_or(0, |t| t.timestamp()),
+            size: h.size.unwrap_or(0),
+        })
         .collect();
-    let found = content_filter(roots, files, patterns, CONTENT_TIMEOUT, meter)?;
+    let found = content_filter(roots, content, files, patterns, CONTENT_TIMEOUT, meter)?;
     let hits: Vec<ferret_index::Hit> = all
         .hits
         .into_iter()

@@ -300,8 +300,14 @@ fn wait_for_first_build(index: &Index, meter: &Meter) {
     }
 }
 
-pub fn search(index: &Index, roots: &Roots, call: &SearchCall, meter: &Meter) -> CallToolResult {
-    search_showing(index, roots, call, meter, &|p: &str| p.to_string())
+pub fn search(
+    index: &Index,
+    roots: &Roots,
+    content: Option<&ferret_content::ContentIndex>,
+    call: &SearchCall,
+    meter: &Meter,
+) -> CallToolResult {
+    search_showing(index, roots, content, call, meter, &|p: &str| p.to_string())
 }
 
 /// `search` with every path of the answer passed through `show` (locate shows
@@ -309,6 +315,7 @@ pub fn search(index: &Index, roots: &Roots, call: &SearchCall, meter: &Meter) ->
 pub fn search_showing(
     index: &Index,
     roots: &Roots,
+    content: Option<&ferret_content::ContentIndex>,
     call: &SearchCall,
     meter: &Meter,
     show: &dyn Fn(&str) -> String,
@@ -354,7 +361,14 @@ pub fn search_showing(
             group_by: call.group_by,
         };
         meter.done.store(0, std::sync::atomic::Ordering::Relaxed);
-        match crate::grep_tool::content_search(index, roots, &request, &call.content, meter) {
+        match crate::grep_tool::content_search(
+            index,
+            roots,
+            content,
+            &request,
+            &call.content,
+            meter,
+        ) {
             Ok(outcome) => outcome,
             Err(e) => {
                 warning = Some(e);

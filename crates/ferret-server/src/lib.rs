@@ -113,8 +113,10 @@ impl Transport {
 }
 
 struct Inner {
-    roots: Roots,
+    roots: Arc<Roots>,
     index: Index,
+    /// The content index `grep` narrows its candidates with, when on.
+    content: std::sync::OnceLock<ferret_content::ContentIndex>,
     transport: Transport,
     tools: Vec<Tool>,
     stats: stats::Stats,
@@ -182,16 +184,17 @@ pub struct Ferret {
 }
 
 impl Ferret {
-    pub fn new(roots: Roots, index: Index, transport: Transport) -> Ferret {
+    pub fn new(roots: impl Into<Arc<Roots>>, index: Index, transport: Transport) -> Ferret {
         Ferret::with_locate(roots, index, transport, None)
     }
 
     pub fn with_locate(
-        roots: Roots,
+        roots: impl Into<Arc<Roots>>,
         index: Index,
         transport: Transport,
         locate: Option<Locate>,
     ) -> Ferret {
+        let roots: Arc<Roots> = roots.into();
         let mut file_tools = tools::definitions();
         let diagnostics = file_tools.pop().expect("diagnostics is the last file tool");
         let mut tools = vec![index_tools::search_definition()];
@@ -209,6 +212,7 @@ impl Ferret {
         let inner = Arc::new(Inner {
             roots,
             index,
+            content: std::sync::OnceLock::new(),
             transport,
             tools,
             stats: stats::Stats::default(),
@@ -267,6 +271,16 @@ impl Ferret {
 
     pub fn roots(&self) -> &Roots {
         &self.inner.roots
+    }
+
+    /// Let `grep` (and `search`'s `content:`) take their candidates from a
+    /// content index built over these same roots. Set once, before serving.
+    pub fn set_content_index(&self, content: ferret_content::ContentIndex) {
+        let _ = self.inner.content.set(content);
+    }
+
+    pub fn content_index(&self) -> Option<&ferret_content::ContentIndex> {
+        self.inner.content.get()
     }
 
     /// Whether the write tools are offered (some root is writable).
@@ -363,7 +377,11 @@ impl Ferret {
                 "extra_deny_patterns": policy.deny.extra_patterns(),
             },
             "writing": writing_state(&inner.roots),
-            "grep": "in-process (ripgrep's engine), candidates from the index",
+            "grep": match self.content_index() {
+                Some(_) => "in-process (ripgrep's engine), candidates from the index, narrowed by the content index",
+                None => "in-process (ripgrep's engine), candidates from the index (content index off)",
+            },
+            "content_index": self.content_index().map(|c| c.status()),
             "documents": documents_state(&inner.roots),
             "locate": locate,
             "subscriptions": inner.hub.count(),
@@ -387,7 +405,13 @@ impl Ferret {
             "search" => {
                 let call = index_tools::parse_search(args)?;
                 work::run_metered(context, search_progress, move |meter| {
-                    index_tools::search(this.index(), this.roots(), &call, &meter)
+                    index_tools::search(
+                        this.index(),
+                        this.roots(),
+                        this.content_index(),
+                        &call,
+                        &meter,
+                    )
                 })
                 .await?
             }
@@ -551,7 +575,7 @@ impl Ferret {
                 unreachable!("checked above");
             };
             let show = |p: &str| locate.full_path(p);
-            index_tools::search_showing(&locate.index, &locate.roots, &call, &meter, &show)
+            index_tools::search_showing(&locate.index, &locate.roots, None, &call, &meter, &show)
         })
         .await?;
         Ok(result.into())

@@ -142,12 +142,34 @@ pub struct IndexArgs {
     pub journal_max_entries: u64,
 }
 
+/// The content index: a trigram index of the files' text, so that `grep`
+/// reads only the files that can match.
+#[derive(Debug, Clone, Args)]
+pub struct ContentArgs {
+    /// Keep a content index (trigrams of every text file, memory-mapped in the state dir) so that grep reads only the files that can match: on or off.
+    #[arg(long = "content-index", value_name = "on|off", env = "FERRET_CONTENT_INDEX",
+          default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub content_index: bool,
+
+    /// Text the content index holds in all; the files past it are searched directly.
+    #[arg(long, value_name = "BYTES", env = "FERRET_CONTENT_INDEX_MAX_BYTES", default_value = "2G",
+          value_parser = parse_bytes)]
+    pub content_index_max_bytes: u64,
+
+    /// Files larger than this are not in the content index (grep reads them) [default: --max-file-bytes].
+    #[arg(long, value_name = "BYTES", env = "FERRET_CONTENT_INDEX_MAX_FILE_BYTES",
+          value_parser = parse_bytes)]
+    pub content_index_max_file_bytes: Option<u64>,
+}
+
 #[derive(Debug, Args)]
 pub struct IndexCommand {
     #[command(flatten)]
     pub roots: RootArgs,
     #[command(flatten)]
     pub index: IndexArgs,
+    #[command(flatten)]
+    pub content: ContentArgs,
 }
 
 #[derive(Debug, Args)]
@@ -225,6 +247,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub index: IndexArgs,
+
+    #[command(flatten)]
+    pub content: ContentArgs,
 
     /// Speak MCP over stdin/stdout instead of HTTP.
     #[arg(long, env = "FERRET_STDIO", conflicts_with = "bind")]
@@ -447,6 +472,16 @@ pub fn parse_age(s: &str) -> Result<std::time::Duration, String> {
         _ => return Err(bad()),
     };
     Ok(std::time::Duration::from_secs(n * secs))
+}
+
+/// `on` or `off` (also `1`/`0`, `true`/`false`, `yes`/`no`, as booleans are
+/// written elsewhere).
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        other => Err(format!("`{other}` is neither on nor off; write on or off")),
+    }
 }
 
 /// `4096`, `64K`, `10M`, `1G` (powers of 1024).

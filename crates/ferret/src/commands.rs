@@ -65,6 +65,23 @@ pub(crate) fn index_config(
     config
 }
 
+/// The content index's settings, or `None` with `--content-index off`.
+pub(crate) fn content_config(
+    args: &cli::ContentArgs,
+    index: &IndexConfig,
+    max_file_bytes: u64,
+) -> Option<ferret_content::Config> {
+    if !args.content_index {
+        return None;
+    }
+    let mut config = ferret_content::Config::new(index.state_dir.clone());
+    config.budget.max_total_bytes = args.content_index_max_bytes;
+    config.budget.max_file_bytes = args
+        .content_index_max_file_bytes
+        .map_or(max_file_bytes, |n| n.min(max_file_bytes));
+    Some(config)
+}
+
 /// Read documents as text: extracted by this same binary started as an
 /// extractor process, cached under `<state dir>/documents/` (memory only
 /// without a state dir). Without a path to this binary, documents stay binary.
@@ -178,9 +195,16 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         options.check().map_err(anyhow::Error::msg)?;
     }
     let config = index_config(&roots, &root_args, &args.index);
-    let roots = read_documents(roots, config.state_dir.as_deref());
+    let content_config = content_config(&args.content, &config, args.max_file_bytes);
+    let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
+    // Built (or loaded) in the background once the name index is ready.
+    let content = content_config.map(|c| {
+        let content = ferret_content::ContentIndex::new(c, roots.clone(), index.clone());
+        content.start();
+        content
+    });
     let locate = open_locate(
         &args.locate_roots,
         args.locate_policy,
@@ -197,6 +221,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         match http {
             None => {
                 let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
+                if let Some(c) = &content {
+                    server.set_content_index(c.clone());
+                }
                 let serving = ferret_server::serve_stdio(server.clone());
                 tokio::pin!(serving);
                 tokio::select! {
@@ -222,6 +249,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                     sessions: options.sessions,
                 };
                 let server = Ferret::with_locate(roots, index.clone(), transport, locate);
+                if let Some(c) = &content {
+                    server.set_content_index(c.clone());
+                }
                 let (ending, signalled) = (server.clone(), stopping.clone());
                 // On the signal axum stops accepting and waits for open requests;
                 // listen streams are ended first, or it would wait on them forever.
@@ -244,6 +274,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         }
     });
     // Flushed whatever ended the serving: the index snapshot and the journal.
+    if let Some(c) = &content {
+        c.shutdown();
+    }
     index.shutdown();
     if let Some(locate_index) = locate_index {
         locate_index.shutdown();
@@ -334,6 +367,8 @@ pub(crate) fn with_progress<T>(what: &str, counter: &AtomicU64, work: impl FnOnc
 pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
     let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
     let config = index_config(&roots, &args.roots, &args.index);
+    let content_config = content_config(&args.content, &config, Limits::default().max_file_bytes);
+    let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let persisted = config.snapshot_path();
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     let started = Instant::now();
@@ -349,7 +384,82 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
             _ => "; not saved (--no-persist)".into(),
         }
     );
+    if let Some(c) = content_config {
+        let content = ferret_content::ContentIndex::new(c, roots, index.clone());
+        let started = Instant::now();
+        with_content_progress(&content, || content.build_now(false))
+            .map_err(|e| anyhow::anyhow!("content index: {e}"))?;
+        let s = content.status();
+        eprintln!(
+            "content index: {} files ({} of text) in {:.2}s{}{}",
+            s.indexed_files,
+            human_bytes(s.indexed_bytes),
+            started.elapsed().as_secs_f64(),
+            match content.file() {
+                Some(path) if s.loaded_from_disk => format!(
+                    "; {} was up to date ({}), checked against the disk",
+                    path.display(),
+                    human_bytes(s.size_bytes)
+                ),
+                Some(path) => format!("; saved {} ({})", path.display(), human_bytes(s.size_bytes)),
+                None => "; not saved (--no-persist)".into(),
+            },
+            if s.budget_reached {
+                format!(
+                    "; the budget (--content-index-max-bytes {}) was reached: {} files are searched directly",
+                    human_bytes(s.max_total_bytes),
+                    s.not_indexed.get("over_budget").copied().unwrap_or(0)
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn human_bytes(n: u64) -> String {
+    const MB: f64 = 1024.0 * 1024.0;
+    if n as f64 >= 1024.0 * MB {
+        format!("{:.1} GiB", n as f64 / (1024.0 * MB))
+    } else {
+        format!("{:.1} MiB", n as f64 / MB)
+    }
+}
+
+/// Run `work` (a content index build), showing on a terminal a bar of the
+/// text read so far; quiet otherwise.
+fn with_content_progress<T>(content: &ferret_content::ContentIndex, work: impl FnOnce() -> T) -> T {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "content index {bar:30} {bytes}/{total_bytes} {msg} ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        if let Some(bar) = &bar {
+            let done = &done;
+            scope.spawn(move || {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Some(p) = content.progress() {
+                        bar.set_length(p.bytes_total);
+                        bar.set_position(p.bytes_done);
+                        bar.set_message(format!("{} of {} files", p.files_done, p.files_total));
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bar.finish_and_clear();
+            });
+        }
+        let result = work();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
+    })
 }
 
 pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {

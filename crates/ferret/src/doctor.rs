@@ -172,6 +172,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(roots) = &roots {
         let config = commands::index_config(roots, &root_args, &serve.index);
         check_state(&mut report, &config);
+        check_content_index(&mut report, serve, &config);
         let size = measure_roots("measuring the roots", &config);
         sizes.push(size);
         report.ok(
@@ -203,6 +204,66 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The content index file these roots and rules would use: present and sound,
+/// missing, or to be discarded (read and checked, never changed).
+fn check_content_index(report: &mut Report, serve: &cli::ServeArgs, config: &IndexConfig) {
+    let Some(content) = commands::content_config(&serve.content, config, serve.max_file_bytes)
+    else {
+        report.ok(
+            "content index",
+            "off (--content-index off): grep reads every candidate file",
+        );
+        return;
+    };
+    let budget = format!(
+        "budget {} of text, files up to {}",
+        mib(content.budget.max_total_bytes),
+        mib(content.budget.max_file_bytes)
+    );
+    match ferret_content::inspect(config, &content) {
+        Ok(None) if content.state_dir.is_none() => report.ok(
+            "content index",
+            format!("kept in memory (--no-persist): built in the background at every start; {budget}"),
+        ),
+        Ok(None) => report.ok(
+            "content index",
+            format!("none saved yet: built in the background after the name index at the first start (`ferret index` builds it ahead); {budget}"),
+        ),
+        Ok(Some(s)) => {
+            let age = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+                .saturating_sub(s.built_at);
+            report.ok(
+                "content index",
+                format!(
+                    "usable: {} of {} files indexed, {} of text, {} on disk ({}), written {} ago; {budget}",
+                    s.indexed_files,
+                    s.files,
+                    mib(s.text_bytes),
+                    mib(s.size_bytes),
+                    s.path.display(),
+                    age_text(age),
+                ),
+            )
+        }
+        Err(why) => report.warn(
+            "content index",
+            format!("{why}: it will be discarded and rebuilt"),
+            "nothing to do (the next start rebuilds it); `ferret index` rebuilds it now",
+        ),
+    }
+}
+
+fn age_text(secs: u64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
 }
 
 /// Walk every root of `config` as the index would (a progress line on a

@@ -1,0 +1,573 @@
+//! Building an index from the files the name index lists, and merging
+//! indexes.
+//!
+//! Files are numbered in path order and cut into chunks of about
+//! [`CHUNK_BYTES`]; worker threads take chunks in turn, read each file through
+//! the roots, and collect `(trigram, file)` pairs. When a buffer fills (or a
+//! chunk ends) the pairs are sorted by trigram (a stable radix sort keeps the
+//! files in order) and appended to a spill as a *run*: its trigram table,
+//! then its lists. The runs are then merged trigram by trigram into the final
+//! index; because each run holds a range of files and runs are taken in
+//! order, a trigram's lists simply follow one another. Memory stays at the
+//! workers' buffers whatever the size of the tree; the spill lives next to
+//! the index (or in memory without a state directory).
+
+use std::{
+    io::{self, Write},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    },
+};
+
+use ferret_fs::Roots;
+
+use crate::{
+    format::{Base, Bytes, DocMeta, DocState, Sink, Writer},
+    grams::{Extractor, get_varint, put_varint},
+    read::{self, Text},
+};
+
+/// A file to index, as the name index knows it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub path: Arc<str>,
+    pub size: u64,
+}
+
+/// How far a build has got (for progress bars and `diagnostics`).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub files_total: AtomicU64,
+    pub files_done: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub bytes_done: AtomicU64,
+}
+
+/// What a build may read.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Larger files are not indexed (they are searched directly).
+    pub max_file_bytes: u64,
+    /// Text indexed in all; the files past it are searched directly.
+    pub max_total_bytes: u64,
+    pub threads: usize,
+}
+
+#[derive(Debug)]
+pub enum BuildError {
+    Stopped,
+    Io(io::Error),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Stopped => f.write_str("stopped"),
+            BuildError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for BuildError {
+    fn from(e: io::Error) -> Self {
+        BuildError::Io(e)
+    }
+}
+
+/// A finished index and what it holds of each file.
+pub struct Built {
+    pub base: Base,
+    pub docs: Vec<(Arc<str>, DocMeta)>,
+}
+
+/// Text per chunk of work (small in tests, so that they cross chunks).
+const CHUNK_BYTES: u64 = if cfg!(test) { 2048 } else { 16 << 20 };
+/// Pairs a worker collects before it writes a run.
+const RUN_PAIRS: usize = if cfg!(test) { 700 } else { 4 << 20 };
+
+/// Where runs go while a build runs.
+enum Spill {
+    File(io::BufWriter<std::fs::File>, std::path::PathBuf),
+    Memory(Vec<u8>),
+}
+
+struct SpillState {
+    spill: Spill,
+    at: u64,
+    runs: Vec<RunInfo>,
+}
+
+/// A run in the spill: `grams` entries of (trigram u32, files u32), then the
+/// lists (first file number, then gaps, varints).
+#[derive(Debug, Clone, Copy)]
+struct RunInfo {
+    order: (usize, u32),
+    table: u64,
+    grams: u32,
+    lists: u64,
+}
+
+/// The state of one file before it is read: read it, or what it is.
+fn plan(entries: &[Entry], budget: &Budget) -> (Vec<Option<DocState>>, u64) {
+    let mut total = 0u64;
+    let plan = entries
+        .iter()
+        .map(|e| {
+            if e.size > budget.max_file_bytes {
+                // Opened for its head only (a document's text may be small).
+                None
+            } else if total + e.size > budget.max_total_bytes {
+                Some(DocState::OverBudget)
+            } else {
+                total += e.size;
+                None
+            }
+        })
+        .collect();
+    (plan, total)
+}
+
+/// Build the index of `entries` (sorted by path) into `sink`.
+pub fn build(
+    roots: &Roots,
+    entries: Vec<Entry>,
+    budget: &Budget,
+    key: u64,
+    sink: Sink,
+    progress: &Progress,
+    stop: &AtomicBool,
+) -> Result<Built, BuildError> {
+    let (planned, to_read) = plan(&entries, budget);
+    progress
+        .files_total
+        .store(entries.len() as u64, Ordering::Relaxed);
+    progress.bytes_total.store(to_read, Ordering::Relaxed);
+    let mut chunks: Vec<(usize, usize)> = Vec::new();
+    let (mut start, mut bytes) = (0usize, 0u64);
+    for (i, e) in entries.iter().enumerate() {
+        if planned[i].is_none() {
+            bytes += e.size.min(budget.max_file_bytes);
+        }
+        if bytes >= CHUNK_BYTES {
+            chunks.push((start, i + 1));
+            start = i + 1;
+            bytes = 0;
+        }
+    }
+    if start < entries.len() {
+        chunks.push((start, entries.len()));
+    }
+    let spill = match &sink {
+        Sink::File { dest, .. } => {
+            let path = dest.with_extension(format!("runs{}", std::process::id()));
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true).write(true).create(true).truncate(true);
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let file = options.open(&path)?;
+            Spill::File(io::BufWriter::with_capacity(1 << 20, file), path)
+        }
+        Sink::Memory(_) => Spill::Memory(Vec::new()),
+    };
+    let state = Mutex::new(SpillState {
+        spill,
+        at: 0,
+        runs: Vec::new(),
+    });
+    let metas: Mutex<Vec<Option<DocMeta>>> = Mutex::new(vec![None; entries.len()]);
+    let text_bytes = AtomicU64::new(0);
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Option<BuildError>> = Mutex::new(None);
+    let work = || {
+        let mut worker = Worker::new();
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= chunks.len() || failed.lock().map_or(true, |f| f.is_some()) {
+                return;
+            }
+            let (from, to) = chunks[c];
+            let r = worker.chunk(
+                roots,
+                &entries[from..to],
+                from,
+                &planned[from..to],
+                budget,
+                c,
+                &state,
+                progress,
+                stop,
+                &text_bytes,
+            );
+            match r {
+                Ok(m) => {
+                    let mut all = metas.lock().unwrap_or_else(|p| p.into_inner());
+                    for (i, meta) in m.into_iter().enumerate() {
+                        all[from + i] = Some(meta);
+                    }
+                }
+                Err(e) => {
+                    let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                    f.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    };
+    let threads = budget.threads.clamp(1, 16).min(chunks.len().max(1));
+    if threads <= 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    let state = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    let (spill_bytes, spill_path) = match state.spill {
+        Spill::File(out, path) => {
+            let flushed = out.into_inner().map_err(|e| e.into_error());
+            let mapped = flushed.and_then(|_| Bytes::map(&path));
+            (mapped, Some(path))
+        }
+        Spill::Memory(v) => (Ok(Bytes::Heap(v)), None),
+    };
+    let cleanup = |path: &Option<std::path::PathBuf>| {
+        if let Some(p) = path {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        cleanup(&spill_path);
+        sink.discard();
+        return Err(e);
+    }
+    let spill_bytes = match spill_bytes {
+        Ok(b) => b,
+        Err(e) => {
+            cleanup(&spill_path);
+            sink.discard();
+            return Err(e.into());
+        }
+    };
+    let mut runs = state.runs;
+    runs.sort_by_key(|r| r.order);
+    let sources: Vec<Box<dyn Source + '_>> = runs
+        .iter()
+        .map(|r| Box::new(RunCursor::new(&spill_bytes, *r)) as Box<dyn Source>)
+        .collect();
+    let metas: Vec<DocMeta> = metas
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .zip(&entries)
+        .map(|(m, e)| m.unwrap_or_else(|| DocMeta::unread(e.size, DocState::Unreadable)))
+        .collect();
+    let docs: Vec<(Arc<str>, DocMeta)> = entries.into_iter().map(|e| e.path).zip(metas).collect();
+    let written = write(
+        sink,
+        sources,
+        &docs,
+        key,
+        text_bytes.load(Ordering::Relaxed),
+        stop,
+    );
+    drop(spill_bytes);
+    cleanup(&spill_path);
+    Ok(Built {
+        base: written?,
+        docs,
+    })
+}
+
+/// Merge `sources` (each holding a later range of files than the one before)
+/// into a finished index.
+pub fn write(
+    sink: Sink,
+    mut sources: Vec<Box<dyn Source + '_>>,
+    docs: &[(Arc<str>, DocMeta)],
+    key: u64,
+    text_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Base, BuildError> {
+    let mut writer = Writer::new(sink)?;
+    let mut list = Vec::new();
+    let mut n = 0u32;
+    while let Some(gram) = sources.iter().filter_map(|s| s.gram()).min() {
+        list.clear();
+        for s in sources.iter_mut() {
+            if s.gram() == Some(gram) {
+                s.take(&mut list);
+            }
+        }
+        n = n.wrapping_add(1);
+        if n.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
+            writer.discard();
+            return Err(BuildError::Stopped);
+        }
+        if let Err(e) = writer.add(gram, &list) {
+            writer.discard();
+            return Err(e.into());
+        }
+    }
+    let table: Vec<(&str, DocMeta)> = docs.iter().map(|(p, m)| (&**p, *m)).collect();
+    let bytes = writer.finish(&table, key, text_bytes)?;
+    Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))
+}
+
+/// A sorted stream of (trigram, files) for [`write`].
+pub trait Source {
+    /// The current trigram, `None` at the end.
+    fn gram(&self) -> Option<u32>;
+    /// Append the current trigram's files (ascending) and move to the next.
+    fn take(&mut self, out: &mut Vec<u32>);
+}
+
+struct RunCursor<'a> {
+    bytes: &'a [u8],
+    run: RunInfo,
+    index: u32,
+    at: usize,
+}
+
+impl<'a> RunCursor<'a> {
+    fn new(bytes: &'a [u8], run: RunInfo) -> RunCursor<'a> {
+        RunCursor {
+            bytes,
+            run,
+            index: 0,
+            at: run.lists as usize,
+        }
+    }
+
+    fn entry(&self, field: usize) -> u32 {
+        let at = self.run.table as usize + self.index as usize * 8 + field * 4;
+        u32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"))
+    }
+}
+
+impl Source for RunCursor<'_> {
+    fn gram(&self) -> Option<u32> {
+        (self.index < self.run.grams).then(|| self.entry(0))
+    }
+
+    fn take(&mut self, out: &mut Vec<u32>) {
+        let count = self.entry(1);
+        let mut doc = 0u32;
+        for _ in 0..count {
+            let gap = get_varint(self.bytes, &mut self.at).unwrap_or(0);
+            doc += gap;
+            out.push(doc);
+        }
+        self.index += 1;
+    }
+}
+
+/// The pairs of files added since the last merge, sorted.
+pub struct PairSource {
+    pairs: Vec<u64>,
+    at: usize,
+}
+
+impl PairSource {
+    /// `pairs`: `(trigram << 32) | file`, in any order.
+    pub fn new(mut pairs: Vec<u64>) -> PairSource {
+        pairs.sort_unstable();
+        PairSource { pairs, at: 0 }
+    }
+}
+
+impl Source for PairSource {
+    fn gram(&self) -> Option<u32> {
+        self.pairs.get(self.at).map(|p| (p >> 32) as u32)
+    }
+
+    fn take(&mut self, out: &mut Vec<u32>) {
+        let Some(g) = self.gram() else { return };
+        while let Some(&p) = self.pairs.get(self.at) {
+            if (p >> 32) as u32 != g {
+                break;
+            }
+            out.push(p as u32);
+            self.at += 1;
+        }
+    }
+}
+
+/// An existing index's lists, its files renumbered (`renumber[old]`, or
+/// `u32::MAX` for a file dropped).
+pub struct BaseSource<'a> {
+    base: &'a Base,
+    renumber: &'a [u32],
+    next: usize,
+}
+
+impl<'a> BaseSource<'a> {
+    pub fn new(base: &'a Base, renumber: &'a [u32]) -> BaseSource<'a> {
+        BaseSource {
+            base,
+            renumber,
+            next: 0,
+        }
+    }
+}
+
+impl Source for BaseSource<'_> {
+    fn gram(&self) -> Option<u32> {
+        (self.next < self.base.gram_count()).then(|| self.base.posting_by_index(self.next).gram)
+    }
+
+    fn take(&mut self, out: &mut Vec<u32>) {
+        let p = self.base.posting_by_index(self.next);
+        p.for_each(|d| {
+            if let Some(&n) = self.renumber.get(d as usize)
+                && n != u32::MAX
+            {
+                out.push(n);
+            }
+        });
+        self.next += 1;
+    }
+}
+
+/// One worker's buffers.
+struct Worker {
+    extractor: Extractor,
+    buf: Vec<u8>,
+    pairs: Vec<u64>,
+    scratch: Vec<u64>,
+    encoded: Vec<u8>,
+}
+
+impl Worker {
+    fn new() -> Worker {
+        Worker {
+            extractor: Extractor::new(),
+            buf: Vec::new(),
+            pairs: Vec::new(),
+            scratch: Vec::new(),
+            encoded: Vec::new(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn chunk(
+        &mut self,
+        roots: &Roots,
+        entries: &[Entry],
+        first: usize,
+        planned: &[Option<DocState>],
+        budget: &Budget,
+        chunk: usize,
+        spill: &Mutex<SpillState>,
+        progress: &Progress,
+        stop: &AtomicBool,
+        text_bytes: &AtomicU64,
+    ) -> Result<Vec<DocMeta>, BuildError> {
+        let mut metas = Vec::with_capacity(entries.len());
+        let mut seq = 0u32;
+        for (i, e) in entries.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                return Err(BuildError::Stopped);
+            }
+            let doc = (first + i) as u64;
+            let (meta, text) = match planned[i] {
+                Some(state) => (DocMeta::unread(e.size, state), Text::None),
+                None => read::read(roots, &e.path, budget.max_file_bytes, &mut self.buf),
+            };
+            let bytes: &[u8] = match &text {
+                Text::Bytes => &self.buf,
+                Text::Document(d) => d.text.as_bytes(),
+                Text::None => &[],
+            };
+            text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            for &g in self.extractor.distinct(bytes) {
+                self.pairs.push((u64::from(g) << 32) | doc);
+            }
+            metas.push(meta);
+            progress.files_done.fetch_add(1, Ordering::Relaxed);
+            if planned[i].is_none() {
+                progress
+                    .bytes_done
+                    .fetch_add(e.size.min(budget.max_file_bytes), Ordering::Relaxed);
+            }
+            if self.pairs.len() >= RUN_PAIRS {
+                self.flush((chunk, seq), spill)?;
+                seq += 1;
+            }
+        }
+        if !self.pairs.is_empty() {
+            self.flush((chunk, seq), spill)?;
+        }
+        Ok(metas)
+    }
+
+    /// Sort the pairs by trigram and append them to the spill as a run.
+    fn flush(&mut self, order: (usize, u32), spill: &Mutex<SpillState>) -> io::Result<()> {
+        radix_sort_by_gram(&mut self.pairs, &mut self.scratch);
+        let mut table = Vec::new();
+        self.encoded.clear();
+        let mut i = 0;
+        while i < self.pairs.len() {
+            let g = (self.pairs[i] >> 32) as u32;
+            let mut j = i;
+            let mut prev = 0u32;
+            while j < self.pairs.len() && (self.pairs[j] >> 32) as u32 == g {
+                let d = self.pairs[j] as u32;
+                put_varint(&mut self.encoded, d - prev);
+                prev = d;
+                j += 1;
+            }
+            table.extend_from_slice(&g.to_le_bytes());
+            table.extend_from_slice(&((j - i) as u32).to_le_bytes());
+            i = j;
+        }
+        let grams = (table.len() / 8) as u32;
+        self.pairs.clear();
+        let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
+        let table_at = s.at;
+        match &mut s.spill {
+            Spill::File(out, _) => {
+                out.write_all(&table)?;
+                out.write_all(&self.encoded)?;
+            }
+            Spill::Memory(v) => {
+                v.extend_from_slice(&table);
+                v.extend_from_slice(&self.encoded);
+            }
+        }
+        s.at += (table.len() + self.encoded.len()) as u64;
+        s.runs.push(RunInfo {
+            order,
+            table: table_at,
+            grams,
+            lists: table_at + table.len() as u64,
+        });
+        Ok(())
+    }
+}
+
+/// Sort `(trigram << 32) | file` pairs by trigram, keeping the files' order
+/// (two stable 12-bit passes over the 24 bits of a trigram).
+fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    scratch.clear();
+    scratch.resize(pairs.len(), 0);
+    for shift in [32u32, 44] {
+        let mut counts = vec![0usize; 4097];
+        for &p in pairs.iter() {
+            counts[((p >> shift) & 0xFFF) as usize + 1] += 1;
+        }
+        for k in 1..counts.len() {
+            counts[k] += counts[k - 1];
+        }
+        for &p in pairs.iter() {
+            let bucket = ((p >> shift) & 0xFFF) as usize;
+            scratch[counts[bucket]] = p;
+            counts[bucket] += 1;
+        }
+        std::mem::swap(pairs, scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,308 @@
+use std::{collections::HashSet, fs, path::Path};
+
+use ferret_fs::{Policy, Roots};
+
+use super::*;
+use crate::grams::grams_of;
+
+fn roots(dir: &Path) -> Roots {
+    Roots::open(&[dir.to_str().unwrap().parse().unwrap()], Policy::default()).unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<Entry> {
+    let mut out = Vec::new();
+    fn walk(base: &Path, d: &Path, out: &mut Vec<Entry>) {
+        for e in fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            let p = e.path();
+            if t.is_dir() {
+                walk(base, &p, out);
+            } else if t.is_file() {
+                let rel = p.strip_prefix(base).unwrap().to_str().unwrap().to_string();
+                out.push(Entry {
+                    path: rel.as_str().into(),
+                    size: e.metadata().unwrap().len(),
+                });
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+fn budget() -> Budget {
+    Budget {
+        max_file_bytes: 1 << 20,
+        max_total_bytes: 1 << 30,
+        threads: 3,
+    }
+}
+
+/// A tree of every kind of file the index meets.
+fn tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::create_dir_all(d.join("src/deep")).unwrap();
+    for i in 0..60 {
+        let text = format!(
+            "fn item_{i}() {{ let value = {}; }}\n// note {}\n",
+            i * 7,
+            "x".repeat(i * 13)
+        );
+        fs::write(d.join(format!("src/deep/f{i:02}.rs")), text).unwrap();
+    }
+    fs::write(d.join("README.md"), "Hello Ferret\nneedle in a haystack\n").unwrap();
+    fs::write(d.join("bin.dat"), b"needle\0\0\0binary").unwrap();
+    fs::write(d.join(".env"), "SECRET=needle\n").unwrap();
+    let mut utf16 = vec![0xFF, 0xFE];
+    for u in "needle".encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    fs::write(d.join("wide.txt"), utf16).unwrap();
+    fs::write(d.join("big.txt"), "needle\n".repeat(200_000)).unwrap();
+    fs::write(
+        d.join("latin1.txt"),
+        b"caf\xe9 na\xefve \xe9l\xe8ve needle no\xebl fran\xe7ais",
+    )
+    .unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        d.join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .ok();
+    t
+}
+
+fn docs_holding(base: &Base, gram: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Some(p) = base.posting(gram) {
+        p.for_each(|d| out.push(d));
+    }
+    out
+}
+
+#[test]
+fn every_text_file_is_indexed_with_exactly_its_trigrams() {
+    let t = tree();
+    let roots = roots(t.path());
+    let mut list = entries(t.path());
+    list.retain(|e| &*e.path != "fifo");
+    let stop = AtomicBool::new(false);
+    let progress = Progress::default();
+    let built = build(
+        &roots,
+        list.clone(),
+        &budget(),
+        7,
+        Sink::memory(),
+        &progress,
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(built.base.doc_count(), list.len());
+    assert_eq!(
+        progress.files_done.load(Ordering::Relaxed),
+        list.len() as u64
+    );
+    let state = |name: &str| {
+        built
+            .docs
+            .iter()
+            .find(|(p, _)| &**p == name)
+            .unwrap()
+            .1
+            .state
+    };
+    assert_eq!(state("README.md"), DocState::Text);
+    assert_eq!(state("src/deep/f07.rs"), DocState::Text);
+    assert_eq!(state("bin.dat"), DocState::Binary);
+    assert_eq!(state(".env"), DocState::Sensitive);
+    assert_eq!(state("wide.txt"), DocState::Transcoded);
+    assert_eq!(state("latin1.txt"), DocState::Transcoded);
+    assert_eq!(state("big.txt"), DocState::TooLarge);
+    // Every trigram's list is exactly the text files that hold it.
+    let mut all: HashSet<u32> = HashSet::new();
+    let mut holders: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for (i, (path, meta)) in built.docs.iter().enumerate() {
+        if meta.state != DocState::Text {
+            continue;
+        }
+        let text = fs::read(t.path().join(&**path)).unwrap();
+        let grams: HashSet<u32> = grams_of(&text).collect();
+        for g in grams {
+            all.insert(g);
+            holders.entry(g).or_default().push(i as u32);
+        }
+    }
+    assert_eq!(built.base.gram_count(), all.len());
+    for (g, docs) in holders {
+        assert_eq!(docs_holding(&built.base, g), docs, "gram {g:06x}");
+    }
+    let text: u64 = built
+        .docs
+        .iter()
+        .filter(|(_, m)| m.state == DocState::Text)
+        .map(|(_, m)| m.size)
+        .sum();
+    assert_eq!(built.base.text_bytes, text);
+}
+
+#[test]
+fn a_fifo_is_never_opened_for_reading() {
+    let t = tree();
+    let roots = roots(t.path());
+    let list = vec![Entry {
+        path: "fifo".into(),
+        size: 0,
+    }];
+    let stop = AtomicBool::new(false);
+    // Would hang forever if the FIFO were opened blocking for reading.
+    let built = build(
+        &roots,
+        list,
+        &budget(),
+        7,
+        Sink::memory(),
+        &Progress::default(),
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(built.docs[0].1.state, DocState::Unreadable);
+}
+
+#[test]
+fn the_budget_stops_the_index_and_says_so() {
+    let t = tree();
+    let roots = roots(t.path());
+    let mut list = entries(t.path());
+    list.retain(|e| e.path.starts_with("src/"));
+    let b = Budget {
+        max_total_bytes: 2000,
+        ..budget()
+    };
+    let built = build(
+        &roots,
+        list.clone(),
+        &b,
+        7,
+        Sink::memory(),
+        &Progress::default(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let indexed: u64 = built
+        .docs
+        .iter()
+        .filter(|(_, m)| m.state == DocState::Text)
+        .map(|(_, m)| m.size)
+        .sum();
+    let over = built
+        .docs
+        .iter()
+        .filter(|(_, m)| m.state == DocState::OverBudget)
+        .count();
+    assert!(indexed <= 2000 && indexed > 1000, "{indexed}");
+    assert!(over > 0 && over < list.len(), "{over}");
+    assert_eq!(built.base.text_bytes, indexed);
+}
+
+#[test]
+fn a_file_build_leaves_only_the_index() {
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    let dest = state.path().join("c.idx");
+    let roots = roots(t.path());
+    let mut list = entries(t.path());
+    list.retain(|e| &*e.path != "fifo");
+    let built = build(
+        &roots,
+        list,
+        &budget(),
+        7,
+        Sink::file(&dest).unwrap(),
+        &Progress::default(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert!(built.base.is_mapped());
+    let left: Vec<_> = fs::read_dir(state.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["c.idx"]);
+}
+
+#[test]
+fn a_stopped_build_leaves_nothing() {
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    let dest = state.path().join("c.idx");
+    let roots = roots(t.path());
+    let stop = AtomicBool::new(true);
+    let r = build(
+        &roots,
+        entries(t.path()),
+        &budget(),
+        7,
+        Sink::file(&dest).unwrap(),
+        &Progress::default(),
+        &stop,
+    );
+    assert!(matches!(r, Err(BuildError::Stopped)));
+    assert_eq!(fs::read_dir(state.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn merging_renumbers_and_drops() {
+    let t = tree();
+    let roots = roots(t.path());
+    let mut list = entries(t.path());
+    list.retain(|e| e.path.starts_with("src/"));
+    let built = build(
+        &roots,
+        list,
+        &budget(),
+        7,
+        Sink::memory(),
+        &Progress::default(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let n = built.base.doc_count();
+    // Drop every other file; add one new file with a trigram of its own.
+    let renumber: Vec<u32> = (0..n)
+        .map(|i| if i % 2 == 0 { (i / 2) as u32 } else { u32::MAX })
+        .collect();
+    let kept = n.div_ceil(2) as u32;
+    let mut docs: Vec<(Arc<str>, DocMeta)> = built.docs.iter().step_by(2).cloned().collect();
+    docs.push(("new.txt".into(), DocMeta::unread(3, DocState::Text)));
+    let zzz = crate::grams::gram(b'z', b'z', b'z');
+    let fn_ = crate::grams::gram(b'f', b'n', b' ');
+    let sources: Vec<Box<dyn Source>> = vec![
+        Box::new(BaseSource::new(&built.base, &renumber)),
+        Box::new(PairSource::new(vec![
+            (u64::from(zzz) << 32) | u64::from(kept),
+            (u64::from(fn_) << 32) | u64::from(kept),
+        ])),
+    ];
+    let merged = write(
+        Sink::memory(),
+        sources,
+        &docs,
+        7,
+        0,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(merged.doc_count(), kept as usize + 1);
+    assert_eq!(docs_holding(&merged, zzz), [kept]);
+    let mut want: Vec<u32> = (0..kept).collect();
+    want.push(kept);
+    assert_eq!(docs_holding(&merged, fn_), want);
+    assert_eq!(merged.doc(kept as usize).0, "new.txt");
+}

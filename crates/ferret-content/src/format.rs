@@ -1,0 +1,706 @@
+//! The index file: written once (at a build or a merge), then memory-mapped
+//! and only read.
+//!
+//! ```text
+//! header     128 bytes: magic, version, key, counts, section offsets, checksum
+//! postings   per trigram, its files' numbers: the first, then the gaps (varints)
+//! grams      16 bytes per trigram, sorted: trigram u32, files u32, offset u64
+//! docs       48 bytes per file: path offset u32, path length u16, state u8, 0,
+//!            size u64, mtime s i64, ctime s i64, mtime ns u32, ctime ns u32, inode u64
+//! paths      the paths as shown to agents, one after another (UTF-8)
+//! ```
+//!
+//! Little-endian throughout. The checksum covers everything after the header,
+//! so a damaged or truncated file is discarded at load rather than believed.
+
+use std::{
+    fs::File,
+    io::{self, BufWriter, Cursor, Seek, SeekFrom, Write},
+    ops::Deref,
+    path::{Path, PathBuf},
+};
+
+use ferret_index::snapshot::hash64;
+
+use crate::grams::{get_varint, put_varint};
+
+const MAGIC: &[u8; 8] = b"FRTGRAM1";
+const VERSION: u32 = 1;
+pub const HEADER_LEN: usize = 128;
+const GRAM_LEN: usize = 16;
+const DOC_LEN: usize = 48;
+
+/// What the index knows of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocState {
+    /// Its bytes are indexed.
+    Text = 1,
+    /// A document whose extracted text (from the document cache) is indexed.
+    Document = 2,
+    /// Binary as grep judges it: never matches.
+    Binary = 3,
+    // Not indexed: always searched directly.
+    Sensitive = 4,
+    TooLarge = 5,
+    Unreadable = 6,
+    /// UTF-16 or a legacy encoding: grep searches it transcoded.
+    Transcoded = 7,
+    /// A document whose text is not in the cache yet.
+    DocumentPending = 8,
+    /// Changed while it was read.
+    Changed = 9,
+    /// Past the index's size budget.
+    OverBudget = 10,
+}
+
+impl DocState {
+    pub fn from_u8(v: u8) -> Option<DocState> {
+        use DocState::*;
+        Some(match v {
+            1 => Text,
+            2 => Document,
+            3 => Binary,
+            4 => Sensitive,
+            5 => TooLarge,
+            6 => Unreadable,
+            7 => Transcoded,
+            8 => DocumentPending,
+            9 => Changed,
+            10 => OverBudget,
+            _ => return None,
+        })
+    }
+
+    /// Whether the index answers for this file (otherwise it is searched).
+    pub fn indexed(self) -> bool {
+        matches!(self, DocState::Text | DocState::Document | DocState::Binary)
+    }
+
+    /// Whether the file has trigrams in the index.
+    pub fn has_grams(self) -> bool {
+        matches!(self, DocState::Text | DocState::Document)
+    }
+}
+
+/// A file's version as it was indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocMeta {
+    pub size: u64,
+    pub mtime_s: i64,
+    pub mtime_ns: u32,
+    pub ctime_s: i64,
+    pub ctime_ns: u32,
+    pub ino: u64,
+    pub state: DocState,
+}
+
+impl DocMeta {
+    /// A file the index knows only by name (no version read yet).
+    pub fn unread(size: u64, state: DocState) -> DocMeta {
+        DocMeta {
+            size,
+            mtime_s: i64::MIN,
+            mtime_ns: 0,
+            ctime_s: i64::MIN,
+            ctime_ns: 0,
+            ino: 0,
+            state,
+        }
+    }
+
+    /// Same size, times and inode: the same version of the file.
+    pub fn same_version(&self, other: &DocMeta) -> bool {
+        (
+            self.size,
+            self.mtime_s,
+            self.mtime_ns,
+            self.ctime_s,
+            self.ctime_ns,
+            self.ino,
+        ) == (
+            other.size,
+            other.mtime_s,
+            other.mtime_ns,
+            other.ctime_s,
+            other.ctime_ns,
+            other.ino,
+        )
+    }
+}
+
+/// The bytes of an index: a mapped file, or memory (no state directory).
+pub enum Bytes {
+    Map(memmap2::Mmap),
+    Heap(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Heap(v) => v,
+        }
+    }
+}
+
+impl Bytes {
+    /// Map `path` read-only.
+    pub fn map(path: &Path) -> io::Result<Bytes> {
+        let file = File::open(path)?;
+        // SAFETY: the file is ferret's own, written whole under another name
+        // and renamed into place, never written again (a new version is a new
+        // file), so the mapped bytes do not change under us. Only someone
+        // truncating it by hand could fault a later read; its checksum is
+        // verified at load.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        Ok(Bytes::Map(map))
+    }
+
+    pub fn is_mapped(&self) -> bool {
+        matches!(self, Bytes::Map(_))
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Where an index is written: a file in the state directory (then renamed
+/// into place), or memory.
+pub enum Sink {
+    File {
+        out: BufWriter<File>,
+        tmp: PathBuf,
+        dest: PathBuf,
+    },
+    Memory(Cursor<Vec<u8>>),
+}
+
+impl Sink {
+    /// A temporary file next to `dest` (readable by its owner only: the index
+    /// says which trigrams each file holds).
+    pub fn file(dest: &Path) -> io::Result<Sink> {
+        let dir = dest.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&tmp)?;
+        Ok(Sink::File {
+            out: BufWriter::with_capacity(1 << 20, file),
+            tmp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    pub fn memory() -> Sink {
+        Sink::Memory(Cursor::new(Vec::new()))
+    }
+
+    fn writer(&mut self) -> &mut dyn WriteSeek {
+        match self {
+            Sink::File { out, .. } => out,
+            Sink::Memory(c) => c,
+        }
+    }
+
+    /// Remove what was written (after a failure).
+    pub fn discard(self) {
+        if let Sink::File { tmp, .. } = self {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// Writes an index: the posting lists in trigram order, then the rest.
+pub struct Writer {
+    sink: Sink,
+    at: u64,
+    grams: Vec<u8>,
+    gram_count: u64,
+    last_gram: Option<u32>,
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    pub fn new(mut sink: Sink) -> io::Result<Writer> {
+        sink.writer().write_all(&[0u8; HEADER_LEN])?;
+        Ok(Writer {
+            sink,
+            at: HEADER_LEN as u64,
+            grams: Vec::new(),
+            gram_count: 0,
+            last_gram: None,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The files holding `gram`, ascending; trigrams come in ascending order.
+    pub fn add(&mut self, gram: u32, docs: &[u32]) -> io::Result<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        debug_assert!(self.last_gram.is_none_or(|g| g < gram));
+        self.last_gram = Some(gram);
+        self.buf.clear();
+        let mut prev = 0u32;
+        for &d in docs {
+            put_varint(&mut self.buf, d - prev);
+            prev = d;
+        }
+        self.grams.extend_from_slice(&gram.to_le_bytes());
+        self.grams
+            .extend_from_slice(&(docs.len() as u32).to_le_bytes());
+        self.grams
+            .extend_from_slice(&(self.at - HEADER_LEN as u64).to_le_bytes());
+        self.gram_count += 1;
+        self.sink.writer().write_all(&self.buf)?;
+        self.at += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// Write the tables and the header; the index, ready to be read.
+    pub fn finish(
+        mut self,
+        docs: &[(&str, DocMeta)],
+        key: u64,
+        text_bytes: u64,
+    ) -> io::Result<Bytes> {
+        let postings_len = self.at - HEADER_LEN as u64;
+        let grams_off = self.at;
+        let grams = std::mem::take(&mut self.grams);
+        self.sink.writer().write_all(&grams)?;
+        self.at += grams.len() as u64;
+        let docs_off = self.at;
+        let mut table = Vec::with_capacity(docs.len() * DOC_LEN);
+        let mut paths_len: u64 = 0;
+        for (path, m) in docs {
+            let len = path.len().min(u16::MAX as usize);
+            table.extend_from_slice(&(paths_len as u32).to_le_bytes());
+            table.extend_from_slice(&(len as u16).to_le_bytes());
+            table.push(m.state as u8);
+            table.push(0);
+            table.extend_from_slice(&m.size.to_le_bytes());
+            table.extend_from_slice(&m.mtime_s.to_le_bytes());
+            table.extend_from_slice(&m.ctime_s.to_le_bytes());
+            table.extend_from_slice(&m.mtime_ns.to_le_bytes());
+            table.extend_from_slice(&m.ctime_ns.to_le_bytes());
+            table.extend_from_slice(&m.ino.to_le_bytes());
+            paths_len += len as u64;
+        }
+        if paths_len > u32::MAX as u64 {
+            return Err(io::Error::other("more than 4 GiB of paths"));
+        }
+        self.sink.writer().write_all(&table)?;
+        self.at += table.len() as u64;
+        let paths_off = self.at;
+        for (path, _) in docs {
+            let len = path.len().min(u16::MAX as usize);
+            self.sink.writer().write_all(&path.as_bytes()[..len])?;
+        }
+        self.at += paths_len;
+        let mut header = Vec::with_capacity(HEADER_LEN);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&VERSION.to_le_bytes());
+        header.extend_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        for v in [
+            key,
+            docs.len() as u64,
+            self.gram_count,
+            HEADER_LEN as u64,
+            postings_len,
+            grams_off,
+            docs_off,
+            paths_off,
+            paths_len,
+            text_bytes,
+            self.at,
+            0, // checksum, below
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        ] {
+            header.extend_from_slice(&v.to_le_bytes());
+        }
+        header.resize(HEADER_LEN, 0);
+        match self.sink {
+            Sink::Memory(mut c) => {
+                c.seek(SeekFrom::Start(0))?;
+                c.write_all(&header)?;
+                let mut bytes = c.into_inner();
+                let sum = hash64(&bytes[HEADER_LEN..]);
+                bytes[CHECKSUM_AT..CHECKSUM_AT + 8].copy_from_slice(&sum.to_le_bytes());
+                Ok(Bytes::Heap(bytes))
+            }
+            Sink::File { out, tmp, dest } => {
+                let done = (|| {
+                    let mut file = out.into_inner().map_err(|e| e.into_error())?;
+                    file.seek(SeekFrom::Start(0))?;
+                    file.write_all(&header)?;
+                    file.flush()?;
+                    let sum = hash64(&Bytes::map(&tmp)?[HEADER_LEN..]);
+                    file.seek(SeekFrom::Start(CHECKSUM_AT as u64))?;
+                    file.write_all(&sum.to_le_bytes())?;
+                    file.sync_all()?;
+                    std::fs::rename(&tmp, &dest)?;
+                    if let Some(dir) = dest.parent()
+                        && let Ok(d) = File::open(dir)
+                    {
+                        let _ = d.sync_all();
+                    }
+                    Bytes::map(&dest)
+                })();
+                if done.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                done
+            }
+        }
+    }
+
+    /// Give up: remove what was written.
+    pub fn discard(self) {
+        self.sink.discard();
+    }
+}
+
+const CHECKSUM_AT: usize = 104;
+
+/// A read index.
+pub struct Base {
+    bytes: Bytes,
+    docs: usize,
+    grams: usize,
+    postings_off: usize,
+    postings_len: usize,
+    grams_off: usize,
+    docs_off: usize,
+    paths_off: usize,
+    paths_len: usize,
+    pub text_bytes: u64,
+    pub built_at: u64,
+}
+
+/// Why an index file was not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// Written for other roots or rules.
+    Foreign,
+    Corrupt(&'static str),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Foreign => f.write_str("it was built for other roots"),
+            LoadError::Corrupt(why) => write!(f, "it is damaged ({why})"),
+        }
+    }
+}
+
+impl Base {
+    /// Check an index's header, sections and checksum.
+    pub fn open(bytes: Bytes, key: u64) -> Result<Base, LoadError> {
+        let b: &[u8] = &bytes;
+        if b.len() < HEADER_LEN {
+            return Err(LoadError::Corrupt("shorter than its header"));
+        }
+        if &b[..8] != MAGIC || u32_at(b, 8) != VERSION || u32_at(b, 12) as usize != HEADER_LEN {
+            return Err(LoadError::Corrupt("not an index of this version"));
+        }
+        let h = |i: usize| u64_at(b, 16 + 8 * i);
+        if h(0) != key {
+            return Err(LoadError::Foreign);
+        }
+        let file_len = h(10);
+        if file_len != b.len() as u64 {
+            return Err(LoadError::Corrupt("truncated or extended"));
+        }
+        if hash64(&b[HEADER_LEN..]) != h(11) {
+            return Err(LoadError::Corrupt("checksum mismatch"));
+        }
+        let (docs, grams) = (h(1), h(2));
+        let (postings_off, postings_len) = (h(3), h(4));
+        let (grams_off, docs_off, paths_off, paths_len) = (h(5), h(6), h(7), h(8));
+        let fits = postings_off == HEADER_LEN as u64
+            && postings_off.checked_add(postings_len) == Some(grams_off)
+            && grams
+                .checked_mul(GRAM_LEN as u64)
+                .and_then(|n| n.checked_add(grams_off))
+                == Some(docs_off)
+            && docs
+                .checked_mul(DOC_LEN as u64)
+                .and_then(|n| n.checked_add(docs_off))
+                == Some(paths_off)
+            && paths_off.checked_add(paths_len) == Some(file_len)
+            && docs < u32::MAX as u64;
+        if !fits {
+            return Err(LoadError::Corrupt("sections do not fit"));
+        }
+        let base = Base {
+            docs: docs as usize,
+            grams: grams as usize,
+            postings_off: postings_off as usize,
+            postings_len: postings_len as usize,
+            grams_off: grams_off as usize,
+            docs_off: docs_off as usize,
+            paths_off: paths_off as usize,
+            paths_len: paths_len as usize,
+            text_bytes: h(9),
+            built_at: h(12),
+            bytes,
+        };
+        let mut last = None;
+        for i in 0..base.grams {
+            let (g, count, off) = base.gram_entry(i);
+            if last.is_some_and(|l| l >= g) || off > base.postings_len as u64 || count == 0 {
+                return Err(LoadError::Corrupt("trigram table out of order"));
+            }
+            last = Some(g);
+        }
+        for i in 0..base.docs {
+            let at = base.docs_off + i * DOC_LEN;
+            let (off, len) = (u32_at(b_of(&base), at) as usize, u16_of(&base, at + 4));
+            if off + len > base.paths_len
+                || DocState::from_u8(b_of(&base)[at + 6]).is_none()
+                || std::str::from_utf8(&b_of(&base)[base.paths_off + off..][..len]).is_err()
+            {
+                return Err(LoadError::Corrupt("file table"));
+            }
+        }
+        Ok(base)
+    }
+
+    pub fn doc_count(&self) -> usize {
+        self.docs
+    }
+
+    pub fn gram_count(&self) -> usize {
+        self.grams
+    }
+
+    /// Bytes of the index.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    pub fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
+    }
+
+    fn gram_entry(&self, i: usize) -> (u32, u32, u64) {
+        let at = self.grams_off + i * GRAM_LEN;
+        let b = &self.bytes;
+        (u32_at(b, at), u32_at(b, at + 4), u64_at(b, at + 8))
+    }
+
+    /// File number `i`: its path and version.
+    pub fn doc(&self, i: usize) -> (&str, DocMeta) {
+        let b = &self.bytes;
+        let at = self.docs_off + i * DOC_LEN;
+        let off = u32_at(b, at) as usize;
+        let len = u16_of(self, at + 4);
+        let path = std::str::from_utf8(&b[self.paths_off + off..][..len]).unwrap_or("");
+        let meta = DocMeta {
+            state: DocState::from_u8(b[at + 6]).unwrap_or(DocState::Unreadable),
+            size: u64_at(b, at + 8),
+            mtime_s: u64_at(b, at + 16) as i64,
+            ctime_s: u64_at(b, at + 24) as i64,
+            mtime_ns: u32_at(b, at + 32),
+            ctime_ns: u32_at(b, at + 36),
+            ino: u64_at(b, at + 40),
+        };
+        (path, meta)
+    }
+
+    /// How many files hold `gram`, and their encoded list.
+    pub fn posting(&self, gram: u32) -> Option<Posting<'_>> {
+        let (mut lo, mut hi) = (0usize, self.grams);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (g, _, _) = self.gram_entry(mid);
+            match g.cmp(&gram) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.posting_by_index(mid)),
+            }
+        }
+        None
+    }
+
+    /// The posting of the `i`-th trigram of the table.
+    pub fn posting_by_index(&self, i: usize) -> Posting<'_> {
+        let (gram, count, off) = self.gram_entry(i);
+        let end = if i + 1 < self.grams {
+            self.gram_entry(i + 1).2 as usize
+        } else {
+            self.postings_len
+        };
+        let start = (off as usize).min(end);
+        Posting {
+            gram,
+            count,
+            bytes: &self.bytes[self.postings_off + start..self.postings_off + end],
+            docs: self.docs as u32,
+        }
+    }
+
+    /// Every trigram's posting, in trigram order (for a merge).
+    pub fn postings(&self) -> impl Iterator<Item = Posting<'_>> {
+        (0..self.grams).map(|i| self.posting_by_index(i))
+    }
+}
+
+fn b_of(base: &Base) -> &[u8] {
+    &base.bytes
+}
+
+fn u16_of(base: &Base, at: usize) -> usize {
+    u16::from_le_bytes([base.bytes[at], base.bytes[at + 1]]) as usize
+}
+
+/// One trigram's files.
+pub struct Posting<'a> {
+    pub gram: u32,
+    pub count: u32,
+    bytes: &'a [u8],
+    docs: u32,
+}
+
+impl Posting<'_> {
+    /// Call `f` with every file number, ascending; stops at damage (a number
+    /// past the end, a gap of zero after the first).
+    pub fn for_each(&self, mut f: impl FnMut(u32)) {
+        let mut at = 0;
+        let mut doc = 0u32;
+        for i in 0..self.count {
+            let Some(gap) = get_varint(self.bytes, &mut at) else {
+                return;
+            };
+            if i > 0 && gap == 0 {
+                return;
+            }
+            let Some(d) = doc.checked_add(gap).filter(|&d| d < self.docs) else {
+                return;
+            };
+            doc = d;
+            f(doc);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(size: u64, state: DocState) -> DocMeta {
+        DocMeta {
+            size,
+            mtime_s: 1_700_000_000,
+            mtime_ns: 5,
+            ctime_s: 1_700_000_001,
+            ctime_ns: 6,
+            ino: 42,
+            state,
+        }
+    }
+
+    fn sample(sink: Sink) -> Bytes {
+        let mut w = Writer::new(sink).unwrap();
+        w.add(7, &[0, 2]).unwrap();
+        w.add(9, &[1]).unwrap();
+        w.add(0xFF_FFFF, &[0, 1, 2]).unwrap();
+        w.finish(
+            &[
+                ("a.txt", meta(10, DocState::Text)),
+                ("dir/ü.md", meta(20, DocState::Text)),
+                ("bin", meta(30, DocState::Binary)),
+            ],
+            99,
+            60,
+        )
+        .unwrap()
+    }
+
+    fn docs_of(base: &Base, gram: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        if let Some(p) = base.posting(gram) {
+            p.for_each(|d| out.push(d));
+        }
+        out
+    }
+
+    #[test]
+    fn written_then_read_back() {
+        let base = Base::open(sample(Sink::memory()), 99).unwrap();
+        assert_eq!(
+            (base.doc_count(), base.gram_count(), base.text_bytes),
+            (3, 3, 60)
+        );
+        assert_eq!(docs_of(&base, 7), [0, 2]);
+        assert_eq!(docs_of(&base, 9), [1]);
+        assert_eq!(docs_of(&base, 0xFF_FFFF), [0, 1, 2]);
+        assert!(base.posting(8).is_none());
+        assert_eq!(base.doc(1).0, "dir/ü.md");
+        assert_eq!(base.doc(2).1, meta(30, DocState::Binary));
+    }
+
+    #[test]
+    fn a_file_index_is_mapped_and_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("sub/x.idx");
+        let bytes = sample(Sink::file(&dest).unwrap());
+        assert!(bytes.is_mapped());
+        let base = Base::open(Bytes::map(&dest).unwrap(), 99).unwrap();
+        assert_eq!(docs_of(&base, 7), [0, 2]);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dest).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // No temporary file is left behind.
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
+            1
+        );
+    }
+
+    #[test]
+    fn damage_of_any_kind_is_refused() {
+        let good = match sample(Sink::memory()) {
+            Bytes::Heap(v) => v,
+            Bytes::Map(_) => unreachable!(),
+        };
+        assert_eq!(
+            Base::open(Bytes::Heap(good.clone()), 98).err(),
+            Some(LoadError::Foreign)
+        );
+        for cut in [0, 10, HEADER_LEN, good.len() - 1] {
+            assert!(matches!(
+                Base::open(Bytes::Heap(good[..cut].to_vec()), 99),
+                Err(LoadError::Corrupt(_))
+            ));
+        }
+        // Every single flipped byte after the header is caught.
+        for at in HEADER_LEN..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x40;
+            assert!(Base::open(Bytes::Heap(bad), 99).is_err(), "byte {at}");
+        }
+        let mut bad = good.clone();
+        bad[0] = b'X';
+        assert!(Base::open(Bytes::Heap(bad), 99).is_err());
+    }
+}

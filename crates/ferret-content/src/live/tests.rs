@@ -1,0 +1,271 @@
+use std::{fs, path::Path, sync::Arc, time::Duration};
+
+use ferret_fs::{Policy, Roots};
+use ferret_index::{Index, IndexConfig, IndexRoot};
+
+use super::*;
+use crate::pattern::{PatternSpec, query};
+
+struct Served {
+    index: Index,
+    content: ContentIndex,
+}
+
+fn serve(tree: &Path, state: Option<&Path>) -> Served {
+    let roots = Roots::open(
+        &[tree.to_str().unwrap().parse().unwrap()],
+        Policy::default(),
+    )
+    .unwrap();
+    let root = &roots.roots()[0];
+    let mut config = IndexConfig::new(vec![IndexRoot {
+        name: root.name.clone(),
+        path: root.path.clone(),
+        walk_path: root.handle_path(),
+    }]);
+    config.state_dir = state.map(Path::to_path_buf);
+    let index = Index::open(config).unwrap();
+    index.start();
+    let mut c = Config::new(state.map(Path::to_path_buf));
+    c.budget.threads = 2;
+    let content = ContentIndex::new(c, Arc::new(roots), index.clone());
+    content.start();
+    Served { index, content }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.content.shutdown();
+        self.index.shutdown();
+    }
+}
+
+fn until(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn literal(text: &str) -> Grams {
+    query(&PatternSpec {
+        text,
+        literal: true,
+        case_insensitive: false,
+        multiline: false,
+    })
+}
+
+/// The files the index says to search, of those the name index lists.
+fn kept(s: &Served, q: &Grams) -> Result<Vec<String>, Unused> {
+    let files = name_index_files(&s.index);
+    let list: Vec<(&str, i64, u64)> = files
+        .iter()
+        .map(|(p, size, m)| (p.as_str(), *m, *size))
+        .collect();
+    let n = s.content.narrow(q, &list)?;
+    Ok(list
+        .iter()
+        .zip(n.keep)
+        .filter(|(_, k)| *k)
+        .map(|((p, _, _), _)| p.to_string())
+        .collect())
+}
+
+fn tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::create_dir_all(d.join("src")).unwrap();
+    for i in 0..30 {
+        fs::write(
+            d.join(format!("src/m{i:02}.rs")),
+            format!("fn module_{i}() {{}}\n"),
+        )
+        .unwrap();
+    }
+    fs::write(d.join("src/needle.rs"), "// a needle here\n").unwrap();
+    fs::write(d.join("bin.dat"), b"needle\0\0binary").unwrap();
+    fs::write(d.join(".env"), "needle=1\n").unwrap();
+    t
+}
+
+/// The content index answers, and the name index's watcher follows every
+/// folder (its status says so a moment after the name index is ready).
+fn ready(s: &Served) {
+    until("the content index", || s.content.is_ready());
+    until("the watcher", || {
+        s.index.status().watcher.starts_with("watching")
+    });
+}
+
+#[test]
+fn answers_with_the_files_that_hold_the_trigrams() {
+    let t = tree();
+    let s = serve(t.path(), None);
+    ready(&s);
+    // .env is hidden: not in the name index at all. bin.dat is binary.
+    assert_eq!(kept(&s, &literal("needle")).unwrap(), ["src/needle.rs"]);
+    assert_eq!(kept(&s, &literal("module_17")).unwrap(), ["src/m17.rs"]);
+    assert!(kept(&s, &literal("nowhere at all")).unwrap().is_empty());
+    assert_eq!(kept(&s, &Grams::All), Err(Unused::Pattern));
+    let st = s.content.status();
+    assert_eq!(st.state, "ready");
+    assert_eq!(st.files, 32);
+    assert_eq!(st.indexed_files, 32);
+}
+
+#[test]
+fn a_changed_file_is_searched_until_read_again_then_answered() {
+    let t = tree();
+    let s = serve(t.path(), None);
+    ready(&s);
+    let feed = s.index.touches();
+    fs::write(t.path().join("src/m03.rs"), "fn module_3() { needle() }\n").unwrap();
+    // Once the name index has seen the change, the file is pending (searched)
+    // even before it is read again.
+    let seen = feed.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(seen.iter().any(|p| p == "src/m03.rs"), "{seen:?}");
+    let now = kept(&s, &literal("needle")).unwrap();
+    assert!(now.contains(&"src/m03.rs".to_string()), "{now:?}");
+    // Read again: answered by the index, and still found.
+    until("the file read again", || {
+        s.content.status().pending_files == 0
+    });
+    assert_eq!(
+        kept(&s, &literal("needle")).unwrap(),
+        ["src/m03.rs", "src/needle.rs"]
+    );
+    let (size, mtime) = name_index_file(&s.index, "src/m03.rs").unwrap();
+    let n = s
+        .content
+        .narrow(&literal("needle"), &[("src/m03.rs", mtime, size)])
+        .unwrap();
+    assert_eq!((n.keep, n.answered), (vec![true], 1));
+    // Deleted, created, renamed.
+    fs::remove_file(t.path().join("src/needle.rs")).unwrap();
+    fs::write(t.path().join("src/new.rs"), "needle again\n").unwrap();
+    fs::rename(t.path().join("src/m05.rs"), t.path().join("src/moved.rs")).unwrap();
+    until("the changes", || {
+        s.content.status().pending_files == 0
+            && name_index_file(&s.index, "src/new.rs").is_some()
+            && kept(&s, &literal("needle")).unwrap() == ["src/m03.rs", "src/new.rs"]
+    });
+    until("the rename", || {
+        kept(&s, &literal("module_5(")).unwrap() == ["src/moved.rs"]
+    });
+    assert_eq!(s.content.status().files, 32);
+}
+
+#[test]
+fn a_restart_loads_the_file_and_checks_every_version() {
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    {
+        let s = serve(t.path(), Some(state.path()));
+        ready(&s);
+        assert!(!s.content.status().loaded_from_disk);
+        assert!(s.content.status().memory_mapped);
+    }
+    // Rewritten while ferret was down: same size, same mtime second.
+    let p = t.path().join("src/m07.rs");
+    let before = fs::metadata(&p).unwrap();
+    fs::write(&p, "fn needle_7() {}\n").unwrap();
+    let f = fs::File::options().write(true).open(&p).unwrap();
+    f.set_modified(before.modified().unwrap()).unwrap();
+    drop(f);
+    assert_eq!(fs::metadata(&p).unwrap().len(), before.len());
+    let s = serve(t.path(), Some(state.path()));
+    ready(&s);
+    let st = s.content.status();
+    assert!(st.loaded_from_disk, "{st:?}");
+    until("every file checked", || {
+        kept(&s, &literal("needle")).unwrap() == ["src/m07.rs", "src/needle.rs"]
+    });
+}
+
+#[test]
+fn a_damaged_file_is_discarded_and_rebuilt() {
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    let file = {
+        let s = serve(t.path(), Some(state.path()));
+        ready(&s);
+        s.content.file().unwrap().to_path_buf()
+    };
+    let mut bytes = fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xFF;
+    fs::write(&file, &bytes).unwrap();
+    let s = serve(t.path(), Some(state.path()));
+    ready(&s);
+    let st = s.content.status();
+    assert!(!st.loaded_from_disk && st.build_ms.is_some(), "{st:?}");
+    assert_eq!(kept(&s, &literal("needle")).unwrap(), ["src/needle.rs"]);
+    // Rebuilt and readable again.
+    assert!(Base::open(Bytes::map(&file).unwrap(), s.content.shared.key).is_ok());
+}
+
+#[test]
+fn an_unwritable_state_directory_leaves_grep_to_scan() {
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    // A file where the state directory should be: nothing can be written.
+    let blocked = state.path().join("blocked");
+    fs::write(&blocked, "").unwrap();
+    let roots = Roots::open(
+        &[t.path().to_str().unwrap().parse().unwrap()],
+        Policy::default(),
+    )
+    .unwrap();
+    let index = Index::open(IndexConfig::new(vec![IndexRoot::new(
+        roots.roots()[0].name.clone(),
+        roots.roots()[0].path.clone(),
+    )]))
+    .unwrap();
+    index.start();
+    let content = ContentIndex::new(
+        Config::new(Some(blocked.join("sub"))),
+        Arc::new(roots),
+        index.clone(),
+    );
+    content.start();
+    until("the build to fail", || content.status().state == "failed");
+    let st = content.status();
+    let e = st.last_error.unwrap();
+    assert!(
+        e.contains("cannot write") && e.contains("--content-index off"),
+        "{e}"
+    );
+    match content.narrow(&literal("needle"), &[("src/needle.rs", 0, 0)]) {
+        Err(Unused::Failed(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    content.shutdown();
+    index.shutdown();
+}
+
+#[test]
+fn without_a_watcher_a_server_index_does_not_answer() {
+    let t = tree();
+    let roots = Roots::open(
+        &[t.path().to_str().unwrap().parse().unwrap()],
+        Policy::default(),
+    )
+    .unwrap();
+    let mut config = IndexConfig::new(vec![IndexRoot::new("x", roots.roots()[0].path.clone())]);
+    config.watch = false;
+    let index = Index::open(config).unwrap();
+    index.start();
+    let content = ContentIndex::new(Config::new(None), Arc::new(roots), index.clone());
+    content.start();
+    until("ready", || content.is_ready());
+    assert_eq!(
+        content
+            .narrow(&literal("needle"), &[("src/needle.rs", 0, 0)])
+            .err(),
+        Some(Unused::NotWatching)
+    );
+    content.shutdown();
+    index.shutdown();
+}

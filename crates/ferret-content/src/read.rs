@@ -1,0 +1,189 @@
+//! Reading one file for the index, through the roots' handles, and judging it
+//! the way `ferret-grep` does: a document (its cached text), binary, text in
+//! another encoding, or text whose bytes are what the matcher sees.
+
+use std::{io::Read, sync::Arc};
+
+use cap_std::fs::MetadataExt;
+use ferret_fs::{
+    ErrorCode, Roots, Target,
+    ferret_docs::{Extracted, Format, Key},
+    sniff,
+};
+
+use crate::format::{DocMeta, DocState};
+
+/// What was read.
+pub enum Text {
+    /// The file's bytes, in the caller's buffer.
+    Bytes,
+    /// A document's extracted text.
+    Document(Arc<Extracted>),
+    None,
+}
+
+fn meta_of(m: &cap_std::fs::Metadata, state: DocState) -> DocMeta {
+    DocMeta {
+        size: m.len(),
+        mtime_s: m.mtime(),
+        mtime_ns: m.mtime_nsec() as u32,
+        ctime_s: m.ctime(),
+        ctime_ns: m.ctime_nsec() as u32,
+        ino: m.ino(),
+        state,
+    }
+}
+
+/// Read `shown` (a path as shown to agents) into `buf` when it is text of at
+/// most `max_bytes`. Sensitive files are refused by the file layer before
+/// they are opened; FIFOs and devices are never opened for reading.
+pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (DocMeta, Text) {
+    buf.clear();
+    let unread = |state| (DocMeta::unread(0, state), Text::None);
+    let opened = match roots.resolve(shown) {
+        Ok(Target::In(root, rel)) => roots.open_for_content(root, &rel, shown),
+        Ok(Target::AllRoots) => return unread(DocState::Unreadable),
+        Err(e) => Err(e),
+    };
+    let mut opened = match opened {
+        Ok(o) => o,
+        Err(e) if e.code == ErrorCode::PathDenied => return unread(DocState::Sensitive),
+        Err(_) => return unread(DocState::Unreadable),
+    };
+    let before = meta_of(&opened.metadata, DocState::Text);
+    let size = before.size;
+    // The head decides, as in ferret-grep: document, binary, encoding.
+    let mut head = vec![0u8; sniff::BINARY_SNIFF_BYTES];
+    let mut filled = 0;
+    while filled < head.len() {
+        match opened.file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return (before.with(DocState::Unreadable), Text::None),
+        }
+    }
+    head.truncate(filled);
+    if Format::detect(shown, &head).is_some() {
+        // Only text already extracted (by a grep or read of the document):
+        // indexing never starts an extraction.
+        let cached = roots.documents().and_then(|docs| {
+            let key = Key::of(&opened.file).ok()?;
+            docs.cached(&key)?.ok()
+        });
+        return match cached {
+            Some(doc) => (before.with(DocState::Document), Text::Document(doc)),
+            None => (before.with(DocState::DocumentPending), Text::None),
+        };
+    }
+    if size > max_bytes {
+        return (before.with(DocState::TooLarge), Text::None);
+    }
+    if !matches!(sniff::classify(&head), sniff::Content::Text) {
+        return (before.with(DocState::Binary), Text::None);
+    }
+    if !matched_as_is(&head, filled as u64 >= size) {
+        return (before.with(DocState::Transcoded), Text::None);
+    }
+    buf.extend_from_slice(&head);
+    let limit = max_bytes.saturating_sub(buf.len() as u64).saturating_add(1);
+    if opened.file.by_ref().take(limit).read_to_end(buf).is_err() {
+        return (before.with(DocState::Unreadable), Text::None);
+    }
+    // Changed while read (rewritten, truncated, grown): not this version.
+    let after = opened.file.metadata().map(|m| meta_of(&m, DocState::Text));
+    if buf.len() as u64 != size || !after.is_ok_and(|a| a.same_version(&before)) {
+        buf.clear();
+        return (before.with(DocState::Changed), Text::None);
+    }
+    (before, Text::Bytes)
+}
+
+impl DocMeta {
+    fn with(self, state: DocState) -> DocMeta {
+        DocMeta { state, ..self }
+    }
+}
+
+/// Whether the matcher sees the file's own bytes: no byte-order mark but
+/// UTF-8's, and no legacy encoding detected in the head. Mirrors the choice
+/// `ferret-grep` makes before it searches (`search_one`): UTF-16 and legacy
+/// encodings are transcoded there, so their bytes here would not be the
+/// matched text. (A UTF-8 mark is stripped there: its bytes here only add
+/// trigrams, never remove one.)
+fn matched_as_is(head: &[u8], complete: bool) -> bool {
+    match sniff::bom(head) {
+        Some((encoding, _, _)) => encoding.name() == "UTF-8",
+        None => sniff::detect_encoding(head, complete).encoding.name() == "UTF-8",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write,
+        sync::atomic::{AtomicBool, Ordering},
+    };
+
+    use ferret_fs::Policy;
+
+    use super::*;
+
+    /// A file written while it is read is never taken for a version it was
+    /// not: every read either has exactly the bytes of the size it reports,
+    /// or is marked changed (searched directly until read again).
+    #[test]
+    fn a_file_rewritten_while_read_is_marked_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("growing.txt");
+        std::fs::write(&path, "start\n".repeat(20_000)).unwrap();
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            Policy::default(),
+        )
+        .unwrap();
+        let stop = AtomicBool::new(false);
+        let started = AtomicBool::new(false);
+        let (mut changed, mut whole) = (0, 0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                let mut written = 0;
+                while !stop.load(Ordering::Relaxed) && written < 32 << 20 {
+                    f.write_all(b"more text appended while it is read\n")
+                        .unwrap();
+                    written += 36;
+                    started.store(true, Ordering::Relaxed);
+                }
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            let mut buf = Vec::new();
+            // Until a read has seen the change (a loaded machine may give
+            // the writer few turns), at most 2,000 reads.
+            for _ in 0..2000 {
+                if changed > 0 && changed + whole >= 200 {
+                    break;
+                }
+                let (meta, text) = read(&roots, "growing.txt", 64 << 20, &mut buf);
+                match (meta.state, text) {
+                    (DocState::Changed, Text::None) => changed += 1,
+                    (DocState::Text, Text::Bytes) => {
+                        assert_eq!(buf.len() as u64, meta.size);
+                        whole += 1;
+                    }
+                    (state, _) => panic!("unexpected {state:?}"),
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(
+            changed > 0,
+            "no read saw the file change ({whole} whole reads)"
+        );
+    }
+}
