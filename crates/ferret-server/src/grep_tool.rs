@@ -14,7 +14,7 @@ use ferret_index::Index;
 use ferret_query::{Clock, Options as QueryOptions, Query};
 use rmcp::{
     ErrorData, RoleServer,
-    model::{CallToolResult, ContentBlock, JsonObject, Tool},
+    model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject, Tool},
     service::RequestContext,
 };
 use serde_json::{Value, json};
@@ -196,11 +196,13 @@ pub async fn run(
     server: Ferret,
     call: GrepCall,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, ErrorData> {
+    offer: Option<crate::work::TaskOffer>,
+) -> Result<CallToolResponse, ErrorData> {
     let deadline = Instant::now() + call.timeout;
-    crate::work::run_metered(
+    crate::work::run_call(
         context,
         crate::work::counted("files scanned"),
+        offer,
         move |meter| execute(server.index(), server.roots(), &call, deadline, &meter),
     )
     .await

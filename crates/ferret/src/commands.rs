@@ -192,11 +192,13 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let grace = args.shutdown_grace;
+    let task_after = args.task_after;
     let result = runtime.block_on(async {
         let stopping = shutdown::watch();
         match http {
             None => {
                 let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
+                server.set_task_after(task_after);
                 let serving = ferret_server::serve_stdio(server.clone());
                 tokio::pin!(serving);
                 tokio::select! {
@@ -222,6 +224,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                     sessions: options.sessions,
                 };
                 let server = Ferret::with_locate(roots, index.clone(), transport, locate);
+                server.set_task_after(task_after);
                 let (ending, signalled) = (server.clone(), stopping.clone());
                 // On the signal axum stops accepting and waits for open requests;
                 // listen streams are ended first, or it would wait on them forever.
