@@ -72,6 +72,8 @@ pub struct GrepCall {
     globs: Globs,
     options: ferret_grep::Options,
     timeout: Duration,
+    /// Add `resource_link` items for the files that matched (`links::wanted`).
+    pub links: bool,
 }
 
 /// Without `timeout_ms`, a grep stops after this long (with what it found).
@@ -158,6 +160,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         globs,
         options,
         timeout,
+        links: false,
     })
 }
 
@@ -238,7 +241,28 @@ fn execute(
         &meter.cancel,
         Some(&meter.done),
     );
-    render_outcome(index, &outcome, &options)
+    let mut result = render_outcome(index, &outcome, &options);
+    if call.links && outcome.stopped.is_none() {
+        result.content.extend(matched_links(roots, &outcome));
+    }
+    result
+}
+
+/// Links to the files a grep answer names, in its order.
+fn matched_links(roots: &Roots, o: &ferret_grep::Outcome) -> Vec<ContentBlock> {
+    let mut seen = HashSet::new();
+    let paths: Vec<&str> = o
+        .lines
+        .iter()
+        .map(|l| l.path.as_str())
+        .chain(o.files.iter().map(String::as_str))
+        .chain(o.counts.iter().map(|c| c.path.as_str()))
+        .filter(|p| seen.insert(*p))
+        .collect();
+    let named = paths
+        .into_iter()
+        .map(|shown| crate::links::Named { shown, facts: None });
+    crate::links::links(roots, named)
 }
 
 fn render_outcome(

@@ -103,6 +103,8 @@ pub struct SearchCall {
     content: Vec<String>,
     /// Results as objects with kind, size and times, not bare paths.
     details: bool,
+    /// Add `resource_link` items for the files found (`links::wanted`).
+    pub links: bool,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -219,6 +221,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
         content,
+        links: false,
     })
 }
 
@@ -397,7 +400,19 @@ pub fn search_showing(
         }
     }
     structured["data_note"] = render::data_note("paths");
-    render::ok(render::compact(structured), rendered)
+    let mut result = render::ok(render::compact(structured), rendered);
+    if call.links {
+        let files = outcome
+            .hits
+            .iter()
+            .filter(|h| h.kind == "file")
+            .map(|h| crate::links::Named {
+                shown: &h.path,
+                facts: h.size.map(|size| (size, h.modified.clone())),
+            });
+        result.content.extend(crate::links::links(roots, files));
+    }
+    result
 }
 
 pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {

@@ -20,6 +20,7 @@ mod completion;
 mod grep_tool;
 pub mod http;
 mod index_tools;
+mod links;
 pub mod locate;
 mod logging;
 mod prompts;
@@ -418,7 +419,8 @@ impl Ferret {
         let this = self.clone();
         let done = match request.name.as_ref() {
             "search" => {
-                let call = index_tools::parse_search(args)?;
+                let mut call = index_tools::parse_search(args)?;
+                call.links = links::wanted(context);
                 let offer = self.task_offer(context, "search");
                 return work::run_call(context, search_progress, offer, move |meter| {
                     index_tools::search(this.index(), this.roots(), &call, &meter)
@@ -429,7 +431,8 @@ impl Ferret {
                 return self.locate(&request, context).await;
             }
             "grep" => {
-                let call = grep_tool::parse(args, self.roots())?;
+                let mut call = grep_tool::parse(args, self.roots())?;
+                call.links = links::wanted(context);
                 let offer = self.task_offer(context, "grep");
                 return grep_tool::run(this, call, context, offer).await;
             }
