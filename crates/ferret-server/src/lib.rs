@@ -1005,6 +1005,11 @@ impl ServerHandler for Ferret {
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
+        let time = prompts::SymbolTime::for_client(
+            context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks()),
+        );
         let result = work::run_metered(&context, work::counted("files scanned"), move |meter| {
             prompts::get(
                 &this.inner.roots,
@@ -1012,6 +1017,7 @@ impl ServerHandler for Ferret {
                 &request.name,
                 request.arguments.as_ref(),
                 &meter,
+                &time,
             )
         })
         .await??;
