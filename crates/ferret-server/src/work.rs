@@ -207,14 +207,19 @@ pub async fn run_call(
     let mut running = start(context, work);
     let mut progress = Progress::of(context);
     if let Some(offer) = offer {
-        match wait(
-            &mut running,
-            progress.as_mut(),
-            &describe,
-            Some(offer.after),
-        )
-        .await
-        {
+        let waited = if offer.after.is_zero() {
+            // At once, however quick the work would have been.
+            Waited::Due
+        } else {
+            wait(
+                &mut running,
+                progress.as_mut(),
+                &describe,
+                Some(offer.after),
+            )
+            .await
+        };
+        match waited {
             Waited::Done(r) => return joined(r).map(CallToolResponse::Complete),
             Waited::Due if context.ct.is_cancelled() => {}
             Waited::Due => {
