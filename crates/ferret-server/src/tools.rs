@@ -556,7 +556,12 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
         "walk_capped": outcome.walk_capped,
         "data_note": render::data_note("entries"),
     });
-    render::ok(render::compact(structured), text)
+    let result = render::ok(render::compact(structured), text);
+    if request.meter.as_ref().is_some_and(|m| m.cancelled()) {
+        // Only a task's result outlives a cancel: say what it is.
+        return render::cancelled(result);
+    }
+    result
 }
 
 pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {
