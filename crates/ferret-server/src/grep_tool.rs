@@ -32,7 +32,7 @@ pub fn definition() -> Tool {
     let int = json!({"type": "integer"});
     Tool::new(
         "grep",
-        "Regex search in files (ripgrep), newest first. `filter`: search query for files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        "Regex search in files, newest first. `filter`: file query (`ext:rs !target/`). Skips binary, huge, secret.",
         schema(json!({
             "type": "object",
             "properties": {
@@ -200,13 +200,22 @@ pub async fn run(
     call: GrepCall,
     context: &RequestContext<RoleServer>,
     offer: Option<crate::work::TaskOffer>,
+    after: impl FnOnce(CallToolResult) -> CallToolResult + Send + 'static,
 ) -> Result<CallToolResponse, ErrorData> {
     let deadline = Instant::now() + call.timeout;
     crate::work::run_call(
         context,
         crate::work::counted("files scanned"),
         offer,
-        move |meter| execute(server.index(), server.roots(), &call, deadline, &meter),
+        move |meter| {
+            after(execute(
+                server.index(),
+                server.roots(),
+                &call,
+                deadline,
+                &meter,
+            ))
+        },
     )
     .await
 }

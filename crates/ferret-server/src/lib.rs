@@ -417,13 +417,20 @@ impl Ferret {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.as_ref();
         let this = self.clone();
+        let tool = request.name.clone();
         let done = match request.name.as_ref() {
             "search" => {
                 let mut call = index_tools::parse_search(args)?;
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "search");
+                let after = self.after(&tool, args);
                 return work::run_call(context, search_progress, offer, move |meter| {
-                    index_tools::search(this.index(), this.roots(), &call, &meter)
+                    after(index_tools::search(
+                        this.index(),
+                        this.roots(),
+                        &call,
+                        &meter,
+                    ))
                 })
                 .await;
             }
@@ -434,7 +441,8 @@ impl Ferret {
                 let mut call = grep_tool::parse(args, self.roots())?;
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "grep");
-                return grep_tool::run(this, call, context, offer).await;
+                let after = self.after(&tool, args);
+                return grep_tool::run(this, call, context, offer, after).await;
             }
             "changes" => {
                 let query = index_tools::parse_changes(args)?;
@@ -453,13 +461,14 @@ impl Ferret {
             "list" => {
                 let (path, mut req, details) = tools::parse_list(args)?;
                 let offer = self.task_offer(context, "list");
+                let after = self.after(&tool, args);
                 return work::run_call(
                     context,
                     work::counted("entries walked"),
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        tools::list(this.roots(), &path, &req, details)
+                        after(tools::list(this.roots(), &path, &req, details))
                     },
                 )
                 .await;
@@ -480,13 +489,14 @@ impl Ferret {
             "manage" if self.writes() => {
                 let (path, mut req) = write_tools::parse_manage(args)?;
                 let offer = self.task_offer(context, "manage");
+                let after = self.after(&tool, args);
                 return work::run_call(
                     context,
                     work::counted("entries copied"),
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        write_tools::manage(this.roots(), this.index(), &path, &req)
+                        after(write_tools::manage(this.roots(), this.index(), &path, &req))
                     },
                 )
                 .await;
@@ -510,7 +520,67 @@ impl Ferret {
                 ));
             }
         };
+        let done = self.after_tool(&tool, args, done);
         Ok(CallToolResponse::from(done))
+    }
+
+    /// [`Ferret::after_tool`] for work that may become a task: run where the
+    /// work runs (the blocking pool), so that a task's result gets it too.
+    fn after(
+        &self,
+        tool: &str,
+        args: Option<&rmcp::model::JsonObject>,
+    ) -> impl FnOnce(CallToolResult) -> CallToolResult + Send + 'static {
+        let (this, tool, args) = (self.clone(), tool.to_string(), args.cloned());
+        move |done| this.after_tool(&tool, args.as_ref(), done)
+    }
+
+    /// What every tool call shares once answered: a missing path gets the
+    /// existing paths near it (`suggested_paths`), and files read, edited or
+    /// matched count as used for the relevance order.
+    fn after_tool(
+        &self,
+        tool: &str,
+        args: Option<&rmcp::model::JsonObject>,
+        mut done: CallToolResult,
+    ) -> CallToolResult {
+        let index = self.index();
+        let structured = done.structured_content.as_ref();
+        let code = structured.and_then(|s| s["error"]["code"].as_str());
+        if done.is_error == Some(true) {
+            if code == Some("NOT_FOUND")
+                && matches!(tool, "read" | "list" | "stat" | "edit")
+                && let Some(path) = args.and_then(|a| a.get("path")).and_then(|p| p.as_str())
+                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(path)
+            {
+                // Just started: give the first build a moment before looking.
+                index.wait_ready(std::time::Duration::from_secs(2));
+                let near = index.suggest(&self.roots().display(root, &rel), 5);
+                render::suggest_paths(&mut done, &near);
+            }
+            return done;
+        }
+        match tool {
+            "read" | "edit" | "write" => {
+                if let Some(path) = structured.and_then(|s| s["path"].as_str()) {
+                    index.record_use(path, 1.0);
+                }
+            }
+            "grep" => {
+                let matched: Vec<String> = structured
+                    .and_then(|s| s["matches"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["path"].as_str().map(str::to_string))
+                    .take(20)
+                    .collect();
+                for path in matched {
+                    index.record_use(&path, 0.2);
+                }
+            }
+            _ => {}
+        }
+        done
     }
 
     /// `locate`: check, ask for consent where the policy says so, then search
@@ -905,6 +975,21 @@ impl ServerHandler for Ferret {
         let uri = request.uri.clone();
         let started = Instant::now();
         let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
+        let read = read.map_err(|mut e| {
+            // A missing file: the existing paths near it.
+            if (e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
+                || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND"))
+                && let Ok(path) = resources::path_of(&request.uri)
+                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(&path)
+            {
+                self.index().wait_ready(std::time::Duration::from_secs(2));
+                let near = self.index().suggest(&self.roots().display(root, &rel), 5);
+                if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
+                    data["suggested_paths"] = json!(near);
+                }
+            }
+            e
+        });
         let verdict = match &read {
             Ok(_) => "read".to_string(),
             Err(e) => format!("refused ({})", e.message),
