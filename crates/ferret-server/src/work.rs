@@ -230,6 +230,8 @@ pub async fn run_call(
                 {
                     Ok((task, created)) => {
                         running.stop.detach_from_request();
+                        // Nobody waits on the request any more.
+                        running.meter.unhurry();
                         tokio::spawn(follow(running, task, describe, offer.on_end));
                         return Ok(CallToolResponse::Task(created));
                     }
