@@ -557,6 +557,53 @@ pub fn argument_kind(prompt: &str, argument: &str) -> Option<ArgumentKind> {
 mod tests {
     use super::*;
 
+    /// The prompt's text, for a client that declares tasks (`rest_as_task`)
+    /// or not, when the search has no time at all.
+    fn out_of_time(rest_as_task: bool) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            ferret_fs::Policy::default(),
+        )
+        .unwrap();
+        let root = &roots.roots()[0];
+        let index = Index::open(ferret_index::IndexConfig::new(vec![
+            ferret_index::IndexRoot::new(root.name.clone(), root.path.clone()),
+        ]))
+        .unwrap();
+        index.build_now(None);
+        let time = SymbolTime {
+            budget: std::time::Duration::ZERO,
+            rest_as_task,
+        };
+        let result = find_symbol(
+            &roots,
+            &index,
+            "add_numbers",
+            None,
+            &ferret_fs::Meter::new(),
+            &time,
+        )
+        .unwrap();
+        serde_json::to_value(&result.messages).unwrap().to_string()
+    }
+
+    #[test]
+    fn find_symbol_out_of_time_hands_the_rest_to_grep() {
+        let told = out_of_time(true);
+        assert!(told.contains("The search stopped after 0 s"), "{told}");
+        assert!(
+            told.contains(r#"call `grep` with {\"literal\":true,\"pattern\":\"add_numbers\",\"whole_word\":true}"#),
+            "{told}"
+        );
+        assert!(told.contains("answers as a task"), "{told}");
+        // A client without tasks is pointed at the same grep, with no word of tasks.
+        let plain = out_of_time(false);
+        assert!(plain.contains("For the rest, call `grep`"), "{plain}");
+        assert!(!plain.contains("task"), "{plain}");
+    }
+
     #[test]
     fn definitions_are_told_from_uses() {
         let d = definition_pattern("parse_query");
