@@ -21,7 +21,8 @@ a 10M one) and every `--real` folder:
   run as processes, on the same queries.
 - build: ferret's time to ready beside `fd -HI` listing the same tree.
 
-Medians throughout (p99 where stated). Installs plocate, fd-find and hyperfine
+Medians throughout (p99 where stated). FERRET_BIN and FERRET_BENCH_BIN point
+at binaries built elsewhere (then nothing is built). Installs plocate, fd-find and hyperfine
 with apt-get when missing. Figures go to docs/benchmarks.md by hand.
 """
 
@@ -38,7 +39,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "target" / "release" / "ferret-bench"
+BENCH = Path(os.environ.get("FERRET_BENCH_BIN", REPO / "target" / "release" / "ferret-bench"))
 FERRET = Path(os.environ.get("FERRET_BIN", REPO / "target" / "release" / "ferret"))
 
 # label -> (query, search arguments beyond the query, plocate args, fd args)
@@ -214,7 +215,8 @@ def main():
     ap.add_argument("--no-in-process", action="store_true")
     ap.add_argument("--no-synthetic", action="store_true")
     args = ap.parse_args()
-    sh(["cargo", "build", "--release", "-q", "-p", "ferret-bench", "-p", "ferret"], cwd=REPO)
+    if "FERRET_BIN" not in os.environ and "FERRET_BENCH_BIN" not in os.environ:
+        sh(["cargo", "build", "--release", "-q", "-p", "ferret-bench", "-p", "ferret"], cwd=REPO)
     ensure_tools()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores ({cpu}), {platform.platform()}")

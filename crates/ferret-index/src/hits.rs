@@ -43,6 +43,19 @@ pub fn display_path(store: &Store, id: EntryId) -> String {
     }
 }
 
+/// The entry a path as [`display_path`] spells it names, if the index has it.
+pub fn find_display_path(store: &Store, path: &str) -> Option<EntryId> {
+    let roots = store.roots();
+    if roots.len() > 1 {
+        let (root, rel) = path.split_once('/').unwrap_or((path, ""));
+        let &id = roots.iter().find(|&&r| store.name(r) == root.as_bytes())?;
+        store.lookup(id, rel.as_bytes())
+    } else {
+        let rel = if path == "." { "" } else { path };
+        store.lookup(*roots.first()?, rel.as_bytes())
+    }
+}
+
 pub fn hit(store: &Store, id: EntryId) -> Hit {
     let kind = store.kind(id);
     let meta = store.meta(id);

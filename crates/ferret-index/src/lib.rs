@@ -40,7 +40,6 @@ mod suggest;
 pub mod uses;
 pub mod walk;
 mod watch;
-pub mod when;
 
 use std::{
     os::fd::{AsFd, BorrowedFd, OwnedFd},

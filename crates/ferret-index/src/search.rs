@@ -20,7 +20,7 @@ use ferret_query::{Query, Range};
 pub use crate::hits::{Hit, display_path, hit, rfc3339};
 use crate::names::{extension, fold_into};
 use crate::orders::{self as base, skipped};
-use crate::rank::{self, Ranker, Relevance};
+use crate::rank::{self, Places, Ranker, Relevance};
 use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
 use crate::uses::Uses;
 
@@ -90,6 +90,39 @@ impl NameSet {
             .get(name as usize / 64)
             .is_some_and(|w| w & (1 << (name % 64)) != 0)
     }
+}
+
+/// Every id with its relevance, ranked on several threads when there are many.
+fn rank_all(store: &Store, ranker: &Ranker, ids: Vec<EntryId>) -> Vec<(Relevance, EntryId)> {
+    let one = |part: &[EntryId]| {
+        let (mut places, mut buf) = (Places::default(), Vec::new());
+        part.iter()
+            .map(|&id| (ranker.rank(store, id, &mut places, &mut buf), id))
+            .collect::<Vec<_>>()
+    };
+    // Ranking costs about a microsecond an entry (cache misses): worth threads
+    // far sooner than filtering.
+    let threads = if ids.len() < PARALLEL_FROM / 5 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(8)
+    };
+    if threads == 1 {
+        return one(&ids);
+    }
+    let chunk = ids.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || one(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 fn par_filter(ids: Vec<u32>, keep: impl Fn(u32) -> bool + Sync) -> Vec<u32> {
@@ -754,7 +787,7 @@ fn by_relevance(
     let store = plan.store;
     let request = plan.request;
     let now = chrono::Utc::now().timestamp();
-    let ranker = Ranker::new(request.query.name_words(), now, uses);
+    let ranker = Ranker::new(request.query.name_words(), now, uses, store);
     let exact = plan.exact();
     let mut buf = Vec::new();
     let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
@@ -782,10 +815,7 @@ fn by_relevance(
         );
         // Generated folders come last whatever the fit: the shortcut holds
         // when enough of these are outside them.
-        let first: Vec<(Relevance, EntryId)> = first
-            .into_iter()
-            .map(|id| (ranker.rank(store, id, &mut buf), id))
-            .collect();
+        let first = rank_all(store, &ranker, first);
         if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
             ranked = Some(first);
         }
@@ -800,12 +830,7 @@ fn by_relevance(
             } else {
                 all.len()
             };
-            (
-                all.into_iter()
-                    .map(|id| (ranker.rank(store, id, &mut buf), id))
-                    .collect(),
-                total,
-            )
+            (rank_all(store, &ranker, all), total)
         }
     };
     let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
@@ -1226,11 +1251,11 @@ mod tests {
     /// Relevance pages equal ranking every match with the ranker and sorting.
     fn check_relevance(s: &Store, query: &str, seed: u64) {
         let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
-        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None);
-        let mut buf = Vec::new();
+        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None, s);
+        let (mut buf, mut places) = (Vec::new(), Places::default());
         let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
             .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
-            .map(|i| (ranker.rank(s, i, &mut buf), i))
+            .map(|i| (ranker.rank(s, i, &mut places, &mut buf), i))
             .collect();
         all.sort_by(|a, b| {
             a.0.cmp(&b.0)

@@ -39,6 +39,13 @@ impl Uses {
             .map_or(0.0, |&(s, at)| decayed(s, at, now))
     }
 
+    /// Every path with its decayed score now.
+    pub fn scores(&self, now: i64) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.map
+            .iter()
+            .map(move |(p, &(s, at))| (p.as_str(), decayed(s, at, now)))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

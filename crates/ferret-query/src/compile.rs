@@ -28,7 +28,7 @@ use crate::ast::{Ast, Attrib, FileType, Filter, Function, Modifier, SizeValue, T
 use crate::date;
 use crate::error::{PError, remove, splice};
 use crate::groups;
-use crate::query::{
+use crate::node::{
     ExtSet, Folder, Interval, NameMatch, Node, PathMatch, and_nodes, not_node, or_nodes,
 };
 use crate::text::{Anchor, Glob, Literal, fold_str};

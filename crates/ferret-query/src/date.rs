@@ -139,6 +139,66 @@ fn at(spec: DateSpec, clock: &Clock) -> (i64, i64) {
     period(start, next, clock)
 }
 
+/// A point in time as `changes` takes it for `since` and `until`, in Unix
+/// milliseconds: RFC 3339 (`2026-11-29T10:00:00Z`), a local date or time
+/// (`2026-11-29`, `2026-11-29 10:00[:30]`, in `clock`'s offset, as dates in
+/// queries are), Unix seconds, a span back from now (`90s`, `10m`, `2h`, `3d`,
+/// `1w`), or a calendar constant of the query language (`today`, `thisweek`,
+/// …: its start). The one home of date reading, beside the query's `dm:` values.
+pub fn parse_time(text: &str, clock: &Clock) -> Result<i64, String> {
+    let t = text.trim();
+    let now_ms = clock.now_utc.saturating_mul(1000);
+    let bad = || {
+        format!(
+            "`{t}` is not a time; use RFC 3339 (2026-11-29T10:00:00Z), a date (2026-11-29 or 2026-11-29 10:00), Unix seconds, a span like 10m, 2h, 3d, or today, yesterday, thisweek"
+        )
+    };
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Some(unit) = t.chars().last().filter(char::is_ascii_alphabetic) {
+        let digits = &t[..t.len() - 1];
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let n: i64 = digits.parse().map_err(|_| bad())?;
+            let secs = match unit {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                'w' => 7 * 86_400,
+                _ => return Err(bad()),
+            };
+            return Ok(now_ms - n.saturating_mul(secs).saturating_mul(1000));
+        }
+    }
+    if t.bytes().all(|b| b.is_ascii_digit()) {
+        let secs: i64 = t.parse().map_err(|_| bad())?;
+        return Ok(secs.saturating_mul(1000));
+    }
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.timestamp_millis());
+    }
+    for format in [
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(t, format) {
+            return Ok(to_utc(naive, clock).saturating_mul(1000));
+        }
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return Ok(to_utc(midnight(date), clock).saturating_mul(1000));
+    }
+    let lower = t.to_ascii_lowercase();
+    if let Some(c) = DateConst::ALL.iter().find(|c| c.name() == lower) {
+        let (start, _) = resolve(&DateValue::Named(*c), clock);
+        return Ok(start.saturating_mul(1000));
+    }
+    Err(bad())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +334,38 @@ mod tests {
             }
             let _ = resolve(&spec(9999, &[12, 31, 23, 59, 59]), &clock);
             let _ = resolve(&spec(0, &[]), &clock);
+        }
+    }
+
+    #[test]
+    fn every_time_form_parses() {
+        let now = CLOCK.now_utc * 1000;
+        assert_eq!(parse_time("10m", &CLOCK), Ok(now - 600_000));
+        assert_eq!(parse_time("2h", &CLOCK), Ok(now - 7_200_000));
+        assert_eq!(parse_time("3d", &CLOCK), Ok(now - 3 * 86_400_000));
+        assert_eq!(parse_time("1700000000", &CLOCK), Ok(1_700_000_000_000));
+        assert_eq!(
+            parse_time("2026-11-29T10:00:00Z", &CLOCK),
+            Ok(1_795_946_400_000)
+        );
+        // Local times in the clock's offset (UTC+1).
+        assert_eq!(
+            parse_time("2026-11-29 11:00", &CLOCK),
+            Ok(1_795_946_400_000)
+        );
+        assert_eq!(
+            parse_time("2026-11-29 11:00:30", &CLOCK),
+            Ok(1_795_946_430_000)
+        );
+        assert_eq!(
+            parse_time("2026-11-29", &CLOCK),
+            Ok(1_795_946_400_000 - 11 * 3_600_000)
+        );
+        // A calendar constant is its start: today is 2026-03-18 00:00 local.
+        let (today, _) = resolve(&DateValue::Named(DateConst::Today), &CLOCK);
+        assert_eq!(parse_time("Today", &CLOCK), Ok(today * 1000));
+        for bad in ["", "yesterdy", "10x", "2026-13-01", "m"] {
+            assert!(parse_time(bad, &CLOCK).is_err(), "{bad}");
         }
     }
 }

@@ -89,6 +89,7 @@ mod error;
 pub mod groups;
 mod lexer;
 mod names;
+mod node;
 mod parser;
 mod query;
 mod text;
@@ -104,6 +105,7 @@ pub use ast::{
     Function, Modifier, SizeClass, SizeUnit, SizeValue, Span, Text,
 };
 pub use content::split_content;
+pub use date::parse_time;
 pub use error::QueryError;
 pub use parser::parse;
 pub use query::{Query, Range};

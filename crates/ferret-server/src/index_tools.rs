@@ -1,9 +1,7 @@
 //! `search` and `changes`: the tools answered from the live index.
 
 use ferret_fs::{Meter, Roots, Target};
-use ferret_index::{
-    Action, ChangesQuery, GroupBy, Index, SearchRequest, SortKey, when::parse_when,
-};
+use ferret_index::{Action, ChangesQuery, GroupBy, Index, SearchRequest, SortKey};
 use ferret_query::{Clock, Options, Query};
 use rmcp::{
     ErrorData,
@@ -495,11 +493,11 @@ pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
         ],
         r#"{"since":"1h","action":"modified"}"#,
     )?;
-    let now = chrono::Utc::now().timestamp_millis();
+    let clock = Clock::system();
     let when = |key: &str| -> ArgResult<Option<i64>> {
         match a.string(key)? {
             None => Ok(None),
-            Some(t) => parse_when(&t, now)
+            Some(t) => ferret_query::parse_time(&t, &clock)
                 .map(Some)
                 .map_err(|e| a.conflict(key, &e)),
         }

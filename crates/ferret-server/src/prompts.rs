@@ -8,8 +8,8 @@
 //! - `find_symbol`: where a name is probably defined and where it is used.
 
 use ferret_fs::{ListRequest, Roots, SortKey as ListSort, Target, list::plural};
-use ferret_index::{ChangesQuery, GroupBy, Index, SearchRequest, SortKey, when::parse_when};
-use ferret_query::{Clock, Options as QueryOptions, Query};
+use ferret_index::{ChangesQuery, GroupBy, Index, SearchRequest, SortKey};
+use ferret_query::{Clock, Options as QueryOptions, Query, parse_time};
 use rmcp::{
     ErrorData,
     model::{GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Role},
@@ -315,8 +315,7 @@ fn recent_changes(
     since: &str,
     path: Option<String>,
 ) -> Result<GetPromptResult, ErrorData> {
-    let now = chrono::Utc::now().timestamp_millis();
-    let since_ms = parse_when(since, now).map_err(|e| {
+    let since_ms = parse_time(since, &Clock::system()).map_err(|e| {
         ErrorData::invalid_params(
             format!("`since`: {e}"),
             Some(json!({"argument": "since", "received": since})),
