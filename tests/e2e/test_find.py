@@ -83,6 +83,13 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
         async with connect("stdio", "2026-07-28", ["--root", str(project), "--no-persist"]) as c:
             with pytest.raises(MCPError, match="fuzzy"):
                 await call(c, "search", {"query": "x content:\"y\"", "fuzzy": True})
+            # Fuzzy answers come best fit first: another order is refused, not dropped.
+            for extra in ({"sort": "name"}, {"descending": True}, {"group_by": "kind"}):
+                key = next(iter(extra))
+                with pytest.raises(MCPError, match=f"drop `{key}` or `fuzzy`"):
+                    await call(c, "search", {"query": "auth", "fuzzy": True, **extra})
+            s = (await call(c, "search", {"query": "auth", "fuzzy": True, "sort": "relevance"}))[1]
+            assert shown(s)
 
     run(both())
 

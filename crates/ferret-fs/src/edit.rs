@@ -1,10 +1,10 @@
 //! `edit`: exact-text and line-range edits, all or nothing, that keep the file's
 //! encoding, byte-order mark and line endings.
 
-use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
-
 use crate::{
+    codec::Codec,
     error::{ErrorCode, FsError, FsResult},
+    near::nearest_lines,
     read::{checksum, read_up_to},
     roots::Roots,
     sniff::{self, Content},
@@ -12,110 +12,6 @@ use crate::{
         FileChange, Keep, mismatch, open_real, replace_atomically, unified_diff, write_failed,
     },
 };
-
-/// A text encoding that ferret can decode and re-encode without changing bytes.
-#[derive(Debug, Clone)]
-pub struct Codec {
-    pub encoding: &'static Encoding,
-    pub bom: Vec<u8>,
-    /// As `read` reports it (`utf-8`, `utf-8-bom`, `utf-16le`, `gbk`, …).
-    pub label: String,
-}
-
-impl Codec {
-    pub fn detect(bytes: &[u8]) -> Codec {
-        let detected = sniff::detect_encoding(bytes, true);
-        Codec {
-            encoding: detected.encoding,
-            bom: bytes[..detected.bom_len].to_vec(),
-            label: detected.label,
-        }
-    }
-
-    fn undecodable(&self, shown: &str) -> FsError {
-        FsError::new(
-            ErrorCode::BinaryContent,
-            format!(
-                "`{shown}` is not valid {} text, so editing it could change bytes it does not touch; nothing was written",
-                self.label
-            ),
-        )
-        .hint("replace the whole file with `write` mode overwrite if that is intended")
-        .suggest("write")
-    }
-
-    /// The text of a whole file, or an error when it would not round-trip.
-    pub fn decode(&self, bytes: &[u8], shown: &str) -> FsResult<String> {
-        let body = &bytes[self.bom.len()..];
-        let text = if self.encoding == UTF_8 {
-            std::str::from_utf8(body).ok().map(str::to_string)
-        } else if self.encoding == UTF_16LE || self.encoding == UTF_16BE {
-            if !body.len().is_multiple_of(2) {
-                None
-            } else {
-                let units: Vec<u16> = body
-                    .chunks_exact(2)
-                    .map(|c| {
-                        if self.encoding == UTF_16LE {
-                            u16::from_le_bytes([c[0], c[1]])
-                        } else {
-                            u16::from_be_bytes([c[0], c[1]])
-                        }
-                    })
-                    .collect();
-                String::from_utf16(&units).ok()
-            }
-        } else {
-            self.encoding
-                .decode_without_bom_handling_and_without_replacement(body)
-                .map(|c| c.into_owned())
-        };
-        let text = text.ok_or_else(|| self.undecodable(shown))?;
-        // Legacy encodings: insist that the text encodes back to the same bytes.
-        if self.encoding != UTF_8
-            && self.encoding != UTF_16LE
-            && self.encoding != UTF_16BE
-            && self.encode(&text, shown).ok().as_deref() != Some(body)
-        {
-            return Err(self.undecodable(shown));
-        }
-        Ok(text)
-    }
-
-    /// Encode text in this encoding (without the byte-order mark). Characters the
-    /// encoding cannot represent are refused rather than replaced.
-    pub fn encode(&self, text: &str, shown: &str) -> FsResult<Vec<u8>> {
-        if self.encoding == UTF_8 {
-            return Ok(text.as_bytes().to_vec());
-        }
-        if self.encoding == UTF_16LE {
-            return Ok(text.encode_utf16().flat_map(u16::to_le_bytes).collect());
-        }
-        if self.encoding == UTF_16BE {
-            return Ok(text.encode_utf16().flat_map(u16::to_be_bytes).collect());
-        }
-        let (bytes, _, unmappable) = self.encoding.encode(text);
-        if unmappable {
-            let bad: String = text
-                .chars()
-                .filter(|c| self.encoding.encode(&c.to_string()).2)
-                .take(10)
-                .collect();
-            return Err(FsError::new(
-                ErrorCode::IoError,
-                format!(
-                    "`{shown}` is {} and cannot hold these characters: {bad:?}; nothing was written",
-                    self.label
-                ),
-            )
-            .hint(format!(
-                "use only characters that {} can encode, or convert the file with `write`",
-                self.label
-            )));
-        }
-        Ok(bytes.into_owned())
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineAction {
@@ -219,75 +115,9 @@ fn line_of(text: &str, at: usize) -> usize {
     text[..at].matches('\n').count() + 1
 }
 
-fn clip(s: &str, n: usize) -> String {
-    let s = s.trim_end_matches(['\r', '\n']);
-    if s.chars().count() > n {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    } else {
-        s.to_string()
-    }
-}
-
-fn bigrams(s: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut v: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    v.sort_unstable();
-    v
-}
-
-/// Dice similarity of two sorted bigram lists.
-fn similarity(a: &[(char, char)], b: &[(char, char)]) -> f64 {
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * common as f64 / (a.len() + b.len()) as f64
-}
-
-/// The lines of `text` closest to the lines of `needle`: `(line, text)`, best first.
-pub fn nearest_lines(text: &str, needle: &str, max: usize) -> Vec<(usize, String)> {
-    let probes: Vec<Vec<(char, char)>> = needle
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .take(8)
-        .map(bigrams)
-        .collect();
-    if probes.is_empty() {
-        return Vec::new();
-    }
-    let mut scored: Vec<(f64, usize, &str)> = Vec::new();
-    for (i, line) in text.lines().enumerate().take(500_000) {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
-        let grams = bigrams(trimmed);
-        let best = probes
-            .iter()
-            .map(|p| similarity(p, &grams))
-            .fold(0.0, f64::max);
-        if best >= 0.3 {
-            scored.push((best, i + 1, line));
-        }
-    }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(max)
-        .map(|(_, n, l)| (n, clip(l, 200)))
-        .collect()
+/// A JSON string literal (for quoting text in error details).
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 fn nth(i: usize) -> String {
@@ -382,31 +212,12 @@ fn apply_text(
     }
     let json: Vec<String> = nearest
         .iter()
-        .map(|(n, l)| format!("{{\"line\":{n},\"text\":{}}}", serde_json_string(l)))
+        .map(|(n, l)| format!("{{\"line\":{n},\"text\":{}}}", json_string(l)))
         .collect();
     Err(FsError::new(ErrorCode::NoMatch, message)
         .hint("old_text must match the file exactly; `read` the nearest lines shown and copy them, or use a line edit with expected_checksum")
         .detail("nearest", format!("[{}]", json.join(",")))
         .detail("edit", (i + 1).to_string()))
-}
-
-/// A JSON string literal, without a JSON dependency in this crate.
-fn serde_json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Apply one line edit to `text`.

@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+pub mod codec;
 pub mod deny;
 pub mod document;
 pub mod edit;
@@ -20,6 +21,7 @@ pub mod error;
 pub mod list;
 pub mod manage;
 pub mod meter;
+mod near;
 pub mod newlines;
 pub mod path;
 pub mod read;

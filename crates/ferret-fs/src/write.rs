@@ -590,7 +590,7 @@ impl Roots {
                     )
                     .hint("use mode `overwrite` to replace it"));
                 }
-                let codec = crate::edit::Codec::detect(old);
+                let codec = crate::codec::Codec::detect(old);
                 let added = codec.encode(&request.content, shown)?;
                 encoding = Some(codec.label.clone());
                 let mut all = old.clone();

@@ -6,7 +6,7 @@
 use std::{borrow::Cow, collections::HashSet};
 
 use ferret_fs::{FsError, KindFilter, ListRequest, Roots, Target};
-use ferret_index::{EntryId, Index, Kind, SearchRequest, SortKey, search::display_path};
+use ferret_index::{EntryId, Index, SearchRequest, SortKey};
 use ferret_query::{Clock, Entry, Options as QueryOptions, Query};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -181,27 +181,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             });
         }
         // Folders changed on disk since the index saw them.
-        let dirs = index.with_store(|store| {
-            let mut stack: Vec<EntryId> = match under {
-                Some(u) => vec![u],
-                None => store.roots().to_vec(),
-            };
-            let mut dirs = Vec::new();
-            while let Some(id) = stack.pop() {
-                if !store.is_live(id) {
-                    continue;
-                }
-                dirs.push((display_path(store, id), store.meta(id).mtime, id));
-                stack.extend(
-                    store
-                        .children(id)
-                        .iter()
-                        .copied()
-                        .filter(|&c| store.kind(c) == Kind::Dir),
-                );
-            }
-            dirs
-        });
+        let dirs = index.folders_below(under);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -227,7 +207,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                     push_walked(&e, &query, &scope.globs, &rel_of, &mut seen, &mut out);
                 } else if e.kind == "dir" {
                     let name = e.path.rsplit('/').next().unwrap_or("").to_string();
-                    let known = index.with_store(|s| s.child(id, name.as_bytes()).is_some());
+                    let known = index.has_child(id, name.as_bytes());
                     if !known {
                         walk_into(
                             roots,

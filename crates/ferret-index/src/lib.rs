@@ -412,7 +412,40 @@ impl Index {
         self.shared.store.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Run `f` on the store under the read lock.
+    /// Every folder at or below `under` (below every root when `None`): its
+    /// path as shown to agents, its modification time as the index last saw
+    /// it, and its id. What grep needs to notice folders changed on disk since.
+    pub fn folders_below(&self, under: Option<EntryId>) -> Vec<(String, i64, EntryId)> {
+        let store = self.read_store();
+        let mut stack: Vec<EntryId> = match under {
+            Some(u) => vec![u],
+            None => store.roots().to_vec(),
+        };
+        let mut out = Vec::new();
+        while let Some(id) = stack.pop() {
+            if !store.is_live(id) || store.kind(id) != Kind::Dir {
+                continue;
+            }
+            out.push((hits::display_path(&store, id), store.meta(id).mtime, id));
+            stack.extend(
+                store
+                    .children(id)
+                    .iter()
+                    .copied()
+                    .filter(|&c| store.kind(c) == Kind::Dir),
+            );
+        }
+        out
+    }
+
+    /// Whether the index holds an entry `name` in the folder `dir`.
+    pub fn has_child(&self, dir: EntryId, name: &[u8]) -> bool {
+        let store = self.read_store();
+        store.is_live(dir) && store.child(dir, name).is_some()
+    }
+
+    /// Run `f` on the store under the read lock (for measurements: the
+    /// store's parts are not an API).
     pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> T) -> T {
         f(&self.read_store())
     }

@@ -127,11 +127,40 @@ struct Place {
 /// Matches share folders, so each folder's [`Place`] is worked out once per
 /// query and remembered (a common word matches tens of thousands of entries in
 /// a few thousand folders; climbing each entry's ancestors anew, comparing
-/// every name with [`GENERATED`], was most of a relevance search's time).
-/// foldhash: the keys are entry ids, not attacker-chosen strings, and SipHash
-/// cost a tenth of the ranking.
+/// every name with [`GENERATED`], was most of a relevance search's time). One
+/// word per folder slot, zero for "not yet known": the vector is allocated
+/// zeroed (pages the kernel maps on first touch), so a query that ranks few
+/// entries pays for few.
 #[derive(Default)]
-pub(crate) struct Places(HashMap<EntryId, Place, foldhash::fast::FixedState>);
+pub(crate) struct Places(Vec<u64>);
+
+impl Places {
+    fn slot(&mut self, store: &Store, dir: EntryId) -> Option<&mut u64> {
+        let slot = store.dir_slot(dir)?;
+        if self.0.is_empty() {
+            self.0 = vec![0; store.dirs.len()];
+        }
+        self.0.get_mut(slot)
+    }
+}
+
+impl Place {
+    /// Packed, never zero: depth + 1 in the low 24 bits, the length above,
+    /// `generated` in the top bit.
+    fn pack(self) -> u64 {
+        (u64::from(self.depth) + 1) & 0xFF_FFFF
+            | (u64::from(self.len) & 0xFF_FFFF_FFFF) << 24
+            | u64::from(self.generated) << 63
+    }
+
+    fn unpack(w: u64) -> Place {
+        Place {
+            depth: ((w & 0xFF_FFFF) - 1) as u32,
+            len: ((w >> 24) & 0xFF_FFFF_FFFF) as u32,
+            generated: w >> 63 == 1,
+        }
+    }
+}
 
 /// Ranks entries for one query. Use scores are resolved to entries once, when
 /// the ranker is made, instead of spelling out every match's path.
@@ -168,9 +197,10 @@ impl Ranker {
         if dir == NONE || store.parent(dir) == NONE {
             return Place::default();
         }
-        let places = &mut places.0;
-        if let Some(&p) = places.get(&dir) {
-            return p;
+        if let Some(&mut w) = places.slot(store, dir)
+            && w != 0
+        {
+            return Place::unpack(w);
         }
         // Climb to the nearest folder whose place is known (or the root), then
         // fill in the places on the way back down.
@@ -178,8 +208,10 @@ impl Ranker {
         let mut base = Place::default();
         let mut at = store.parent(dir);
         while at != NONE && store.parent(at) != NONE {
-            if let Some(&p) = places.get(&at) {
-                base = p;
+            if let Some(&mut w) = places.slot(store, at)
+                && w != 0
+            {
+                base = Place::unpack(w);
                 break;
             }
             chain.push(at);
@@ -192,9 +224,20 @@ impl Ranker {
                 len: base.len + name.len() as u32 + 1,
                 generated: base.generated || GENERATED.contains(&name),
             };
-            places.insert(folder, base);
+            if let Some(w) = places.slot(store, folder) {
+                *w = base.pack();
+            }
         }
         base
+    }
+
+    /// How a name answers the query's words: the best fit of any.
+    pub fn fit(&self, name: &[u8], buf: &mut Vec<u8>) -> NameFit {
+        self.words
+            .iter()
+            .map(|w| name_fit(name, w, buf))
+            .min()
+            .unwrap_or(NameFit::Anywhere)
     }
 
     pub fn rank(
@@ -205,12 +248,20 @@ impl Ranker {
         buf: &mut Vec<u8>,
     ) -> Relevance {
         let name = store.name(id);
-        let fit = self
-            .words
-            .iter()
-            .map(|w| name_fit(name, w, buf))
-            .min()
-            .unwrap_or(NameFit::Anywhere);
+        let fit = self.fit(name, buf);
+        self.rank_fitted(store, id, (fit, name.len()), places)
+    }
+
+    /// [`Ranker::rank`] for an entry whose name's fit and length are known
+    /// (worked out once per distinct name, in the dictionary's order, rather
+    /// than once per entry through its name).
+    pub fn rank_fitted(
+        &self,
+        store: &Store,
+        id: EntryId,
+        (fit, name_len): (NameFit, usize),
+        places: &mut Places,
+    ) -> Relevance {
         let place = Self::place(store, store.parent(id), places);
         let meta = store.meta(id);
         let age_days = (self.now - meta.mtime).max(0) as f32 / 86_400.0;
@@ -225,8 +276,12 @@ impl Ranker {
         } else {
             0.0
         };
-        let used = self.used.get(&id).copied().unwrap_or(0.0);
-        let len = place.len as usize + name.len();
+        let used = if self.used.is_empty() {
+            0.0
+        } else {
+            self.used.get(&id).copied().unwrap_or(0.0)
+        };
+        let len = place.len as usize + name_len;
         let bonus = recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0;
         Relevance {
             fit,

@@ -92,36 +92,80 @@ impl NameSet {
     }
 }
 
-/// Every id with its relevance, ranked on several threads when there are many.
-fn rank_all(store: &Store, ranker: &Ranker, ids: Vec<EntryId>) -> Vec<(Relevance, EntryId)> {
-    let one = |part: &[EntryId]| {
-        let (mut places, mut buf) = (Places::default(), Vec::new());
-        part.iter()
-            .map(|&id| (ranker.rank(store, id, &mut places, &mut buf), id))
-            .collect::<Vec<_>>()
-    };
-    // Ranking costs about a microsecond an entry (cache misses): worth threads
-    // far sooner than filtering.
-    let threads = if ids.len() < PARALLEL_FROM / 5 {
+/// A match to rank: its id, and its name's fit and length when already known.
+type Cand = (EntryId, Option<(rank::NameFit, usize)>);
+
+/// How many threads for `n` pieces of work costing about a microsecond each.
+fn threads_for(n: usize) -> usize {
+    if n < PARALLEL_FROM / 5 {
         1
     } else {
         std::thread::available_parallelism()
             .map_or(1, |p| p.get())
             .min(8)
-    };
-    if threads == 1 {
-        return one(&ids);
     }
-    let chunk = ids.len().div_ceil(threads);
+}
+
+/// `f` over `items` in chunks, on several threads when there are many; the
+/// results in order.
+fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    let threads = threads_for(items.len());
+    if threads == 1 {
+        return f(items);
+    }
+    let chunk = items.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let parts: Vec<_> = ids
+        let parts: Vec<_> = items
             .chunks(chunk)
-            .map(|part| scope.spawn(move || one(part)))
+            .map(|part| {
+                let f = &f;
+                scope.spawn(move || f(part))
+            })
             .collect();
         parts
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
+    })
+}
+
+/// Every candidate with its relevance. Ranking costs about a microsecond an
+/// entry (cache misses), so it is worth threads far sooner than filtering.
+fn rank_all(store: &Store, ranker: &Ranker, cands: Vec<Cand>) -> Vec<(Relevance, EntryId)> {
+    par_chunks(&cands, |part| {
+        let (mut places, mut buf) = (Places::default(), Vec::new());
+        part.iter()
+            .map(|&(id, known)| {
+                let r = match known {
+                    Some(fit) => ranker.rank_fitted(store, id, fit, &mut places),
+                    None => ranker.rank(store, id, &mut places, &mut buf),
+                };
+                (r, id)
+            })
+            .collect()
+    })
+}
+
+/// The base entries of the names `keys` (sorted name ids) that the plan
+/// accepts, each with its name's fit worked out once per name.
+fn fitted_matches(plan: &Plan<'_>, ranker: &Ranker, keys: &[u32]) -> Vec<Cand> {
+    let store = plan.store;
+    let b = &store.base;
+    par_chunks(keys, |part| {
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for &k in part {
+            let name = store.names.get(k);
+            let fit = (ranker.fit(name, &mut buf), name.len());
+            out.extend(
+                b.by_name[b.named(k)]
+                    .iter()
+                    .copied()
+                    .filter(|&id| !skipped(store, id) && plan.accept(id))
+                    .map(|id| (id, Some(fit))),
+            );
+        }
+        out
     })
 }
 
@@ -799,19 +843,17 @@ fn by_relevance(
         let names = &store.names;
         let lo = names.lower_bound_folded(word);
         let hi = names.prefix_end_folded(word, lo);
-        let b = &store.base;
-        let mut first: Vec<EntryId> = set
-            .ids
-            .iter()
-            .copied()
-            .filter(|&k| (lo..hi).contains(&k))
-            .flat_map(|k| b.by_name[b.named(k)].iter().copied())
-            .filter(|&id| !skipped(store, id) && plan.accept(id))
-            .collect();
+        let keys =
+            &set.ids[set.ids.partition_point(|&k| k < lo)..set.ids.partition_point(|&k| k < hi)];
+        let mut first = fitted_matches(plan, &ranker, keys);
         first.extend(
-            delta.iter().copied().filter(|&id| {
-                rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
-            }),
+            delta
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
+                })
+                .map(|id| (id, None)),
         );
         // Generated folders come last whatever the fit: the shortcut holds
         // when enough of these are outside them.
@@ -823,13 +865,20 @@ fn by_relevance(
     let (mut ranked, total) = match ranked {
         Some(r) => (r, plan.exact_total(delta.len())),
         None => {
-            let mut all = plan.base_matches();
-            all.extend_from_slice(&delta);
+            let mut all: Vec<Cand> = match (&plan.driver, &plan.names) {
+                (Driver::Names, Some(set)) => fitted_matches(plan, &ranker, &set.ids),
+                _ => plan
+                    .base_matches()
+                    .into_iter()
+                    .map(|id| (id, None))
+                    .collect(),
+            };
             let total = if exact {
                 plan.exact_total(delta.len())
             } else {
-                all.len()
+                all.len() + delta.len()
             };
+            all.extend(delta.iter().map(|&id| (id, None)));
             (rank_all(store, &ranker, all), total)
         }
     };

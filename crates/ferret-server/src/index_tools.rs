@@ -189,6 +189,20 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
             "`fuzzy` matches names and paths; drop `content:` or `fuzzy`",
         ));
     }
+    // Fuzzy answers come best fit first: another order or grouping would be
+    // silently dropped, so it is refused.
+    if fuzzy {
+        for key in ["sort", "descending", "group_by"] {
+            let sent = a.given(key);
+            let relevance = key == "sort" && sent.and_then(|v| v.as_str()) == Some("relevance");
+            if sent.is_some() && !relevance {
+                return Err(a.conflict(
+                    key,
+                    &format!("`fuzzy` results come best fit first; drop `{key}` or `fuzzy`"),
+                ));
+            }
+        }
+    }
     // Fuzzy: the plain words are matched as subsequences, the rest filters.
     let (text, words) = if fuzzy {
         let (rest, words) =
