@@ -2,11 +2,12 @@
 // user would use them, over stdio and Streamable HTTP in each protocol era the
 // client speaks. Every tool is called once to succeed and once to fail, and a
 // PDF is read and grepped (cases.json); a failure passes only when its code
-// and message reach the client's user. Then Claude Code's `claude mcp add` /
-// `claude mcp list`, with a throwaway HOME, must report ferret connected over
-// stdio and HTTP, and Claude Code, its model a stand-in on loopback, makes
-// every call and hands the model results that carry the data, or the error's
-// code and message.
+// and message reach the client's user. The official tasks client (ext-tasks,
+// on the v2 SDK) starts a long grep as a task, polls it, and cancels another.
+// Then Claude Code's `claude mcp add` / `claude mcp list`, with a throwaway
+// HOME, must report ferret connected over stdio and HTTP, and Claude Code, its
+// model a stand-in on loopback, makes every call and hands the model results
+// that carry the data, or the error's code and message.
 //
 //   node tests/clients/run.mjs --ferret target/debug/ferret --modules .cache/clients/node_modules \
 //     --python .cache/venv-clients/bin/python
@@ -42,6 +43,9 @@ const v1 = {
   ...(await importFrom('@modelcontextprotocol/sdk/client/streamableHttp.js')),
 };
 const v2 = { ...(await importFrom('@modelcontextprotocol/client')), ...(await importFrom('@modelcontextprotocol/client/stdio')) };
+// ESM only (its exports have no `require` condition): imported by the file its
+// `./client` export names.
+const extTasks = await import(pathToFileURL(join(MODULES, '@modelcontextprotocol/ext-tasks/dist/client/index.js')).href);
 const inspectorBin = join(MODULES, '@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 const claudeBin = join(MODULES, `@anthropic-ai/claude-code-${process.platform}-${process.arch}`, 'claude');
 
@@ -203,6 +207,91 @@ async function sdkCell(sdk, transport, era) {
   } finally {
     await client.close().catch(() => {});
     await server?.stop();
+  }
+}
+
+/** The official tasks client (`@modelcontextprotocol/ext-tasks`) on the v2 SDK,
+ * 2026-07-28 over HTTP: a long grep started as a task, its polls seen, its
+ * result settled; another cancelled, and seen to stop with its partial result. */
+async function tasksCell() {
+  const cell = 'ext-tasks + ts-sdk-v2 http 2026-07-28';
+  const { base, args } = freshTree();
+  // Enough text that a grep every line of which matches runs for seconds.
+  const chunk = 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(19_000);
+  for (let i = 0; i < 120; i++) {
+    mkdirSync(join(base, 'root', 'big', `d${i % 6}`), { recursive: true });
+    writeFileSync(join(base, 'root', 'big', `d${i % 6}`, `f${i}.txt`), chunk);
+  }
+  const server = await startHttp([...args, '--task-after', '0']);
+  const era = '2026-07-28';
+  const client = new v2.Client({ name: 'ferret-client-suite', version: '1.0.0' }, { versionNegotiation: { mode: { pin: era } } });
+  // The request path ext-tasks needs for 2026-07-28 task wire shapes: plain
+  // JSON-RPC over the same endpoint, with the routing headers SEP-2663 asks for.
+  let nextId = 1;
+  const rawDispatch = async (request, options = {}) => {
+    const body = { jsonrpc: '2.0', id: `tasks-${nextId++}`, ...request };
+    const headers = new Headers({
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': era,
+      'mcp-method': request.method,
+    });
+    const routed = request.params?.name ?? request.params?.taskId;
+    if (routed !== undefined) headers.set('mcp-name', String(routed));
+    // ext-tasks sends its own routing headers too: its values win.
+    for (const [name, value] of Object.entries(options.context?.headers ?? {})) headers.set(name, value);
+    const response = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(body), signal: options.signal });
+    const raw = await response.text();
+    const message = response.headers.get('content-type')?.includes('text/event-stream')
+      ? raw.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5))).find((m) => m.id === body.id)
+      : JSON.parse(raw);
+    return message.error ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result };
+  };
+  const slow = { pattern: '\\w+o\\w+', output: 'count', path: 'big' };
+  let session;
+  try {
+    await client.connect(new v2.StreamableHTTPClientTransport(new URL(server.url)));
+    session = extTasks.createTaskSessionFromClient(client, {
+      endpointId: `ferret-${server.url}`,
+      rawDispatch,
+      v2RequestFraming: { protocolVersion: era, clientInfo: { name: 'ferret-client-suite', version: '1.0.0' }, clientCapabilities: {} },
+      tools: { currentTool: () => undefined },
+    });
+    // 1. A long grep, as a task: polled until it settles with the whole answer.
+    const polled = [];
+    const long = await session.callTool('grep', slow);
+    check(cell, 'grep answers with a task', long.kind === 'task', `kind ${long.kind}`);
+    const { outcome } = await long.settle({ onEvent: (e) => e.type === 'task' && polled.push(e.task.status) });
+    const result = outcome.status === 'completed' ? outcome.result : undefined;
+    check(cell, 'the task was polled while it worked', polled.includes('working'), `statuses seen: ${polled.join(', ')}`);
+    check(cell, 'the settled task carries the grep result', result?.structuredContent?.files_scanned === 120 && result?.isError !== true,
+      `${outcome.status}: ${JSON.stringify(result?.structuredContent ?? outcome).slice(0, 300)}`);
+    // 2. Another, cancelled while it runs: it stops, keeping what it found.
+    const other = await session.callTool('grep', slow);
+    check(cell, 'a second grep answers with a task', other.kind === 'task', `kind ${other.kind}`);
+    const controller = session.task(other.handle?.taskId);
+    for (let t = Date.now(); Date.now() - t < 20_000; ) {
+      if (/^[1-9]\d* of/.test((await controller.snapshot()).statusMessage ?? '')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await other.cancel();
+    let ended;
+    for (let t = Date.now(); Date.now() - t < 10_000; ) {
+      ended = (await controller.snapshot()).raw;
+      if (ended.status !== 'working') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const partial = ended?.result?.structuredContent;
+    check(cell, 'tasks/cancel stops it with its partial result',
+      ended?.status === 'completed' && partial?.error?.code === 'CANCELLED' && partial.files_scanned > 0 && partial.files_scanned < 120,
+      JSON.stringify(ended ?? {}).slice(0, 400));
+    await other.close().catch(() => {});
+  } catch (e) {
+    check(cell, 'session', false, String(e?.stack ?? e));
+  } finally {
+    await session?.close().catch(() => {});
+    await client.close().catch(() => {});
+    await server.stop();
   }
 }
 
@@ -443,6 +532,7 @@ const cells = [
   ...['stdio', 'http'].flatMap((t) =>
     ['legacy', '2026-07-28'].map((e) => [`ts-sdk-v2 ${t} ${e}`, () => sdkCell('v2', t, e)]),
   ),
+  ['ext-tasks + ts-sdk-v2 http 2026-07-28', tasksCell],
   ...['stdio', 'http'].flatMap((t) => ['legacy', 'auto', 'modern'].map((e) => [`inspector-cli ${t} ${e}`, () => inspectorCell(t, e)])),
   ...(PYTHON
     ? ['stdio', 'http'].flatMap((t) => ['legacy', '2026-07-28'].map((e) => [`fastmcp ${t} ${e}`, () => fastmcpCell(t, e)]))

@@ -105,9 +105,14 @@ def test_typing_answers_with_the_right_rows_and_the_total(site, browser):
     reports = ["annual-report.pdf", "report-2025.md", "report-2026.md", "reports"]
     wait(browser, lambda d: sorted(names(d)) == reports, what="the reports and their folder")
     assert browser.find_element(By.ID, "result-state").text.startswith("4 results")
-    # The typed word is highlighted in every name.
-    marks = browser.find_elements(By.CSS_SELECTOR, "#rows tr .name mark")
-    assert [m.text for m in marks] == ["report"] * 4
+    # The typed word is highlighted in every name. Waited for: the answer to
+    # a shorter prefix has the same rows, and the rows are redrawn when the
+    # answer to "report" lands.
+    wait(
+        browser,
+        lambda d: [m.text for m in d.find_elements(By.CSS_SELECTOR, "#rows tr .name mark")] == ["report"] * 4,
+        what="'report' marked in every name",
+    )
     # Everything syntax: an extension, and a term that does not parse says where.
     type_query(browser, "report ext:md")
     wait(browser, lambda d: sorted(names(d)) == ["report-2025.md", "report-2026.md"], what="only the .md reports")

@@ -1,5 +1,6 @@
 """Both eras over both transports, through the official Python SDK."""
 
+import base64
 import json
 
 import pytest
@@ -53,6 +54,12 @@ def test_server_identifies_itself_as_ferret(tree, era, http_server):
 
     info, instructions, version = run(go())
     assert info.name == "ferret" and info.version
+    # ferret's icon, inline (no fetch): the search page's SVG.
+    [icon] = info.icons
+    assert icon.mime_type == "image/svg+xml" and icon.sizes == ["any"]
+    prefix = "data:image/svg+xml;base64,"
+    assert icon.src.startswith(prefix)
+    assert base64.b64decode(icon.src[len(prefix) :]).startswith(b"<svg xmlns=")
     assert "list" in instructions and "read" in instructions
     assert version == ("2026-07-28" if era != "legacy" else "2025-11-25")
 

@@ -1,10 +1,12 @@
 """`read`: windows, paging, encodings, line endings, images, binaries, framing."""
 
 import base64
+import hashlib
 import re
 
 import pytest
 from conftest import BIG_LINE_COUNT, big_line, call, connect, run
+from mcp.shared.exceptions import MCPError
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +20,7 @@ def reader(tree):
 
         return run(go())
 
+    read.tree = tree
     return read
 
 
@@ -89,8 +92,10 @@ def test_a_20_mb_file_is_read_in_windows(reader):
     assert size and float(size.group(1)) > 19, "the text copy gives the size"
     assert s["text"] == "".join(big_line(i) for i in range(1, 1001))
     assert s["next_start_line"] == 1001
-    # Larger than the whole-file limit: streamed, so neither counted nor hashed.
-    assert "total_lines" not in s and "checksum" not in s
+    # Larger than the whole-file limit: streamed, its lines counted on the way
+    # (raw line ends, never the whole file in memory); hashed only when asked.
+    assert s["total_lines"] == BIG_LINE_COUNT and "checksum" not in s
+    assert f"lines 1-1000 of {BIG_LINE_COUNT}" in text
     _, s, _, _ = reader({"path": "big/big.txt", "start_line": 300_000, "end_line": 300_010})
     assert s["text"] == "".join(big_line(i) for i in range(300_000, 300_011))
     assert s["next_start_line"] == 300_011
@@ -98,6 +103,53 @@ def test_a_20_mb_file_is_read_in_windows(reader):
     _, s, _, _ = reader({"path": "big/big.txt", "start_line": BIG_LINE_COUNT - 1})
     assert s["text"] == big_line(BIG_LINE_COUNT - 1) + big_line(BIG_LINE_COUNT)
     assert (s.get("next_start_line"), s["total_lines"]) == (None, BIG_LINE_COUNT)
+
+
+def test_a_large_file_gives_its_checksum_when_asked(tree, reader):
+    _, s, text, _ = reader({"path": "big/big.txt", "max_lines": 1, "checksum": True})
+    expected = "sha256:" + hashlib.sha256((tree / "big" / "big.txt").read_bytes()).hexdigest()
+    assert s["checksum"] == expected and expected in text
+    assert s["total_lines"] == BIG_LINE_COUNT
+
+
+def test_a_tail_of_a_large_file_is_read_from_its_end(reader):
+    _, s, text, _ = reader({"path": "big/big.txt", "start_line": -3, "line_numbers": True})
+    last = [big_line(n).rstrip("\n") for n in range(BIG_LINE_COUNT - 2, BIG_LINE_COUNT + 1)]
+    # Not counted (that would read the whole file): numbered back from the end.
+    assert s["text"] == "".join(f"{-3 + i}\t{line}\n" for i, line in enumerate(last))
+    assert (s["start_line"], s["end_line"], "total_lines" in s) == (-3, -1, False)
+    assert "lines -3 to -1" in text and "counted back from the end" in text
+    # Paging back from the end: two lines, then where to go on.
+    _, s, text, _ = reader({"path": "big/big.txt", "start_line": -5, "max_lines": 2})
+    assert s["text"] == big_line(BIG_LINE_COUNT - 4) + big_line(BIG_LINE_COUNT - 3)
+    assert s["next_start_line"] == -3 and "start_line -3" in text
+    # With the checksum asked the file is read to its end anyway: real numbers.
+    _, s, _, _ = reader({"path": "big/big.txt", "start_line": -2, "checksum": True})
+    assert (s["start_line"], s["end_line"], s["total_lines"]) == (BIG_LINE_COUNT - 1, BIG_LINE_COUNT, BIG_LINE_COUNT)
+    assert s["checksum"].startswith("sha256:")
+
+
+def test_a_tail_of_a_small_file_keeps_its_line_numbers(reader):
+    _, s, _, _ = reader({"path": "src/lib.rs", "start_line": -2, "line_numbers": True})
+    assert s["text"] == "2\t    a + b\n3\t}\n"
+    assert (s["start_line"], s["end_line"], s["total_lines"]) == (2, 3, 3)
+    _, s, _, _ = reader({"path": "src/lib.rs", "start_line": -100})
+    assert (s["start_line"], s["end_line"]) == (1, 3), "fewer lines than asked: all of them"
+
+
+def test_start_line_zero_and_a_tail_with_end_line_are_refused(reader):
+    async def go(args):
+        async with connect("stdio", "legacy", ["--root", str(reader.tree)]) as c:
+            with pytest.raises(MCPError) as raised:
+                await c.call_tool("read", args)
+            return raised.value.error
+
+    for args, words in [
+        ({"path": "src/lib.rs", "start_line": 0}, "start_line: -100"),
+        ({"path": "src/lib.rs", "start_line": -5, "end_line": 3}, "max_lines"),
+    ]:
+        error = run(go(args))
+        assert error.code == -32602 and words in error.message, error
 
 
 def test_the_byte_budget_stops_on_a_whole_line(reader):

@@ -2,6 +2,7 @@
 read with the same confinement, denylist, decoding and limits as the `read` tool."""
 
 import base64
+import json
 import os
 from pathlib import Path
 
@@ -145,3 +146,34 @@ def test_template_paths_complete_from_the_index(session, tree):
     assert deep.values == ["enc/utf16be.txt", "enc/utf16le.txt", "enc/utf8.txt", "enc/utf8bom.txt"]
     assert deep.total == 4 and deep.has_more is False
     assert error.code == -32602
+
+
+def test_search_and_grep_answers_link_the_files_they_name(session, tree):
+    """resource_link items: the file's URI (readable as a resource), name, MIME
+    type, size and lastModified; none for folders or secrets; a few at most."""
+
+    async def go():
+        async with session() as c:
+            search = await c.call_tool("search", {"query": "ext:rs"})
+            everything = await c.call_tool("search", {"query": "", "limit": 100})
+            grep = await c.call_tool("grep", {"pattern": "fn", "output": "files"})
+            first = next(b for b in grep.content if b.type == "resource_link")
+            read = await c.read_resource(first.uri)
+            return search, everything, grep, read
+
+    search, everything, grep, read = run(go())
+    links = [b for b in search.content if b.type == "resource_link"]
+    assert sorted(link.name for link in links) == ["lib.rs", "main.rs"]
+    main = next(link for link in links if link.name == "main.rs")
+    real = Path(os.path.realpath(tree)) / "src" / "main.rs"
+    assert main.uri == real.as_uri() and main.size == real.stat().st_size
+    assert main.mime_type == "text/rust" or main.mime_type.startswith("text/")
+    assert main.annotations.last_modified.endswith("Z")
+    # Files only, never a secret, and at most ten however many were found.
+    many = [b for b in everything.content if b.type == "resource_link"]
+    assert 0 < len(many) <= 10
+    assert not any(b.name in (".env", "id_rsa", "server.pem") or b.uri.endswith("/") for b in many)
+    # The structured answer is what it was: links are content items only.
+    assert "links" not in json.dumps(search.structured_content)
+    assert {b.name for b in grep.content if b.type == "resource_link"} == {"lib.rs", "main.rs"}
+    assert "fn" in read.contents[0].text

@@ -184,7 +184,7 @@ impl Roots {
             None => (1, doc.lines.max(1)),
             Some(sel) => select(&doc, sel, shown)?,
         };
-        let window = request.window(request.start_line.max(first), last, &self.policy.limits);
+        let window = request.window(request.start(first, last), last, &self.policy.limits);
         let utf8 = sniff::detect_encoding(b"", true);
         let scan = text::scan_lines(doc.text.as_bytes(), &utf8, &window, false)
             .map_err(|e| FsError::from_io(&e, shown))?;
@@ -226,7 +226,7 @@ impl Roots {
             path,
             size,
             total_lines: Some(doc.lines),
-            start_line: window.start,
+            start_line: scan.first_line,
             end_line: scan.last_line,
             next_start_line: next,
             truncated: scan.truncated,
@@ -237,6 +237,7 @@ impl Roots {
             modified,
             checksum: None,
             document: Some(Box::new(document)),
+            numbering: crate::text::Numbering::FromStart,
         })
     }
 

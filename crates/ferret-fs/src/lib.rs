@@ -22,6 +22,7 @@ pub mod list;
 pub mod manage;
 pub mod meter;
 mod near;
+pub mod newlines;
 pub mod path;
 pub mod read;
 pub mod roots;

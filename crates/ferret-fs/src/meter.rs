@@ -14,6 +14,10 @@ pub struct Meter {
     pub total: AtomicU64,
     /// Set by the caller: stop at the next unit.
     pub cancel: AtomicBool,
+    /// Set by the caller when nobody waits on the answer any more (the call
+    /// became a task): work that cuts a wait short for a waiting caller may
+    /// wait longer.
+    pub unhurried: AtomicBool,
 }
 
 impl Meter {
@@ -35,6 +39,14 @@ impl Meter {
 
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn unhurry(&self) {
+        self.unhurried.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_unhurried(&self) -> bool {
+        self.unhurried.load(Ordering::Relaxed)
     }
 
     /// `(done, total)`, total `None` when unknown.

@@ -78,7 +78,8 @@ fn expand_home(dir: &str) -> PathBuf {
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Files larger than this are never loaded whole: `read` streams the window
-    /// asked for (without checksum or line count), `stat` skips content facts.
+    /// asked for (its lines counted in a streaming pass, its checksum only when
+    /// asked for; a tail is read from the end), `stat` skips content facts.
     pub max_file_bytes: u64,
     /// Payload budget of one answer (the text of a `read` window, a page of `list`).
     pub max_response_bytes: usize,

@@ -59,6 +59,22 @@ impl Roots {
         }
     }
 
+    /// The size and modification time of the regular file `input` names,
+    /// or `None` (nothing there, not a plain file, or a sensitive one).
+    /// Metadata only, like [`Roots::entry_kind`]: for links to files that
+    /// an answer names, which a client may open later.
+    pub fn file_facts(&self, input: &str) -> Option<(u64, Option<String>)> {
+        let Target::In(root, rel) = self.resolve(input).ok()? else {
+            return None;
+        };
+        if self.policy.deny.is_sensitive(&rel) {
+            return None;
+        }
+        let meta = root.dir().symlink_metadata(rel.as_os_path()).ok()?;
+        meta.is_file()
+            .then(|| (meta.len(), crate::roots::rfc3339(meta.modified())))
+    }
+
     pub fn stat(&self, input: &str) -> FsResult<StatInfo> {
         let shown = input.trim();
         let (root, rel) = match self.resolve(input)? {

@@ -20,6 +20,37 @@ pub struct Window {
     pub max_line_chars: usize,
     /// Prefix each returned line with its number and a tab.
     pub line_numbers: bool,
+    /// When the byte budget is reached, drop the earliest lines (a tail keeps
+    /// its end) instead of stopping.
+    pub keep_last: bool,
+    /// The numbers `line_numbers` shows, for a pass that does not start at
+    /// the file's first line.
+    pub numbering: Numbering,
+}
+
+/// How a line's place in the pass becomes the number shown for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Numbering {
+    /// The pass starts at the file's first line.
+    #[default]
+    FromStart,
+    /// The pass starts after this many lines.
+    After(u64),
+    /// The pass covers this many lines, the file's last: line 1 of the
+    /// pass is shown as `-n`, the last line as `-1`.
+    FromEnd(u64),
+}
+
+impl Numbering {
+    /// The number shown for line `n` of the pass.
+    pub fn shown(self, n: u64) -> i64 {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        match self {
+            Numbering::FromStart => n,
+            Numbering::After(before) => n.saturating_add(i64::try_from(before).unwrap_or(0)),
+            Numbering::FromEnd(lines) => n - i64::try_from(lines).unwrap_or(0) - 1,
+        }
+    }
 }
 
 impl Window {
@@ -31,6 +62,8 @@ impl Window {
             max_bytes: 0,
             max_line_chars: 0,
             line_numbers: false,
+            keep_last: false,
+            numbering: Numbering::FromStart,
         }
     }
 }
@@ -47,6 +80,9 @@ pub struct ClippedLine {
 pub struct Scan {
     /// The window's text, exactly as in the file (line endings kept) but for clipping.
     pub text: String,
+    /// Number of the first line returned: the window's start, or later when
+    /// `keep_last` dropped lines to stay within the budget.
+    pub first_line: u64,
     /// Number of the last line returned (start - 1 when none was).
     pub last_line: u64,
     /// The next line to ask for, when lines remain after what was returned.
@@ -168,7 +204,7 @@ impl Scanner<'_> {
         }
         let mut clipped = chars > text.chars().count() as u64;
         let number = if self.window.line_numbers {
-            format!("{n}\t")
+            format!("{}\t", self.window.numbering.shown(n))
         } else {
             String::new()
         };
@@ -178,6 +214,12 @@ impl Scanner<'_> {
             (true, false) => "\n",
         };
         let cost = number.len() + text.len() + ending.len();
+        if self.window.keep_last {
+            while !self.scan.text.is_empty() && self.scan.text.len() + cost > self.window.max_bytes
+            {
+                self.drop_first_line();
+            }
+        }
         if self.scan.text.len() + cost > self.window.max_bytes {
             if !self.scan.text.is_empty() {
                 self.stopped = true;
@@ -204,6 +246,18 @@ impl Scanner<'_> {
         self.scan.text.push_str(&text);
         self.scan.text.push_str(ending);
         self.scan.last_line = n;
+    }
+
+    /// Drop the earliest line kept (its line end is a `\n`: only the file's
+    /// last line can lack one, and it is never before another).
+    fn drop_first_line(&mut self) {
+        let cut = memchr::memchr(b'\n', self.scan.text.as_bytes())
+            .map_or(self.scan.text.len(), |i| i + 1);
+        self.scan.text.drain(..cut);
+        let dropped = self.scan.first_line;
+        self.scan.clipped.retain(|c| c.line != dropped);
+        self.scan.first_line += 1;
+        self.scan.truncated = true;
     }
 
     fn feed(&mut self, chunk: &str) {
@@ -234,6 +288,7 @@ pub fn scan_lines<R: Read>(
     let mut scanner = Scanner {
         window,
         scan: Scan {
+            first_line: window.start,
             last_line: window.start.saturating_sub(1),
             ..Scan::default()
         },
@@ -295,6 +350,8 @@ mod tests {
             max_bytes: 1 << 20,
             max_line_chars: 1000,
             line_numbers: false,
+            keep_last: false,
+            numbering: Numbering::FromStart,
         }
     }
 
@@ -369,6 +426,24 @@ mod tests {
         let mut w = window(2, 3);
         w.line_numbers = true;
         assert_eq!(scan(b"a\nb\nc\n", &w).text, "2\tb\n3\tc\n");
+    }
+
+    #[test]
+    fn a_tail_keeps_its_last_lines_within_the_budget() {
+        let mut w = window(1, 100);
+        w.keep_last = true;
+        w.max_bytes = 10;
+        w.line_numbers = true;
+        w.numbering = Numbering::FromEnd(5);
+        let s = scan(b"aa\nbb\ncc\ndd\nee\n", &w);
+        // "-1\tee\n" is 6 bytes: only the last line fits in 10.
+        assert_eq!(s.text, "-1\tee\n");
+        assert_eq!((s.first_line, s.last_line, s.truncated), (5, 5, true));
+        w.max_bytes = 1 << 20;
+        w.numbering = Numbering::After(100);
+        let s = scan(b"aa\nbb\n", &w);
+        assert_eq!(s.text, "101\taa\n102\tbb\n");
+        assert_eq!(s.first_line, 1);
     }
 
     #[test]

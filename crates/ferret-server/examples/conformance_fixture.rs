@@ -17,6 +17,10 @@
 //!   and the client retries with the answers; change notifications travel on
 //!   `subscriptions/listen` streams.
 //!
+//! The tasks extension (SEP-2663: `greet`, `slow_compute`, `failing_job`, …)
+//! runs on ferret's own task store (`ferret_server::tasks`), the one ferret's
+//! long tool calls use.
+//!
 //! Usage: `conformance_fixture [--bind 127.0.0.1:PORT]` (default `127.0.0.1:0`).
 //! It prints `ferret … listening on http://ADDR/mcp` on stderr and stops on
 //! SIGINT or SIGTERM.
@@ -37,7 +41,10 @@ use std::{
 
 use anyhow::{Context as _, bail};
 use base64::{Engine as _, engine::general_purpose::STANDARD as BASE64};
-use ferret_server::http::{HttpOptions, mcp_router, serve_router};
+use ferret_server::{
+    http::{HttpOptions, mcp_router, serve_router},
+    tasks::{Outcome, Task, Tasks},
+};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::*,
@@ -243,6 +250,8 @@ struct Shared {
     dynamic_prompt: AtomicBool,
     /// Bumped by `test_trigger_resource_update`.
     watched_revision: AtomicU64,
+    /// The tasks extension (SEP-2663) on ferret's own task store.
+    tasks: Arc<Tasks>,
 }
 
 impl Shared {
@@ -259,6 +268,7 @@ impl Shared {
             dynamic_tool: AtomicBool::new(false),
             dynamic_prompt: AtomicBool::new(false),
             watched_revision: AtomicU64::new(0),
+            tasks: Tasks::new(ferret_server::tasks::Limits::default()),
         }
     }
 }
@@ -328,6 +338,44 @@ impl Fixture {
                 "json_schema_2020_12_tool",
                 "Tool with JSON Schema 2020-12 features",
                 json_schema_2020_12(),
+            ),
+        ]);
+        let object = |properties: Value| json!({"type": "object", "properties": properties});
+        tools.extend([
+            tool(
+                "greet",
+                "Tasks: never a task; says Hello, {name}!",
+                string_arg("name", "Who to greet"),
+            ),
+            tool(
+                "slow_compute",
+                "Tasks: sleeps `seconds`, as a task when the client declared the extension; settles cancelled on tasks/cancel",
+                object(json!({"seconds": {"type": "number"}, "label": {"type": "string"}})),
+            ),
+            tool(
+                "failing_job",
+                "Tasks: only as a task (-32021 without the extension); after a second, a tool error",
+                no_args(),
+            ),
+            tool(
+                "protocol_error_job",
+                "Tasks: a task that fails with a JSON-RPC error",
+                no_args(),
+            ),
+            tool(
+                "confirm_delete",
+                "Tasks: a task that asks for a confirmation (input_required) before it completes",
+                object(json!({"filename": {"type": "string"}})),
+            ),
+            tool(
+                "multi_input",
+                "Tasks: a task that asks two questions at once",
+                no_args(),
+            ),
+            tool(
+                "test_tool_with_task",
+                "Tasks and MRTR: asks the user's name (key user_name), then answers with a task that greets them",
+                no_args(),
             ),
         ]);
         if self.shared.dynamic_tool.load(Ordering::SeqCst) {
@@ -783,11 +831,187 @@ impl Fixture {
                 }
                 self.run_stateful_mrtr(name, &request, &ctx)
             }
+            name @ ("greet"
+            | "slow_compute"
+            | "failing_job"
+            | "protocol_error_job"
+            | "confirm_delete"
+            | "multi_input"
+            | "test_tool_with_task") => self.run_task_tool(name, &args, responses, &ctx).await,
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),
                 Some(json!({"name": other})),
             )),
         }
+    }
+
+    /// The tools of the tasks scenarios. With the extension declared on the
+    /// request, each (but `greet`) answers with a task on ferret's store;
+    /// without it, the ones that can run plainly do, the others fail -32021.
+    async fn run_task_tool(
+        &self,
+        name: &str,
+        args: &JsonObject,
+        responses: Option<&InputResponses>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tasks_declared = ctx
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let required = || {
+            ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            )
+        };
+        let arg = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+        let pause = Duration::from_secs_f64(seconds.clamp(0.0, 600.0));
+        let label = arg("label");
+        let confirm_question = |filename: &str| {
+            form(
+                &format!("Delete {filename}?"),
+                json!({"confirm": {"type": "boolean"}}),
+                json!(["confirm"]),
+            )
+        };
+        match name {
+            "greet" => Ok(text(format!("Hello, {}!", arg("name")))),
+            "slow_compute" if !tasks_declared => {
+                tokio::time::sleep(pause).await;
+                Ok(text(format!("Computed {label} in {seconds} s")))
+            }
+            "slow_compute" => self.as_task(move |task| async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => Outcome::Completed(
+                        CallToolResult::success(vec![ContentBlock::text(format!("Computed {label} in {seconds} s"))]),
+                    ),
+                    _ = task.cancelled() => Outcome::Cancelled,
+                }
+            }),
+            "failing_job" | "test_tool_with_task" | "multi_input" if !tasks_declared => {
+                Err(required())
+            }
+            "failing_job" => self.as_task(|task| async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => Outcome::Completed(
+                        CallToolResult::error(vec![ContentBlock::text("failing_job failed, as it always does")]),
+                    ),
+                    _ = task.cancelled() => Outcome::Cancelled,
+                }
+            }),
+            "protocol_error_job" => {
+                let error = ErrorData::internal_error(
+                    "protocol_error_job ends in a protocol-level error, as it always does",
+                    None,
+                );
+                if !tasks_declared {
+                    return Err(error);
+                }
+                self.as_task(|_task| async move {
+                    tokio::time::sleep(STEP).await;
+                    Outcome::Failed(error)
+                })
+            }
+            "confirm_delete" if !tasks_declared => {
+                let filename = arg("filename");
+                let question = confirm_question(&filename);
+                Ok(match self.ask(ctx, responses, "confirm", question).await? {
+                    Answer::Given(answer) => text(confirmed(&filename, &answer)),
+                    Answer::Ask(ask) => ask.into(),
+                    Answer::Failed(why) => tool_error(why),
+                })
+            }
+            "confirm_delete" => {
+                let filename = arg("filename");
+                let question: InputRequest = from_json(confirm_question(&filename));
+                self.as_task(move |task| async move {
+                    match task.ask("confirm", question).await {
+                        Ok(answer) => Outcome::Completed(CallToolResult::success(vec![
+                            ContentBlock::text(confirmed(&filename, &answer)),
+                        ])),
+                        Err(_) => Outcome::Cancelled,
+                    }
+                })
+            }
+            "multi_input" => {
+                let name_question: InputRequest = from_json(form(
+                    "What is your name?",
+                    json!({"name": {"type": "string"}}),
+                    json!(["name"]),
+                ));
+                let confirm: InputRequest = from_json(confirm_question("multi-input.txt"));
+                self.as_task(move |task| async move {
+                    let (name, sure) = tokio::join!(
+                        task.ask("name", name_question),
+                        task.ask("confirm", confirm)
+                    );
+                    match (name, sure) {
+                        (Ok(name), Ok(sure)) => {
+                            let name = accepted_content(&name, "name")
+                                .ok()
+                                .flatten()
+                                .map(|c| string_field(&c, "name"))
+                                .unwrap_or_default();
+                            Outcome::Completed(CallToolResult::success(vec![ContentBlock::text(
+                                format!("{name}: {}", confirmed("multi-input.txt", &sure)),
+                            )]))
+                        }
+                        _ => Outcome::Cancelled,
+                    }
+                })
+            }
+            _ => {
+                // test_tool_with_task: the question first (MRTR, before any
+                // task exists), then the work as a task.
+                let question = form(
+                    "What is your name?",
+                    json!({"name": {"type": "string"}}),
+                    json!(["name"]),
+                );
+                let answer = match self.ask(ctx, responses, "user_name", question).await? {
+                    Answer::Given(answer) => answer,
+                    Answer::Ask(ask) => return Ok(ask.into()),
+                    Answer::Failed(why) => return Ok(tool_error(why)),
+                };
+                let who = accepted_content(&answer, "user_name")?
+                    .map(|c| string_field(&c, "name"))
+                    .unwrap_or_else(|| "stranger".into());
+                self.as_task(move |_task| async move {
+                    tokio::time::sleep(STEP).await;
+                    Outcome::Completed(CallToolResult::success(vec![ContentBlock::text(format!(
+                        "Hello, {who}! (from a task)"
+                    ))]))
+                })
+            }
+        }
+    }
+
+    /// Answer with a task whose work is `work`.
+    fn as_task<F, Fut>(&self, work: F) -> Result<CallToolResponse, ErrorData>
+    where
+        F: FnOnce(Arc<Task>) -> Fut,
+        Fut: std::future::Future<Output = Outcome> + Send + 'static,
+    {
+        let (task, created) = self
+            .shared
+            .tasks
+            .start("conformance", None)
+            .map_err(|busy| ErrorData::internal_error(busy.0, None))?;
+        let task = Arc::new(task);
+        let running = work(task.clone());
+        tokio::spawn(async move {
+            let outcome = running.await;
+            match Arc::try_unwrap(task) {
+                Ok(task) => task.finish(outcome, None),
+                Err(_) => unreachable!("the work has ended and dropped its handle"),
+            }
+        });
+        Ok(CallToolResponse::Task(created))
     }
 
     /// Elicit a form and report the outcome the way the suites' descriptions
@@ -1024,7 +1248,8 @@ impl ServerHandler for Fixture {
             "prompts": {"listChanged": true},
             "resources": {"subscribe": true},
             "logging": {},
-            "completions": {}
+            "completions": {},
+            "extensions": {TASKS_EXTENSION_ID: {}}
         }));
         ServerConfig::new(capabilities)
             .with_server_info(
@@ -1074,6 +1299,32 @@ impl ServerHandler for Fixture {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         Ok(ListPromptsResult::with_all_items(self.prompts()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shared.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared
+            .tasks
+            .update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.tasks.cancel(&request.task_id)
     }
 
     async fn get_prompt(
@@ -1411,6 +1662,16 @@ fn form(message: &str, properties: Value, required: Value) -> Value {
             "requestedSchema": {"type": "object", "properties": properties, "required": required}
         }
     })
+}
+
+/// What `confirm_delete` says of an elicitation answer.
+fn confirmed(filename: &str, answer: &Value) -> String {
+    let yes = answer["action"] == "accept" && answer["content"]["confirm"] == true;
+    if yes {
+        format!("Deleted {filename}")
+    } else {
+        format!("Kept {filename}")
+    }
 }
 
 fn sampling_request(prompt: &str, max_tokens: u32) -> Value {

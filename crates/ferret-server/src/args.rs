@@ -101,6 +101,17 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A whole number that may be negative, from `min` to `max`.
+    pub fn signed(&self, key: &str, min: i64, max: i64) -> ArgResult<Option<i64>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => match v.as_i64() {
+                Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(self.bad(key, &format!("an integer from {min} to {max}"))),
+            },
+        }
+    }
+
     pub fn choice(&self, key: &str, allowed: &[&'static str]) -> ArgResult<Option<&'static str>> {
         match self.get(key) {
             None => Ok(None),

@@ -18,7 +18,7 @@ use ferret_index::Index;
 use ferret_query::{Clock, Options as QueryOptions, Query};
 use rmcp::{
     ErrorData, RoleServer,
-    model::{CallToolResult, ContentBlock, JsonObject, Tool},
+    model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject, Tool},
     service::RequestContext,
 };
 use serde_json::{Value, json};
@@ -77,6 +77,8 @@ pub struct GrepCall {
     globs: Globs,
     options: ferret_grep::Options,
     timeout: Duration,
+    /// Add `resource_link` items for the files that matched (`links::wanted`).
+    pub links: bool,
 }
 
 /// Without `timeout_ms`, a grep stops after this long (with what it found).
@@ -164,6 +166,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         globs,
         options,
         timeout,
+        links: false,
     })
 }
 
@@ -202,7 +205,9 @@ pub async fn run(
     server: Ferret,
     call: GrepCall,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, ErrorData> {
+    offer: Option<crate::work::TaskOffer>,
+    after: impl FnOnce(CallToolResult) -> CallToolResult + Send + 'static,
+) -> Result<CallToolResponse, ErrorData> {
     let deadline = Instant::now() + call.timeout;
     let content = server.content_index().cloned();
     // Set while the call waits for the content index's first build.
@@ -227,20 +232,20 @@ pub async fn run(
         case_insensitive: call.pattern.case_insensitive,
         multiline: call.pattern.multiline,
     }) != ferret_content::Grams::All;
-    crate::work::run_metered(context, describe, move |meter| {
+    crate::work::run_call(context, describe, offer, move |meter| {
         if let Some(c) = content.as_ref().filter(|_| narrowable) {
             waiting.store(true, Ordering::Relaxed);
             wait_for_content_index(c, deadline, &meter);
             waiting.store(false, Ordering::Relaxed);
         }
-        execute(
+        after(execute(
             server.index(),
             server.roots(),
             content.as_ref(),
             &call,
             deadline,
             &meter,
-        )
+        ))
     })
     .await
 }
@@ -302,7 +307,11 @@ fn execute(
     // Binary files the index knew, not opened: still skipped as binary.
     outcome.skipped.binary += narrowing.binary;
     let narrowing = content.is_some().then_some(narrowing);
-    render_outcome(index, &outcome, &options, narrowing.as_ref())
+    let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref());
+    if call.links && outcome.stopped.is_none() {
+        result.content.extend(matched_links(roots, &outcome));
+    }
+    result
 }
 
 /// What the content index did: the candidates it left to read (of which
@@ -320,6 +329,23 @@ fn content_index_block(n: &ferret_grep::Narrowing) -> Value {
         }
         Some(why) => json!({"not_used": why}),
     }
+}
+
+/// Links to the files a grep answer names, in its order.
+fn matched_links(roots: &Roots, o: &ferret_grep::Outcome) -> Vec<ContentBlock> {
+    let mut seen = HashSet::new();
+    let paths: Vec<&str> = o
+        .lines
+        .iter()
+        .map(|l| l.path.as_str())
+        .chain(o.files.iter().map(String::as_str))
+        .chain(o.counts.iter().map(|c| c.path.as_str()))
+        .filter(|p| seen.insert(*p))
+        .collect();
+    let named = paths
+        .into_iter()
+        .map(|shown| crate::links::Named { shown, facts: None });
+    crate::links::links(roots, named)
 }
 
 fn render_outcome(

@@ -105,6 +105,8 @@ pub struct SearchCall {
     /// `fuzzy`: the query's plain words, matched as subsequences of paths (the
     /// rest of the query, in `query`, filters).
     fuzzy: Option<Vec<String>>,
+    /// Add `resource_link` items for the files found (`links::wanted`).
+    pub links: bool,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -266,6 +268,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
         content,
+        links: false,
     })
 }
 
@@ -283,21 +286,38 @@ pub fn index_block(index: &Index) -> Option<Value> {
     })
 }
 
-/// How long a search waits for the first build before answering with what it has.
-const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a search waits for the first build before answering with what
+/// it has, and how long once it became a task (nobody waits on the request:
+/// the task's result is the search of the whole tree).
+const FIRST_BUILD_WAIT: Waits = Waits {
+    plain: std::time::Duration::from_secs(10),
+    as_task: std::time::Duration::from_secs(15 * 60),
+};
 
-/// Wait (at most [`FIRST_BUILD_WAIT`]) for the first build, showing its progress
-/// (entries walked so far) on `meter`; a cancelled caller stops the wait.
-fn wait_for_first_build(index: &Index, meter: &Meter) {
+struct Waits {
+    plain: std::time::Duration,
+    as_task: std::time::Duration,
+}
+
+/// Wait for the first build, at most `waits.plain` (`waits.as_task` once the
+/// meter is unhurried), showing its progress (entries walked so far) on
+/// `meter`; a cancelled caller stops the wait. Whether the index is ready.
+fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
     let started = std::time::Instant::now();
     while !index.wait_ready(std::time::Duration::from_millis(100)) {
         meter
             .done
             .store(index.progress(), std::sync::atomic::Ordering::Relaxed);
-        if meter.cancelled() || started.elapsed() >= FIRST_BUILD_WAIT {
-            return;
+        let limit = if meter.is_unhurried() {
+            waits.as_task
+        } else {
+            waits.plain
+        };
+        if meter.cancelled() || started.elapsed() >= limit {
+            return false;
         }
     }
+    true
 }
 
 pub fn search(
@@ -320,7 +340,7 @@ pub fn search_showing(
     meter: &Meter,
     show: &dyn Fn(&str) -> String,
 ) -> CallToolResult {
-    wait_for_first_build(index, meter);
+    wait_for_first_build(index, meter, &FIRST_BUILD_WAIT);
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
@@ -477,7 +497,19 @@ pub fn search_showing(
         }
     }
     structured["data_note"] = render::data_note("paths");
-    render::ok(render::compact(structured), rendered)
+    let mut result = render::ok(render::compact(structured), rendered);
+    if call.links {
+        let files = outcome
+            .hits
+            .iter()
+            .filter(|h| h.kind == "file")
+            .map(|h| crate::links::Named {
+                shown: &h.path,
+                facts: h.size.map(|size| (size, h.modified.clone())),
+            });
+        result.content.extend(crate::links::links(roots, files));
+    }
+    result
 }
 
 pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
@@ -570,4 +602,51 @@ pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, Er
         })),
         rendered,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferret_index::{IndexConfig, IndexRoot};
+    use std::{sync::Arc, thread, time::Duration};
+
+    const SHORT: Waits = Waits {
+        plain: Duration::from_millis(20),
+        as_task: Duration::from_secs(60),
+    };
+
+    /// An index whose first build has not run: not ready until `build_now`.
+    fn unbuilt() -> (tempfile::TempDir, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let index = Index::open(IndexConfig::new(vec![IndexRoot::new("r", dir.path())])).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn a_search_that_became_a_task_waits_for_the_whole_first_build() {
+        let (_dir, index) = unbuilt();
+        // A caller waiting on the request: the search answers after the short wait.
+        assert!(!wait_for_first_build(&index, &Meter::new(), &SHORT));
+        // A task: still waiting well past the short wait, until the build ends.
+        let meter = Arc::new(Meter::new());
+        meter.unhurry();
+        let waiting = {
+            let (index, meter) = (index.clone(), meter.clone());
+            thread::spawn(move || wait_for_first_build(&index, &meter, &SHORT))
+        };
+        thread::sleep(Duration::from_millis(300));
+        assert!(!waiting.is_finished(), "the task gave up on the build");
+        index.build_now(None);
+        assert!(
+            waiting.join().unwrap(),
+            "the task's search saw the built index"
+        );
+        // tasks/cancel still ends the wait.
+        let (_dir2, other) = unbuilt();
+        let cancelled = Meter::new();
+        cancelled.unhurry();
+        cancelled.stop();
+        assert!(!wait_for_first_build(&other, &cancelled, &SHORT));
+    }
 }

@@ -85,6 +85,26 @@ pub fn ok_with(structured: Value, mut blocks: Vec<ContentBlock>, text: String) -
     result
 }
 
+/// `result`, cut short by a cancellation: an `isError` answer with the
+/// `CANCELLED` error beside the partial results it holds.
+pub fn cancelled(mut result: CallToolResult) -> CallToolResult {
+    let (message, hint) = (
+        "cancelled; partial results",
+        "run it again if you still need all of it",
+    );
+    if let Some(Value::Object(s)) = result.structured_content.as_mut() {
+        s.insert(
+            "error".into(),
+            json!({"code": "CANCELLED", "message": message, "hint": hint}),
+        );
+    }
+    if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
+        t.text = format!("CANCELLED: {message}\n{}", t.text);
+    }
+    result.is_error = Some(true);
+    result
+}
+
 /// The `{code, message, hint, …}` object of the contract.
 pub fn error_object(err: &FsError) -> Value {
     let mut obj = json!({
@@ -179,6 +199,22 @@ mod tests {
         );
         assert_eq!(shown_entry("src", "dir"), "src/");
         assert_eq!(shown_entry("a.rs", "file"), "a.rs");
+    }
+
+    #[test]
+    fn a_cancelled_result_keeps_what_it_had() {
+        let r = cancelled(ok(json!({"entries": ["a"]}), "1 entry".into()));
+        assert_eq!(r.is_error, Some(true));
+        let s = r.structured_content.unwrap();
+        assert_eq!(
+            (s["entries"].clone(), s["error"]["code"].clone()),
+            (json!(["a"]), json!("CANCELLED"))
+        );
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert!(
+            text.starts_with("CANCELLED: ") && text.ends_with("1 entry"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -73,10 +73,11 @@ pub fn definitions() -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "File, relative to a root"},
-                    "start_line": int(1),
+                    "start_line": {"type": "integer", "description": "-100: the last 100 lines"},
                     "end_line": int(1),
                     "max_lines": {"type": "integer", "minimum": 1, "maximum": 100000},
                     "line_numbers": flag,
+                    "checksum": flag,
                     "max_line_chars": int(1),
                     "pages": {"type": "string"},
                     "sheet": {"type": "string"},
@@ -154,6 +155,7 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             "end_line",
             "max_lines",
             "line_numbers",
+            "checksum",
             "max_line_chars",
             "pages",
             "sheet",
@@ -161,11 +163,27 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
     let path = a.required_string("path")?;
-    let start_line = a.integer("start_line", 1, u64::MAX)?.unwrap_or(1);
+    let (start_line, from_end) = match a.signed("start_line", -(u32::MAX as i64), i64::MAX)? {
+        None => (1, None),
+        Some(0) => {
+            return Err(a.conflict(
+                "start_line",
+                "lines count from 1 (`start_line: 1`), or back from the end (`start_line: -100`: the last 100 lines)",
+            ));
+        }
+        Some(n) if n < 0 => (1, Some(n.unsigned_abs())),
+        Some(n) => (n as u64, None),
+    };
     let end_line = a.integer("end_line", 1, u64::MAX)?;
     let max_lines = a.integer("max_lines", 1, 100_000)?;
     if end_line.is_some() && max_lines.is_some() {
         return Err(a.conflict("end_line", "give `end_line` or `max_lines`, not both"));
+    }
+    if end_line.is_some() && from_end.is_some() {
+        return Err(a.conflict(
+            "end_line",
+            "a window from the end takes `max_lines`, not `end_line`: e.g. start_line -200, max_lines 100",
+        ));
     }
     if let Some(end) = end_line
         && end < start_line
@@ -196,6 +214,10 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
         max_bytes: None,
         max_line_chars: a.integer("max_line_chars", 1, 1 << 20)?.map(|n| n as usize),
         line_numbers: a.boolean("line_numbers")?.unwrap_or(false),
+        from_end,
+        checksum: a.boolean("checksum")?.unwrap_or(false),
+        count_lines: true,
+        meter: None,
     };
     Ok((path, request))
 }
@@ -204,15 +226,23 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
     match roots.read(path, request) {
         Err(e) => render::tool_error(&e),
         Ok(ReadOutcome::Text(w)) => {
+            // Lines are numbered from 1, or, in the tail of a large file that
+            // was not counted, back from its end (-1 is the last line).
+            let shown = |n: u64| w.numbering.shown(n);
+            let from_end = matches!(w.numbering, ferret_fs::text::Numbering::FromEnd(_));
+            let total = match w.total_lines {
+                Some(n) => n.to_string(),
+                None if from_end => {
+                    "? (counted back from the end: a large file's tail is read from its end)".into()
+                }
+                None => "? (large file, not counted in time)".into(),
+            };
             let mut header = format!(
-                "{} · lines {}-{} of {} · {} · {} · {}",
+                "{} · lines {}{}{} of {total} · {} · {} · {}",
                 w.path,
-                w.start_line,
-                w.end_line,
-                w.total_lines.map_or_else(
-                    || "? (large file, not counted)".to_string(),
-                    |n| n.to_string()
-                ),
+                shown(w.start_line),
+                if from_end { " to " } else { "-" },
+                shown(w.end_line),
                 w.encoding,
                 w.line_endings,
                 human_size(w.size),
@@ -227,7 +257,7 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
             if w.end_line < w.start_line {
                 header.push_str(&format!(
                     "\nstart_line {} is past the end of the file",
-                    w.start_line
+                    shown(w.start_line)
                 ));
             }
             if !w.clipped_lines.is_empty() {
@@ -235,7 +265,7 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
                     .clipped_lines
                     .iter()
                     .take(10)
-                    .map(|c| format!("{} ({} chars)", c.line, c.chars))
+                    .map(|c| format!("{} ({} chars)", shown(c.line), c.chars))
                     .collect();
                 header.push_str(&format!(
                     "\nclipped long lines: {}{}",
@@ -251,24 +281,29 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
             text.push('\n');
             text.push_str(&frame(&w.text));
             if let Some(next) = w.next_start_line {
-                text.push_str(&format!("\nmore: read with start_line {next}"));
+                text.push_str(&format!("\nmore: read with start_line {}", shown(next)));
             }
             // What an agent needs to use the window; the rest only when it is
             // not the usual (utf-8, lf) or when it can be used (the checksum,
             // for `edit`, when something is writable). `stat` has the rest.
             let writable = roots.roots().iter().any(|r| r.writable);
+            let clipped: Vec<Value> = w
+                .clipped_lines
+                .iter()
+                .map(|c| json!({"line": shown(c.line), "chars": c.chars}))
+                .collect();
             let structured = json!({
                 "path": w.path,
                 "text": w.text,
-                "start_line": w.start_line,
-                "end_line": w.end_line,
+                "start_line": shown(w.start_line),
+                "end_line": shown(w.end_line),
                 "total_lines": w.total_lines,
-                "next_start_line": w.next_start_line,
+                "next_start_line": w.next_start_line.map(shown),
                 "truncated": w.truncated,
-                "clipped_lines": (!w.clipped_lines.is_empty()).then_some(&w.clipped_lines),
+                "clipped_lines": (!clipped.is_empty()).then_some(clipped),
                 "encoding": (w.encoding != "utf-8").then_some(&w.encoding),
                 "line_endings": (w.line_endings != "lf").then_some(w.line_endings),
-                "checksum": w.checksum.as_ref().filter(|_| writable),
+                "checksum": w.checksum.as_ref().filter(|_| writable || request.checksum),
                 "data_note": render::data_note("text"),
             });
             let mut structured = structured;
@@ -521,7 +556,12 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
         "walk_capped": outcome.walk_capped,
         "data_note": render::data_note("entries"),
     });
-    render::ok(render::compact(structured), text)
+    let result = render::ok(render::compact(structured), text);
+    if request.meter.as_ref().is_some_and(|m| m.cancelled()) {
+        // Only a task's result outlives a cancel: say what it is.
+        return render::cancelled(result);
+    }
+    result
 }
 
 pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {

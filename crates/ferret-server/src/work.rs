@@ -1,30 +1,50 @@
 //! Long tool work: run on the blocking pool, report progress when the request
 //! carries a `progressToken`, and stop when the caller goes away
 //! (`notifications/cancelled`, or a closed HTTP response stream).
+//!
+//! A call offered a task ([`TaskOffer`]: the client declared the tasks
+//! extension) that is still running after the offer's delay answers with a
+//! `CreateTaskResult` instead; the same work then goes on, detached from the
+//! request, reporting through the task's status message, stopped by
+//! `tasks/cancel` through the same `Meter`, its result kept in the task.
 
 use std::{sync::Arc, time::Duration};
 
 use ferret_fs::Meter;
 use rmcp::{
     ErrorData, RoleServer,
-    model::{ProgressNotificationParam, ProgressToken},
+    model::{CallToolResponse, CallToolResult, ProgressNotificationParam, ProgressToken},
     service::{Peer, RequestContext},
 };
+use tokio::task::JoinHandle;
 
-/// How often progress is reported when the client asked for it.
+use crate::tasks::{Outcome, Tasks};
+
+/// How often progress is reported when the client asked for it, and how often
+/// a task's status message is refreshed.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
-/// Stops the work when the call ends for any reason, including the handler's
-/// future being dropped, and stops watching the request's token.
+/// Stops the work when whoever holds it goes away (the call ends for any
+/// reason, including the handler's future being dropped; or the task's
+/// follower ends), and stops watching the request's token.
 struct StopOnDrop {
     meter: Arc<Meter>,
-    watcher: tokio::task::AbortHandle,
+    watcher: Option<tokio::task::AbortHandle>,
+}
+
+impl StopOnDrop {
+    /// The request's cancellation no longer stops the work: it became a task.
+    fn detach_from_request(&mut self) {
+        if let Some(w) = self.watcher.take() {
+            w.abort();
+        }
+    }
 }
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.meter.stop();
-        self.watcher.abort();
+        self.detach_from_request();
     }
 }
 
@@ -61,11 +81,56 @@ impl Progress {
 }
 
 /// "12 of 40 files scanned", or "12 files scanned" while the total is unknown.
-pub fn counted(unit: &'static str) -> impl Fn(u64, Option<u64>) -> String {
+pub fn counted(unit: &'static str) -> impl Fn(u64, Option<u64>) -> String + Send + Sync + 'static {
     move |done, total| match total {
         Some(total) => format!("{done} of {total} {unit}"),
         None => format!("{done} {unit}"),
     }
+}
+
+/// The offer to answer a call with a task.
+pub struct TaskOffer {
+    pub tasks: Arc<Tasks>,
+    /// Who asks: the bounds of [`crate::tasks::Limits`] are per client.
+    pub client: String,
+    /// Answer with a task once the work has run this long (zero: at once).
+    pub after: Duration,
+    /// Called with the result when the work of a call that became a task
+    /// ends (and dropped, unused, when the call ends without becoming one).
+    pub on_end: Box<dyn FnOnce(&CallToolResult) + Send>,
+}
+
+/// The work and how it stops.
+struct Running<T> {
+    meter: Arc<Meter>,
+    stop: StopOnDrop,
+    job: JoinHandle<T>,
+}
+
+fn start<T: Send + 'static>(
+    context: &RequestContext<RoleServer>,
+    work: impl FnOnce(Arc<Meter>) -> T + Send + 'static,
+) -> Running<T> {
+    let meter = Arc::new(Meter::new());
+    let watcher = {
+        let ct = context.ct.clone();
+        let meter = meter.clone();
+        tokio::spawn(async move {
+            ct.cancelled().await;
+            meter.stop();
+        })
+    };
+    let stop = StopOnDrop {
+        meter: meter.clone(),
+        watcher: Some(watcher.abort_handle()),
+    };
+    let for_work = meter.clone();
+    let job = tokio::task::spawn_blocking(move || work(for_work));
+    Running { meter, stop, job }
+}
+
+fn joined<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, ErrorData> {
+    r.map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))
 }
 
 /// Run `work` on the blocking pool with a fresh [`Meter`] to tick. The meter
@@ -76,41 +141,148 @@ pub async fn run_metered<T: Send + 'static>(
     describe: impl Fn(u64, Option<u64>) -> String,
     work: impl FnOnce(Arc<Meter>) -> T + Send + 'static,
 ) -> Result<T, ErrorData> {
-    let meter = Arc::new(Meter::new());
-    let watcher = {
-        let ct = context.ct.clone();
-        let meter = meter.clone();
-        tokio::spawn(async move {
-            ct.cancelled().await;
-            meter.stop();
-        })
-    };
-    let _stop = StopOnDrop {
-        meter: meter.clone(),
-        watcher: watcher.abort_handle(),
-    };
-    let for_work = meter.clone();
-    let mut task = tokio::task::spawn_blocking(move || work(for_work));
-    let joined = match Progress::of(context) {
-        None => (&mut task).await,
-        Some(mut progress) => {
-            let mut tick = tokio::time::interval(PROGRESS_EVERY);
-            tick.tick().await;
-            let joined = loop {
-                tokio::select! {
-                    r = &mut task => break r,
-                    _ = tick.tick() => {
-                        let (done, total) = meter.read();
-                        progress.report(done, total, describe(done, total)).await;
-                    }
-                }
-            };
-            // Where the work got to, even when it took less than one tick; sent
-            // before the result, so progress still ends with the request.
-            let (done, total) = meter.read();
-            progress.report(done, total, describe(done, total)).await;
-            joined
+    let mut running = start(context, work);
+    let mut progress = Progress::of(context);
+    let r = wait(&mut running, progress.as_mut(), &describe, None).await;
+    match r {
+        Waited::Done(r) => joined(r),
+        Waited::Due => unreachable!("no delay was given"),
+    }
+}
+
+enum Waited<T> {
+    Done(Result<T, tokio::task::JoinError>),
+    /// The delay passed with the work still running.
+    Due,
+}
+
+/// Wait for the work, reporting progress, at most `delay` when one is given.
+async fn wait<T>(
+    running: &mut Running<T>,
+    mut progress: Option<&mut Progress>,
+    describe: &impl Fn(u64, Option<u64>) -> String,
+    delay: Option<Duration>,
+) -> Waited<T> {
+    let due = async {
+        match delay {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
         }
     };
-    joined.map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))
+    tokio::pin!(due);
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.tick().await;
+    let outcome = loop {
+        tokio::select! {
+            r = &mut running.job => break Waited::Done(r),
+            _ = &mut due => break Waited::Due,
+            _ = tick.tick(), if progress.is_some() => {
+                let (done, total) = running.meter.read();
+                if let Some(p) = progress.as_mut() {
+                    p.report(done, total, describe(done, total)).await;
+                }
+            }
+        }
+    };
+    if matches!(outcome, Waited::Done(_))
+        && let Some(p) = progress
+    {
+        // Where the work got to, even when it took less than one tick; sent
+        // before the result, so progress still ends with the request.
+        let (done, total) = running.meter.read();
+        p.report(done, total, describe(done, total)).await;
+    }
+    outcome
+}
+
+/// Run a tool's `work` like [`run_metered`]; with an `offer`, a call still
+/// running after the offer's delay answers with a task (when the store has
+/// room: otherwise it stays an ordinary call) and goes on as one.
+pub async fn run_call(
+    context: &RequestContext<RoleServer>,
+    describe: impl Fn(u64, Option<u64>) -> String + Send + Sync + 'static,
+    offer: Option<TaskOffer>,
+    work: impl FnOnce(Arc<Meter>) -> CallToolResult + Send + 'static,
+) -> Result<CallToolResponse, ErrorData> {
+    let mut running = start(context, work);
+    let mut progress = Progress::of(context);
+    if let Some(offer) = offer {
+        let waited = if offer.after.is_zero() {
+            // At once, however quick the work would have been.
+            Waited::Due
+        } else {
+            wait(
+                &mut running,
+                progress.as_mut(),
+                &describe,
+                Some(offer.after),
+            )
+            .await
+        };
+        match waited {
+            Waited::Done(r) => return joined(r).map(CallToolResponse::Complete),
+            Waited::Due if context.ct.is_cancelled() => {}
+            Waited::Due => {
+                let (done, total) = running.meter.read();
+                match offer
+                    .tasks
+                    .start(&offer.client, Some(describe(done, total)))
+                {
+                    Ok((task, created)) => {
+                        running.stop.detach_from_request();
+                        // Nobody waits on the request any more.
+                        running.meter.unhurry();
+                        tokio::spawn(follow(running, task, describe, offer.on_end));
+                        return Ok(CallToolResponse::Task(created));
+                    }
+                    Err(busy) => {
+                        tracing::debug!(reason = %busy.0, "no task for this call; it runs as an ordinary one");
+                    }
+                }
+            }
+        }
+    }
+    match wait(&mut running, progress.as_mut(), &describe, None).await {
+        Waited::Done(r) => joined(r).map(CallToolResponse::Complete),
+        Waited::Due => unreachable!("no delay was given"),
+    }
+}
+
+/// The rest of a call that became a task: refresh its status message, stop
+/// the work on `tasks/cancel`, keep its result.
+async fn follow(
+    mut running: Running<CallToolResult>,
+    task: crate::tasks::Task,
+    describe: impl Fn(u64, Option<u64>) -> String,
+    on_end: Box<dyn FnOnce(&CallToolResult) + Send>,
+) {
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.tick().await;
+    let mut cancel_heard = false;
+    let r = loop {
+        tokio::select! {
+            r = &mut running.job => break r,
+            _ = task.cancelled(), if !cancel_heard => {
+                cancel_heard = true;
+                running.meter.stop();
+            }
+            _ = tick.tick() => {
+                let (done, total) = running.meter.read();
+                task.status(describe(done, total));
+            }
+        }
+    };
+    let (done, total) = running.meter.read();
+    let mut message = describe(done, total);
+    match joined(r) {
+        Ok(result) => {
+            if cancel_heard {
+                message.push_str("; stopped by tasks/cancel, partial results");
+            }
+            on_end(&result);
+            task.finish(Outcome::Completed(result), Some(message));
+        }
+        Err(e) => task.finish(Outcome::Failed(e), Some(message)),
+    }
+    drop(running.stop);
 }

@@ -11,7 +11,9 @@ use axum::{
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
-const ICON_SVG: &str = include_str!("../assets/icon.svg");
+/// ferret's icon (a magnifier over lines): the page's favicon, and the
+/// icon MCP clients show for the server.
+pub const ICON_SVG: &str = include_str!("../assets/icon.svg");
 
 /// Scripts, styles, images and connections from this origin only; no inline
 /// script or style, no frames, forms posting only here.

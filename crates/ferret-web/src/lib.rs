@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
 pub use access::Access;
+pub use assets::ICON_SVG;
 pub use error::ApiError;
 
 use crate::{access::Guard, journal::Feed, params::Params};

@@ -374,6 +374,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "AGE", env = "FERRET_SHUTDOWN_GRACE", default_value = "10s",
           value_parser = parse_age)]
     pub shutdown_grace: std::time::Duration,
+
+    /// How long a grep, list, search, locate or manage call runs before it answers
+    /// with an MCP task, for clients that declare the tasks extension (0: at once).
+    #[arg(long, value_name = "TIME", env = "FERRET_TASK_AFTER", default_value = "1s",
+          value_parser = parse_delay)]
+    pub task_after: std::time::Duration,
 }
 
 /// The command line, with `ferret.toml` (when there is one) as the defaults of
@@ -484,6 +490,23 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
+/// `0`, `250ms`, `2s`, `1m`: a short delay.
+pub fn parse_delay(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let bad = || format!("`{s}` is not a delay; write e.g. 0, 250ms, 2s or 1m");
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let ms = match unit {
+        "" if n == 0 => 0,
+        "ms" => n,
+        "s" => n.saturating_mul(1000),
+        "m" => n.saturating_mul(60_000),
+        _ => return Err(bad()),
+    };
+    Ok(std::time::Duration::from_millis(ms))
+}
+
 /// `4096`, `64K`, `10M`, `1G` (powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -528,6 +551,10 @@ mod tests {
         assert!(parse_bytes("5X").is_err());
         assert_eq!(parse_age("30d").unwrap().as_secs(), 30 * 86_400);
         assert!(parse_age("30").is_err() && parse_age("x").is_err());
+        assert_eq!(parse_delay("0").unwrap().as_millis(), 0);
+        assert_eq!(parse_delay("250ms").unwrap().as_millis(), 250);
+        assert_eq!(parse_delay("2s").unwrap().as_millis(), 2000);
+        assert!(parse_delay("2").is_err() && parse_delay("2h").is_err());
     }
 
     #[test]

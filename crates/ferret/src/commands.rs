@@ -216,6 +216,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let grace = args.shutdown_grace;
+    let task_after = args.task_after;
     let result = runtime.block_on(async {
         let stopping = shutdown::watch();
         match http {
@@ -224,6 +225,8 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                 if let Some(c) = &content {
                     server.set_content_index(c.clone());
                 }
+
+                server.set_task_after(task_after);
                 let serving = ferret_server::serve_stdio(server.clone());
                 tokio::pin!(serving);
                 tokio::select! {
@@ -252,6 +255,8 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                 if let Some(c) = &content {
                     server.set_content_index(c.clone());
                 }
+
+                server.set_task_after(task_after);
                 let (ending, signalled) = (server.clone(), stopping.clone());
                 // On the signal axum stops accepting and waits for open requests;
                 // listen streams are ended first, or it would wait on them forever.
