@@ -123,7 +123,11 @@ def cpu_seconds(pid: int) -> float:
 
 @pytest.fixture
 def tasks_server(big_tree, start_http):
-    return start_http("--root", str(big_tree), "--no-persist", "--task-after", "0")
+    # Without the content index: these tests watch grep's own work (its
+    # progress, its stop, the CPU it leaves idle), not a background build.
+    return start_http(
+        "--root", str(big_tree), "--no-persist", "--task-after", "0", "--content-index", "off"
+    )
 
 
 def test_a_long_grep_answers_as_a_task_and_its_result_is_kept(tasks_server):
