@@ -7,136 +7,15 @@ use std::sync::Arc;
 
 use ferret_docs::{DocError, DocErrorKind, Extracted, Format, Key, PartKind};
 
+pub use crate::window::{
+    DocumentInfo, DocumentWindow, PartOf, PartRef, PartStart, Selection, part_of,
+};
+use crate::window::{ReadRequest, TextWindow};
 use crate::{
     error::{ErrorCode, FsError, FsResult},
-    read::{ReadRequest, TextWindow},
     roots::{OpenedFile, Roots, rfc3339},
     sniff, text,
 };
-
-/// A part of a document as agents see it: a page, slide or chapter number,
-/// or a sheet's name.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
-pub enum PartRef {
-    Number(u32),
-    Name(String),
-}
-
-/// Which part holds a line: `("page", 3)`, `("sheet", "Q3")`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartOf {
-    pub kind: &'static str,
-    pub part: PartRef,
-    /// A sheet's row (its line within the sheet).
-    pub row: Option<u64>,
-}
-
-/// Where a part begins inside a window.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartStart {
-    pub part: PartOf,
-    pub line: u64,
-}
-
-/// What a document window adds to a text window.
-#[derive(Debug, Clone)]
-pub struct DocumentWindow {
-    pub format: &'static str,
-    /// `page`, `slide`, `sheet` or `chapter`; `None` for flowing text (DOCX, ODT).
-    pub part_kind: Option<&'static str>,
-    /// Pages, slides, sheets or chapters in the document.
-    pub parts: u32,
-    pub sheets: Vec<String>,
-    /// The part of the window's first line.
-    pub first: Option<PartOf>,
-    /// Parts that begin after the window's first line, inside the window.
-    pub starts: Vec<PartStart>,
-    /// What `pages` / `sheet` selected, as asked.
-    pub selected: Option<String>,
-    pub title: Option<String>,
-    pub author: Option<String>,
-}
-
-/// What `stat` says of a document.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct DocumentInfo {
-    pub format: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pages: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slides: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chapters: Option<u32>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sheets: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
-    pub text_layer: bool,
-    /// Why the text cannot be read (encrypted, malformed, …), when it cannot.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unreadable: Option<String>,
-}
-
-/// Which part of a document `read` should cut the window from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selection {
-    /// Pages (slides, chapters) `first..=last`, 1-based.
-    Pages(u32, u32),
-    Sheet(String),
-}
-
-impl Selection {
-    /// `"3"`, `"3-5"` or `"3-"` (to the end).
-    pub fn parse_pages(s: &str) -> Result<Selection, String> {
-        let s = s.trim();
-        let number = |t: &str| t.trim().parse::<u32>().ok().filter(|&n| n >= 1);
-        let (first, last) = match s.split_once('-') {
-            None => {
-                let n = number(s).ok_or("not a page number")?;
-                (n, n)
-            }
-            Some((a, "")) => (number(a).ok_or("not a page number")?, u32::MAX),
-            Some((a, b)) => (
-                number(a).ok_or("not a page number")?,
-                number(b).ok_or("not a page number")?,
-            ),
-        };
-        if last < first {
-            return Err("the range ends before it starts".into());
-        }
-        Ok(Selection::Pages(first, last))
-    }
-}
-
-/// The part of `doc` that holds `line`, as agents see it.
-pub fn part_of(doc: &Extracted, line: u64) -> Option<PartOf> {
-    let part = doc.part_at(line)?;
-    Some(PartOf {
-        kind: part.kind.name(),
-        part: match (&part.kind, &part.name) {
-            (PartKind::Sheet, Some(name)) => PartRef::Name(name.clone()),
-            _ => PartRef::Number(part.number),
-        },
-        row: (part.kind == PartKind::Sheet).then(|| line - part.first_line + 1),
-    })
-}
-
-impl PartOf {
-    /// `page 3`, `sheet Q3 row 12`.
-    pub fn describe(&self) -> String {
-        let part = match &self.part {
-            PartRef::Number(n) => n.to_string(),
-            PartRef::Name(s) => s.clone(),
-        };
-        match self.row {
-            Some(row) => format!("{} {part} row {row}", self.kind),
-            None => format!("{} {part}", self.kind),
-        }
-    }
-}
 
 impl Roots {
     /// The document format of a file whose name is `name` and whose content

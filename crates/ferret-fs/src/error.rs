@@ -1,5 +1,5 @@
 //! The error vocabulary of the file layer. Codes are the ones of the tool contract
-//! (`spec/tools.md` §Errors); the server layer only renders them.
+//! (`docs/tools.md` §Errors); the server layer only renders them.
 
 use std::{fmt, io};
 

@@ -29,6 +29,7 @@ pub mod roots;
 pub mod sniff;
 pub mod stat;
 pub mod text;
+pub mod window;
 pub mod write;
 
 pub use deny::Denylist;

@@ -2,20 +2,18 @@
 
 use std::{
     io::{Read, Seek, SeekFrom},
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use sha2::{Digest, Sha256};
 
+pub use crate::window::{Image, ReadOutcome, ReadRequest, TextWindow};
 use crate::{
-    Meter,
-    document::{DocumentWindow, Selection},
     error::{ErrorCode, FsError, FsResult},
     newlines,
     roots::{Roots, Target, rfc3339},
-    sniff::{self, Content, Detected, ImageFormat},
-    text::{self, ClippedLine, Numbering, Window},
+    sniff::{self, Content, Detected},
+    text::{self, Numbering},
 };
 
 /// Bytes read before deciding what a file is and, for large files, its encoding.
@@ -27,127 +25,6 @@ pub const TAIL_REACH: u64 = 64 << 20;
 /// How long counting the lines of a large file may take (a checksum, when
 /// asked for, is computed however long it takes).
 pub const COUNT_TIME: Duration = Duration::from_secs(3);
-
-#[derive(Debug, Clone)]
-pub struct ReadRequest {
-    pub start_line: u64,
-    /// Last line wanted (inclusive); `None` means `start_line + max_lines - 1`.
-    pub end_line: Option<u64>,
-    pub max_lines: u64,
-    /// Overrides the server's response budget downwards.
-    pub max_bytes: Option<usize>,
-    /// Overrides the server's long-line limit.
-    pub max_line_chars: Option<usize>,
-    pub line_numbers: bool,
-    /// For documents: the pages (slides, chapters) or the sheet to read.
-    pub selection: Option<Selection>,
-    /// The window starts this many lines before the end (`start_line: -100`);
-    /// `start_line` is then not used.
-    pub from_end: Option<u64>,
-    /// The checksum of the whole file even when it is larger than
-    /// `max_file_bytes` (read to its end for it).
-    pub checksum: bool,
-    /// Count the lines of a file larger than `max_file_bytes` too: a
-    /// streaming pass to its end, given up after [`COUNT_TIME`]. Not done
-    /// for tails, which are read from the end.
-    pub count_lines: bool,
-    /// Ticked with the bytes read while counting a large file's lines, and
-    /// read for its cancel flag.
-    pub meter: Option<Arc<Meter>>,
-}
-
-impl ReadRequest {
-    /// The window this request asks for from `start` (its own end, or
-    /// `max_lines`, never past `last`), within the server's budgets.
-    pub(crate) fn window(&self, start: u64, last: u64, limits: &crate::Limits) -> Window {
-        let end = match self.end_line {
-            Some(end) => end,
-            None => start.saturating_add(self.max_lines.max(1) - 1),
-        };
-        Window {
-            start,
-            end: end.min(last),
-            max_bytes: self
-                .max_bytes
-                .unwrap_or(limits.max_response_bytes)
-                .min(limits.max_response_bytes),
-            max_line_chars: self.max_line_chars.unwrap_or(limits.max_line_chars).max(1),
-            line_numbers: self.line_numbers,
-            keep_last: self.from_end.is_some(),
-            numbering: Numbering::FromStart,
-        }
-    }
-
-    /// Where a window over lines `first..=last` starts.
-    pub(crate) fn start(&self, first: u64, last: u64) -> u64 {
-        match self.from_end {
-            Some(n) => (last + 1).saturating_sub(n).max(first),
-            None => self.start_line.max(first),
-        }
-    }
-}
-
-impl Default for ReadRequest {
-    fn default() -> Self {
-        ReadRequest {
-            start_line: 1,
-            end_line: None,
-            max_lines: 2000,
-            max_bytes: None,
-            max_line_chars: None,
-            line_numbers: false,
-            selection: None,
-            from_end: None,
-            checksum: false,
-            count_lines: false,
-            meter: None,
-        }
-    }
-}
-
-#[derive(Debug)]
-pub struct TextWindow {
-    pub path: String,
-    pub text: String,
-    pub size: u64,
-    /// `None` when the file is larger than `max_file_bytes` and was not read to the end.
-    pub total_lines: Option<u64>,
-    pub start_line: u64,
-    pub end_line: u64,
-    pub next_start_line: Option<u64>,
-    pub truncated: bool,
-    pub clipped_lines: Vec<ClippedLine>,
-    pub encoding: String,
-    pub line_endings: &'static str,
-    pub modified: Option<String>,
-    /// `sha256:<hex>` of the whole file; `None` when the file was not read whole
-    /// (and for documents, whose text is not the file's bytes).
-    pub checksum: Option<String>,
-    /// What a document's window is (format, pages, sheets); `None` for text files.
-    pub document: Option<Box<DocumentWindow>>,
-    /// How the window's line numbers (`start_line`, `end_line`,
-    /// `next_start_line`, clipped lines) are shown: `FromEnd` for the tail of
-    /// a large file whose lines were not counted, where 1 is the first line
-    /// of the tail and `numbering.shown(n)` the negative number to show.
-    pub numbering: Numbering,
-}
-
-#[derive(Debug)]
-pub struct Image {
-    pub path: String,
-    pub format: ImageFormat,
-    pub bytes: Vec<u8>,
-    pub width: Option<u64>,
-    pub height: Option<u64>,
-    pub modified: Option<String>,
-    pub checksum: String,
-}
-
-#[derive(Debug)]
-pub enum ReadOutcome {
-    Text(TextWindow),
-    Image(Image),
-}
 
 /// The checksum format shared by `read`, `stat` and (later) the write tools.
 pub fn checksum(bytes: &[u8]) -> String {
@@ -408,7 +285,8 @@ fn hex_digest(digest: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Limits, Policy, RootSpec};
+    use crate::{Limits, Meter, Policy, RootSpec};
+    use std::sync::Arc;
 
     /// A root whose files above 2 KiB count as large.
     fn roots_with(files: &[(&str, Vec<u8>)]) -> (tempfile::TempDir, Roots) {
