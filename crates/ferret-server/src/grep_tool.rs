@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use crate::{
     Ferret,
     args::{ArgResult, Args},
-    index_tools::index_block,
+    render::index_block,
     render::{self, frame, human_size},
     tools::{one_of, output_schema, read_only, schema, string_or_list, without_zeros},
 };

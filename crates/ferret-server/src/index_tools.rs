@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::{
     args::{ArgResult, Args},
-    render::{self, frame, human_size},
+    render::{self, frame, human_size, index_block},
     tools::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
@@ -269,20 +269,6 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
         content,
         links: false,
-    })
-}
-
-/// How fresh an index answer is, only when the agent should know: while the
-/// first build runs (the answer may be missing entries) or while the index
-/// reconciles with the disk after a restart. `None` when it is current.
-pub fn index_block(index: &Index) -> Option<Value> {
-    let s = index.status();
-    (!s.ready || s.reconciling).then(|| {
-        json!({
-            "entries": s.entries,
-            "ready": s.ready,
-            "reconciling": s.reconciling,
-        })
     })
 }
 

@@ -2,6 +2,7 @@
 //! which anything read from disk is framed by a per-call nonce.
 
 use ferret_fs::FsError;
+use ferret_index::Index;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
@@ -169,6 +170,20 @@ pub fn human_size(bytes: u64) -> String {
     } else {
         format!("{value:.1}{}", UNITS[unit])
     }
+}
+
+/// How fresh an index answer is, only when the agent should know: while the
+/// first build runs (the answer may be missing entries) or while the index
+/// reconciles with the disk after a restart. `None` when it is current.
+pub fn index_block(index: &Index) -> Option<Value> {
+    let s = index.status();
+    (!s.ready || s.reconciling).then(|| {
+        json!({
+            "entries": s.entries,
+            "ready": s.ready,
+            "reconciling": s.reconciling,
+        })
+    })
 }
 
 #[cfg(test)]
