@@ -31,14 +31,14 @@ def modern_call(id=1):
     return body, headers
 
 
-def call_in_background(url):
+def call_in_background(server):
     """POST the slow grep from a thread; returns (thread, box with the outcome)."""
     box = {}
 
     def go():
         body, headers = modern_call()
         try:
-            r = httpx.post(url, content=json.dumps(body), headers=headers, timeout=60)
+            r = httpx.post(server.url, content=json.dumps(body), headers={**headers, **server.auth}, timeout=60)
             box["status"] = r.status_code
             box["body"] = r.text
         except Exception as e:  # the connection may be cut by a second signal
@@ -63,7 +63,7 @@ def test_http_lets_the_call_in_flight_finish_then_saves_and_exits_0(big_tree, tm
     state = tmp_path / "state"
     server = HttpServer(["--root", str(big_tree), "--state-dir", str(state)])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         time.sleep(0.4)  # the grep is under way (it takes about a second)
         server.proc.send_signal(signal.SIGTERM)
         thread.join(30)
@@ -91,7 +91,7 @@ def test_http_lets_the_call_in_flight_finish_then_saves_and_exits_0(big_tree, tm
 def test_a_second_signal_exits_at_once(big_tree, tmp_path):
     server = HttpServer(["--root", str(big_tree), "--no-persist", "--shutdown-grace", "60s"])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         time.sleep(0.3)
         server.proc.send_signal(signal.SIGTERM)
         time.sleep(0.1)
@@ -109,7 +109,7 @@ def test_a_second_signal_exits_at_once(big_tree, tmp_path):
 def test_the_grace_period_bounds_the_wait(big_tree):
     server = HttpServer(["--root", str(big_tree), "--no-persist", "--shutdown-grace", "0s"])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         time.sleep(0.3)
         sent = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
