@@ -122,7 +122,7 @@ struct Inner {
     hub: Arc<subscriptions::Hub>,
     locate: Option<Locate>,
     /// Seals the `requestState` of consent questions (2026-07-28 era).
-    consent_seal: rmcp::model::RequestStateCodec,
+    consent_seal: locate::Seal,
     /// Cancelled when the server shuts down: long-lived streams end gracefully.
     shutdown: CancellationToken,
     /// Tool calls and prompts being answered, so that a shutdown can wait for them.
@@ -215,7 +215,7 @@ impl Ferret {
             started: Instant::now(),
             hub,
             locate,
-            consent_seal: locate::new_codec(),
+            consent_seal: locate::Seal::new(),
             shutdown: CancellationToken::new(),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             settled: tokio::sync::Notify::new(),
@@ -488,6 +488,9 @@ impl Ferret {
                     }
                     locate::Consent::Cancelled => {
                         return Ok(render::tool_error(&locate::cancelled()).into());
+                    }
+                    locate::Consent::Unclear => {
+                        return Ok(render::tool_error(&locate::unclear()).into());
                     }
                     locate::Consent::Unavailable(why) => {
                         return Ok(render::tool_error(&locate::unavailable(&why)).into());
