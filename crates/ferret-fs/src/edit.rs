@@ -525,7 +525,7 @@ impl Roots {
             .hint("the operator can raise --max-file-bytes"));
         }
         let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
-        let mut file = open_real(root, &landing.real).map_err(io_err)?;
+        let (mut file, _) = open_real(root, &landing.real).map_err(io_err)?;
         let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
         drop(file);
         match sniff::classify(&bytes) {

@@ -20,6 +20,7 @@ pub mod error;
 pub mod list;
 pub mod manage;
 pub mod meter;
+pub mod open;
 pub mod path;
 pub mod read;
 pub mod roots;
