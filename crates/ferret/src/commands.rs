@@ -539,6 +539,8 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
         },
         limit: args.limit,
         max_output_bytes: usize::MAX,
+        // Alone on the command line: every core, no shared budget.
+        budget: None,
         ..ferret_grep::Options::default()
     };
     let never = std::sync::atomic::AtomicBool::new(false);
