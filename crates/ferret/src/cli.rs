@@ -158,6 +158,11 @@ pub struct IndexArgs {
         default_value_t = 1_000_000
     )]
     pub journal_max_entries: u64,
+
+    /// Where inotify cannot watch every folder (its watch limit is reached, or it is unavailable), rescan the rest this often (s, m, h suffix).
+    #[arg(long, value_name = "AGE", env = "FERRET_RESCAN_EVERY", default_value = "60s",
+          value_parser = parse_age)]
+    pub rescan_every: std::time::Duration,
 }
 
 #[derive(Debug, Args)]

@@ -68,6 +68,7 @@ pub(crate) fn index_config(
     };
     config.journal_max_age = index.journal_max_age;
     config.journal_max_rows = index.journal_max_entries;
+    config.limit_rescan_every = index.rescan_every.max(Duration::from_secs(1));
     config
 }
 

@@ -394,7 +394,7 @@ fn check_watches(report: &mut Report, folders: u64) {
         report.warn(
             "inotify",
             "cannot read /proc/sys/fs/inotify/max_user_watches",
-            "on Linux ferret watches every folder; without inotify the index is refreshed by rescans every minute",
+            "on Linux ferret watches every folder; without inotify the index is refreshed by rescans every minute (--rescan-every)",
         );
         return;
     };
@@ -406,7 +406,7 @@ fn check_watches(report: &mut Report, folders: u64) {
     if folders > limit {
         report.warn(
             "inotify",
-            format!("{folders} folders to watch but the limit is {limit}: past it the index is refreshed by rescans every minute instead of live"),
+            format!("{folders} folders to watch but the limit is {limit}: past it the index is refreshed by rescans every minute (--rescan-every) instead of live"),
             raise,
         );
     } else if folders * 10 > limit * 8 {
