@@ -513,6 +513,7 @@ impl Roots {
             }
             Some(m) => m.clone(),
         };
+        crate::write::check_writable(root, &landing.real, shown)?;
         let limit = self.policy.limits.max_file_bytes;
         if meta.len() > limit {
             return Err(FsError::new(

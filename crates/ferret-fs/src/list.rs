@@ -207,6 +207,8 @@ impl Roots {
                 } else {
                     start
                 };
+                // A folder this account may not read is an error, not an empty list.
+                crate::open::folder(root.dir(), &start).map_err(|e| FsError::from_io(&e, shown))?;
                 let levels = walk.ignore_levels_down_to(root, &start);
                 // Shown paths keep the spelling asked for, even through an in-root symlink.
                 let shown_base = if rel.is_root() {

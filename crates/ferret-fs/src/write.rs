@@ -555,6 +555,9 @@ impl Roots {
             .hint("use mode `overwrite` (with expected_checksum from `read`) or `append`, or `edit` to change part of it")
             .suggest("edit"));
         }
+        if existing.is_some() {
+            check_writable(root, &landing.real, shown)?;
+        }
         let io_err = |e: io::Error| FsError::from_io(&e, shown);
         // The old content, when there is one and it is small enough to hold.
         let mut old: Option<Vec<u8>> = None;
@@ -659,6 +662,31 @@ impl Roots {
         ));
         outcome.changes = changes;
         Ok(outcome)
+    }
+}
+
+/// Refuse to change a file this account may not write. The atomic rename
+/// needs only the folder's permission, so without this a file the user made
+/// read-only (`chmod a-w`) would be replaced; root may write any file, as
+/// `open(O_WRONLY)` lets it. Other failures of the check are left to the
+/// write itself.
+pub(crate) fn check_writable(root: &Root, real: &RelPath, shown: &str) -> FsResult<()> {
+    use rustix::{
+        fs::{Access, AtFlags},
+        io::Errno,
+    };
+    match rustix::fs::accessat(root.dir(), real.as_os_path(), Access::WRITE_OK, AtFlags::EACCESS) {
+        Err(Errno::ACCESS) | Err(Errno::PERM) => Err(FsError::new(
+            ErrorCode::IoError,
+            format!("`{shown}` is read-only for the account running ferret (permission denied); nothing was written"),
+        )
+        .hint("the user can allow it (chmod u+w), or write to another file")),
+        Err(Errno::ROFS) => Err(FsError::new(
+            ErrorCode::IoError,
+            format!("`{shown}` is on a read-only file system; nothing was written"),
+        )
+        .hint("serve this root read-only (drop :rw), or remount it writable")),
+        _ => Ok(()),
     }
 }
 
