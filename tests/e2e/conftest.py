@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -45,6 +46,32 @@ ERAS = ["legacy", "2026-07-28"]
 
 def run(coro):
     return asyncio.run(coro)
+
+
+# Permission errors exist only for accounts other than root: tests that need
+# them switch to `nobody` with setpriv (they need root to do so).
+SETPRIV = shutil.which("setpriv")
+CAN_BE_NOBODY = os.geteuid() == 0 and SETPRIV is not None
+as_nobody_only = pytest.mark.skipif(not CAN_BE_NOBODY, reason="needs root to switch to nobody with setpriv")
+NOBODY_PREFIX = [str(SETPRIV), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+# What nobody's processes get: no home (root's is closed to it), the tests' state folder.
+NOBODY_ENV = {**get_default_environment(), "HOME": "/nonexistent", "XDG_STATE_HOME": STATE_HOME}
+
+
+def as_nobody(*args: str) -> StdioServerParameters:
+    """`ferret ARGS` over stdio, run as nobody."""
+    return StdioServerParameters(
+        command=str(SETPRIV),
+        args=[*NOBODY_PREFIX[1:], str(FERRET), *args],
+        env=NOBODY_ENV,
+    )
+
+
+def nobody_tmpdir(prefix: str) -> Path:
+    """A folder under /tmp that nobody can enter (pytest's own are root's, 0700)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.chmod(base, 0o755)
+    return base
 
 
 def png_bytes(width: int, height: int) -> bytes:
