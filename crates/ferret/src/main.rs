@@ -2,12 +2,12 @@
 //! index, then serve or answer. The work lives in the library crates
 //! (`ferret-fs`, `ferret-index`, `ferret-query`, `ferret-server`).
 
-mod cli;
 mod commands;
-mod config;
 mod doctor;
 mod shutdown;
 mod token;
+
+use ferret_cli::{cli, config};
 
 use std::process::ExitCode;
 
