@@ -17,6 +17,8 @@
 
 mod args;
 mod completion;
+#[doc(hidden)]
+pub mod fuzzing;
 mod grep_tool;
 pub mod http;
 mod index_tools;
