@@ -38,7 +38,7 @@ async def main(spec):
     async with Client(target, mode="legacy" if spec["mode"] == "legacy" else spec["mode"], timeout=30, auth=auth) as client:
         version = client.protocol_version
         await client.list_tools()
-        for case in spec["cases"]:
+        for index, case in enumerate(spec["cases"]):
             for phase in ("ok", "error"):
                 try:
                     result = await client.call_tool(case["tool"], case[phase])
@@ -51,7 +51,7 @@ async def main(spec):
                     seen = {"rpc": {"code": e.error.code, "message": e.error.message}}
                 if seen.get("structured") is None:
                     seen.pop("structured", None)
-                calls.append({"tool": case["tool"], "phase": phase, "seen": seen})
+                calls.append({"index": index, "phase": phase, "seen": seen})
     print(json.dumps({"version": str(version), "calls": calls, "parse_errors": parse_errors.messages}))
 
 

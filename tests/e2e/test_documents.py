@@ -53,7 +53,8 @@ def test_every_format_reads_as_text_with_what_it_is(docs, state):
         assert expected in s["text"], (name, s["text"][:300])
         for k, v in facts.items():
             assert s[k] == v, (name, k, s.get(k))
-        assert s["encoding"] == "utf-8" and s["checksum"] is None
+        # Compact: utf-8 and lf are not repeated, and a read-only root has no checksum.
+        assert not {"encoding", "line_endings", "checksum", "size", "modified"} & s.keys(), (name, s.keys())
         assert f"{fmt} document" in text and expected.split("\n")[0] in text
 
 
@@ -76,8 +77,9 @@ def test_a_500_page_pdf_pages_like_a_text_file(docs, state):
     assert pages["text"].splitlines() == [documents.page_line(250, n) for n in range(1, 6)] + [
         "The penalty clause applies after thirty days."
     ] + [documents.page_line(251, n) for n in range(1, 6)]
-    assert pages["next_start_line"] is None and "selected pages 250-251" in text
-    assert tail["text"].splitlines()[-1] == documents.page_line(500, 5) and tail["next_start_line"] is None
+    # The selected pages end the window: nothing more to read (left out, not null).
+    assert "next_start_line" not in pages and "selected pages 250-251" in text
+    assert tail["text"].splitlines()[-1] == documents.page_line(500, 5) and "next_start_line" not in tail
 
 
 def test_a_100000_row_sheet_by_name_and_row(docs, state):
@@ -92,7 +94,7 @@ def test_a_100000_row_sheet_by_name_and_row(docs, state):
     assert q3["text"] == "id\tcustomer\tamount\n1\tcustomer-000001\t3\n2\tcustomer-000002\t6\n"
     assert q3["sheet"] == "Q3" and q3["row"] == 1 and q3["total_lines"] == 2 + 100_001
     assert end["text"] == "99999\tcustomer-099999\t299997\ntotal\tpenalty fees\t42\n"
-    assert end["row"] == 100_000 and end["next_start_line"] is None
+    assert end["row"] == 100_000 and "next_start_line" not in end
     assert e3 and missing["error"]["code"] == "NOT_FOUND" and "Summary, Q3" in text
 
 
@@ -139,12 +141,16 @@ def test_grep_searches_documents_when_asked_or_named(docs, state):
     )
     assert [m["path"] for m in off["matches"]] == ["notes.txt"]
     assert off["skipped"]["documents"] >= 9 and "documents: true" in off_text
-    found = {m["path"]: m for m in on["matches"]}
-    assert found["report.pdf"]["page"] == 250 and found["report.pdf"]["line"] == 1251
-    assert found["ledger.xlsx"]["sheet"] == "Q3" and found["ledger.xlsx"]["row"] == 100_001
-    assert found["roadmap.pptx"]["slide"] == 2 and found["tales.epub"]["chapter"] == 2
-    assert found["contract.docx"]["text"] == "The penalty clause applies to late delivery."
-    for name in ["budget.xls", "costs.ods", "minutes.odt", "slides.odp", "notes.txt"]:
+    # Lines are grouped per file, [number, text]; in a document with parts the
+    # part comes third: [number, text, {"page": 250}].
+    found = {m["path"]: m["lines"] for m in on["matches"]}
+    assert found["report.pdf"] == [[1251, "The penalty clause applies after thirty days.", {"page": 250}]]
+    assert found["ledger.xlsx"] == [[100_003, "total\tpenalty fees\t42", {"sheet": "Q3", "row": 100_001}]]
+    assert found["roadmap.pptx"][0][2] == {"slide": 2} and found["tales.epub"][0][2] == {"chapter": 2}
+    assert found["budget.xls"][0][2] == {"sheet": "Budget", "row": 2}
+    assert found["contract.docx"] == [[3, "The penalty clause applies to late delivery."]]
+    assert found["notes.txt"] == [[1, "the penalty clause in plain text"]]
+    for name in ["costs.ods", "minutes.odt", "slides.odp"]:
         assert name in found, name
     assert "report.pdf:1251 (page 250):" in on_text
     assert on["skipped"]["unreadable"] >= 3 and on["skipped"]["too_large"] >= 2
@@ -197,16 +203,19 @@ def test_stat_gives_pages_title_and_author(docs, state):
     r = {x["path"]: x for x in s["results"]}
     pdf = r["report.pdf"]["document"]
     assert (pdf["format"], pdf["pages"], pdf["title"], pdf["author"]) == ("pdf", 500, "Annual Report", "Ada Lovelace")
-    assert r["report.pdf"]["lines"] == 2501
+    assert r["report.pdf"]["lines"] == 2501 and pdf["text_layer"] is True
     assert r["contract.docx"]["document"]["title"] == "Service Contract"
     assert r["contract.docx"]["document"]["author"] == "Grace Hopper"
     assert r["ledger.xlsx"]["document"]["sheets"] == ["Summary", "Q3"]
     assert r["ledger.xlsx"]["document"]["author"] == "Emmy Noether"
     assert r["roadmap.pptx"]["document"]["slides"] == 3
-    assert r["scan.pdf"]["document"]["pages"] == 3 and r["scan.pdf"]["document"]["text_layer"] is False
+    # A scan has no text layer: like every `false`, `text_layer` is left out (README).
+    scan = r["scan.pdf"]["document"]
+    assert scan["pages"] == 3 and "text_layer" not in scan and "unreadable" not in scan
     assert "needs a password" in r["locked.pdf"]["document"]["unreadable"]
     assert r["tales.epub"]["document"]["author"] == "Mary Shelley"
     assert "500 pages · title: Annual Report · author: Ada Lovelace" in text
+    assert "3 pages · title: untitled · author: anonymous · no text layer (images only)" in text
 
 
 def test_pages_and_sheet_are_checked(docs, state):

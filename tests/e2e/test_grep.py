@@ -308,8 +308,10 @@ def test_cancellation_stops_the_workers(big_tree, transport, era, start_http):
                 await asyncio.sleep(0.005)
             stopped_after = time.monotonic() - cancelled_at
             print(f"full grep {full:.3f}s, stopped {stopped_after:.3f}s after cancel, diagnostics rtt {rtt:.3f}s")
-            # Within ~100 ms (plus one diagnostics round trip), far less than the whole grep.
-            assert stopped_after - rtt < 0.15, (stopped_after, rtt)
+            # Within ~100 ms (plus one diagnostics round trip), far less than the
+            # whole grep; on a loaded machine, where the whole grep took ten times
+            # as long, within a tenth of it (most of the grep was still ahead).
+            assert stopped_after - rtt < max(0.15, full / 10), (stopped_after, rtt, full)
             assert d["tools"]["grep"]["err"] >= 1, "a cancelled grep counts as an error (CANCELLED)"
             # And the workers are gone: the process is idle now.
             cpu0 = cpu_seconds(pid)
@@ -320,7 +322,7 @@ def test_cancellation_stops_the_workers(big_tree, transport, era, start_http):
 
     full = run(go())
     # Cancelled at a quarter of its length (at most 0.3 s in) and stopped within
-    # 0.15 s: meaningful while most of the grep is still ahead.
+    # 0.15 s (or a tenth of the grep): meaningful while most of it is still ahead.
     assert full > 0.5, "the grep is too quick for a meaningful cancellation test"
 
 

@@ -1,9 +1,12 @@
-//! `ferret-bench`: the index benchmark. `bench/index.sh` drives it beside plocate
-//! and fd; see docs/benchmarks.md for the figures and the exact command.
+//! `ferret-bench`: the index benchmark, in-process. `bench/index.py` drives it and
+//! times ferret as users wait for it (an MCP round trip, a CLI process) beside
+//! plocate and fd; see docs/benchmarks.md for the figures and the exact command.
 //!
 //! ```text
 //! ferret-bench tree DIR --entries N [--seed S]   build a synthetic tree
-//! ferret-bench index DIR [--queries FILE]        build, snapshot, load, query, freshness
+//! ferret-bench index DIR [--freshness N] [--storm PER_SECOND] [--hidden] [--no-ignore]
+//!                                                build, memory, snapshot, load, query,
+//!                                                freshness (also during a storm of changes)
 //! ```
 
 use std::{
@@ -72,8 +75,13 @@ fn make_tree(dir: &Path, entries: u64, seed: u64) -> anyhow::Result<()> {
                     ""
                 };
                 let path = parent.join(format!("{rare}{w1}-{w2}-{n}.{ext}"));
-                let size = rng.below(4096) as usize;
-                if std::fs::write(&path, vec![b'x'; size]).is_ok() {
+                let size = rng.below(4096);
+                // Sparse: the size is real, no data is written (a 10M-entry
+                // tree then fits on a small disk).
+                if std::fs::File::create(&path)
+                    .and_then(|f| f.set_len(size))
+                    .is_ok()
+                {
                     made += 1;
                 }
             }
@@ -130,7 +138,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn bench_index(dir: &Path, freshness_changes: usize, rules: Rules) -> anyhow::Result<()> {
+fn bench_index(
+    dir: &Path,
+    freshness_changes: usize,
+    storm: u64,
+    rules: Rules,
+) -> anyhow::Result<()> {
     let dir = std::fs::canonicalize(dir)?;
     let state = tempdir_in_target()?;
     let mut config = IndexConfig::new(vec![IndexRoot::new("bench", &dir)]);
@@ -199,8 +212,22 @@ fn bench_index(dir: &Path, freshness_changes: usize, rules: Rules) -> anyhow::Re
         "query", "p50", "p99", "min", "matches"
     );
     let only = std::env::var("FERRET_BENCH_ONLY").ok();
-    for (label, text) in QUERIES {
-        if only.as_deref().is_some_and(|o| o != *label) {
+    // FERRET_BENCH_QUERIES="a;re;rep" times these instead of the fixed set.
+    let extra: Vec<(String, String)> = std::env::var("FERRET_BENCH_QUERIES")
+        .ok()
+        .map(|q| {
+            q.split(';')
+                .map(|t| (format!("`{t}`"), t.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let fixed: Vec<(String, String)> = QUERIES
+        .iter()
+        .map(|(l, t)| (l.to_string(), t.to_string()))
+        .collect();
+    for (label, text) in if extra.is_empty() { fixed } else { extra } {
+        let (label, text) = (label.as_str(), text.as_str());
+        if only.as_deref().is_some_and(|o| o != label) {
             continue;
         }
         let query = Query::compile(text, &Options::default(), &clock)
@@ -242,7 +269,10 @@ fn bench_index(dir: &Path, freshness_changes: usize, rules: Rules) -> anyhow::Re
     }
     completion_latency(&loaded);
     if freshness_changes > 0 {
-        freshness(&dir, freshness_changes)?;
+        freshness(&dir, freshness_changes, 0)?;
+        if storm > 0 {
+            freshness(&dir, freshness_changes, storm)?;
+        }
     }
     let _ = std::fs::remove_dir_all(&state);
     Ok(())
@@ -298,17 +328,70 @@ fn completion_latency(index: &Index) {
 }
 
 /// Create, rename and delete files on disk with the watcher running, and time
-/// until `search` sees each change.
-fn freshness(dir: &Path, changes: usize) -> anyhow::Result<()> {
+/// until `search` sees each change; with `storm` > 0, while another thread makes
+/// that many other changes a second.
+fn freshness(dir: &Path, changes: usize, storm: u64) -> anyhow::Result<()> {
     let work = dir.join("ferret-freshness");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
+    let storm_dir = dir.join("ferret-storm");
+    let _ = std::fs::remove_dir_all(&storm_dir);
+    std::fs::create_dir_all(&storm_dir)?;
     let mut config = IndexConfig::new(vec![IndexRoot::new("bench", dir)]);
     config.state_dir = None;
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
     index.wait_ready(Duration::from_secs(600));
     std::thread::sleep(Duration::from_millis(500));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let made = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let stormer = (storm > 0).then(|| {
+        let (stop, made, storm_dir) = (stop.clone(), made.clone(), storm_dir.clone());
+        std::thread::spawn(move || {
+            // Creates, renames and deletes, `storm` of them a second, paced.
+            let started = Instant::now();
+            let mut n: u64 = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let due = (started.elapsed().as_secs_f64() * storm as f64) as u64;
+                while n < due {
+                    let a = storm_dir.join(format!("s{}", n / 3));
+                    let b = storm_dir.join(format!("t{}", n / 3));
+                    let _ = match n % 3 {
+                        0 => std::fs::write(&a, b"s"),
+                        1 => std::fs::rename(&a, &b),
+                        _ => std::fs::remove_file(&b),
+                    };
+                    n += 1;
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            made.store(n, std::sync::atomic::Ordering::Relaxed);
+        })
+    });
+    let storm_started = Instant::now();
+    // Meanwhile a searcher: how long searches take while changes are applied.
+    let searcher = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let q = Query::compile("report", &Options::default(), &Clock::system()).expect("query");
+            let mut times = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                index.search(&SearchRequest {
+                    query: &q,
+                    under: None,
+                    sort: SortKey::Name,
+                    descending: false,
+                    offset: 0,
+                    limit: 50,
+                    group_by: None,
+                });
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            times
+        })
+    };
     let clock = Clock::system();
     let mut latencies = Vec::new();
     let seen = |name: &str| -> bool {
@@ -345,15 +428,38 @@ fn freshness(dir: &Path, changes: usize) -> anyhow::Result<()> {
             latencies.push(ms);
         }
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let storm_secs = storm_started.elapsed().as_secs_f64();
+    let mut searches = searcher.join().unwrap_or_default();
+    searches.sort_by(f64::total_cmp);
+    if let Some(t) = stormer {
+        let _ = t.join();
+    }
     index.shutdown();
     let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&storm_dir);
     latencies.sort_by(f64::total_cmp);
+    let during = if storm > 0 {
+        format!(
+            " during a storm of {:.0} other changes a second",
+            made.load(std::sync::atomic::Ordering::Relaxed) as f64 / storm_secs
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "\nfreshness over {} changes (create, rename, delete): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        "\nfreshness over {} changes (create, rename, delete){during}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
         latencies.len(),
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.95),
         latencies.last().copied().unwrap_or(0.0)
+    );
+    println!(
+        "searches meanwhile (`report`, page of 50): {} runs, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        searches.len(),
+        percentile(&searches, 0.5),
+        percentile(&searches, 0.99),
+        searches.last().copied().unwrap_or(0.0)
     );
     Ok(())
 }
@@ -392,7 +498,8 @@ fn main() -> anyhow::Result<()> {
                 hidden: args.iter().any(|a| a == "--hidden"),
                 no_ignore: args.iter().any(|a| a == "--no-ignore"),
             };
-            bench_index(&dir, changes, rules)
+            let storm = flag("--storm").map_or(Ok(0), |s| s.parse())?;
+            bench_index(&dir, changes, storm, rules)
         }
         Some("queries") => {
             for (label, q) in QUERIES {
@@ -401,7 +508,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => anyhow::bail!(
-            "usage: ferret-bench tree DIR --entries N [--seed S] | index DIR [--freshness N] | queries"
+            "usage: ferret-bench tree DIR --entries N [--seed S] | index DIR [--freshness N] [--storm PER_SECOND] [--hidden] [--no-ignore] | queries"
         ),
     }
 }

@@ -80,17 +80,33 @@ impl Index {
     }
 }
 
-/// Order `names` (with whether each is a folder) for the typed `stem`.
+/// Order `names` (with whether each is a folder) for the typed `stem`: names
+/// that start with it first (in name order), then the names it fits as a
+/// subsequence, best fit first (the fuzzy search's scoring, `nucleo-matcher`),
+/// so `usrsvc` completes to `user_service.rs`.
 fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> Completion {
+    use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
+    use nucleo_matcher::{Config, Matcher, Utf32Str};
     let lower_stem = stem.to_ascii_lowercase();
+    let atom = Atom::new(
+        stem,
+        CaseMatching::Ignore,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    );
+    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    let mut buf = Vec::new();
     let mut starts = Vec::new();
-    let mut contains = Vec::new();
+    let mut fits = Vec::new();
     for (is_dir, name) in names {
         let lower = name.to_ascii_lowercase();
         if lower.starts_with(&lower_stem) {
             starts.push((is_dir, name));
-        } else if !lower_stem.is_empty() && lower.contains(&lower_stem) {
-            contains.push((is_dir, name));
+        } else if !lower_stem.is_empty()
+            && let Some(score) = atom.score(Utf32Str::new(&name, &mut buf), &mut matcher)
+        {
+            fits.push((score, is_dir, name));
         }
     }
     let order = |a: &(bool, String), b: &(bool, String)| {
@@ -99,11 +115,14 @@ fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> C
             .then_with(|| a.1.cmp(&b.1))
     };
     starts.sort_by(order);
-    contains.sort_by(order);
-    let total = starts.len() + contains.len();
+    fits.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| order(&(a.1, a.2.clone()), &(b.1, b.2.clone())))
+    });
+    let total = starts.len() + fits.len();
     let values = starts
         .into_iter()
-        .chain(contains)
+        .chain(fits.into_iter().map(|(_, d, n)| (d, n)))
         .take(limit)
         .map(|(is_dir, name)| {
             let slash = if is_dir { "/" } else { "" };
@@ -148,6 +167,11 @@ mod tests {
         let c = index.complete_path("src/ma", false, 100);
         assert_eq!(c.values, ["src/main.rs", "src/Makefile", "src/domain/"]);
         assert_eq!(c.total, 3);
+        // Subsequences too, after the prefixes: `lb` fits `lib.rs`.
+        assert_eq!(
+            index.complete_path("src/lb", false, 100).values,
+            ["src/lib.rs"]
+        );
         let c = index.complete_path("", false, 100);
         assert_eq!(c.values, ["README.md", "src/"]);
         let c = index.complete_path("s", true, 100);

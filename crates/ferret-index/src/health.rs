@@ -104,7 +104,7 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         on_folder: None,
     };
     let stats = walk::walk(&mut store, top, fd, Vec::new(), Chain::root(None), &spec);
-    store.rebuild();
+    crate::orders::rebuild_store(&mut store);
     TreeSize {
         entries: stats.entries,
         folders: store.count_of(Kind::Dir).saturating_sub(1),

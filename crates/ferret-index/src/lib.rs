@@ -17,20 +17,27 @@
 //! follows a symlink; it knows nothing of MCP.
 
 mod base;
+mod hits;
+mod orders;
 mod trim;
+mod wire;
 pub use trim::map_large_allocations;
 mod complete;
 mod dirs;
 mod echo;
+pub mod fuzzy;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
 mod names;
 mod postings;
+mod rank;
 mod rules;
 pub mod search;
 pub mod snapshot;
 pub mod store;
+mod suggest;
+pub mod uses;
 pub mod walk;
 mod watch;
 pub mod when;
@@ -131,6 +138,13 @@ impl IndexConfig {
             .map(|d| d.join(format!("{}.snap", self.file_stem())))
     }
 
+    /// Where the use scores that relevance boosts by are saved.
+    pub fn uses_path(&self) -> Option<PathBuf> {
+        self.state_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}.uses.json", self.file_stem())))
+    }
+
     pub fn journal_path(&self) -> Option<PathBuf> {
         self.state_dir
             .as_ref()
@@ -189,6 +203,8 @@ pub(crate) struct Shared {
     /// What ferret's own writes left, so that the watcher's echo of the same
     /// change is not journalled a second time as `external` (see `echo`).
     pub own_changes: echo::OwnWrites,
+    /// Files used lately through ferret (read, edited, matched).
+    pub uses: Mutex<uses::Uses>,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
 }
@@ -260,6 +276,10 @@ impl Index {
             }
             s
         });
+        let uses = config
+            .uses_path()
+            .map(|p| uses::Uses::load(&p))
+            .unwrap_or_default();
         let journal = match config.journal_path() {
             Some(path) => match Journal::open(
                 &path,
@@ -296,6 +316,7 @@ impl Index {
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
                 own_changes: echo::OwnWrites::default(),
+                uses: Mutex::new(uses),
                 touch_listeners: Mutex::new(Vec::new()),
             }),
         })
@@ -364,7 +385,7 @@ impl Index {
             return;
         }
         let started = Instant::now();
-        let rebuilt = base::rebuild(&self.read_store());
+        let rebuilt = orders::rebuild(&self.read_store());
         let built = started.elapsed();
         self.write_store().install(rebuilt);
         trim::give_back_memory();
@@ -461,6 +482,17 @@ impl Index {
             snapshot::encode(&store, &self.shared.config.key())
         };
         let result = write_atomically(&path, &bytes);
+        if let Some(uses_path) = self.shared.config.uses_path() {
+            let json = self
+                .shared
+                .uses
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .to_json();
+            if let Err(e) = write_atomically(&uses_path, json.as_bytes()) {
+                tracing::warn!("use scores not saved to {}: {e}", uses_path.display());
+            }
+        }
         match result {
             Ok(()) => {
                 self.shared.dirty.store(false, Ordering::Relaxed);
@@ -485,7 +517,26 @@ impl Index {
 
     /// Run a search.
     pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
-        search::search(&self.read_store(), request)
+        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        search::search_with(&self.read_store(), request, Some(&uses))
+    }
+
+    /// Run a fuzzy search (see [`fuzzy`]).
+    pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
+        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        fuzzy::fuzzy(&self.read_store(), request, Some(&uses))
+    }
+
+    /// Count a use of a file (a path as shown to agents) through ferret: `weight`
+    /// 1 for a read or an edit, less for a grep match. Relevance and fuzzy search
+    /// rank used files higher; the scores fade by half every week.
+    pub fn record_use(&self, path: &str, weight: f64) {
+        let now = chrono::Utc::now().timestamp();
+        self.shared
+            .uses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(path, weight, now);
     }
 
     /// Files, folders and the bytes of the files below `under` (every root when
@@ -610,7 +661,78 @@ impl Index {
         let kept = self
             .shared
             .own_changes
-            .sift(&self.shared.config.roots, changes);
+            .sift(&|p: &str| self.version_of(p), changes);
+        self.journal_kept(kept);
+    }
+
+    /// Ferret is about to change these paths (as shown to agents; a folder
+    /// covers what lies below it): the watcher's reports on them wait for
+    /// ferret's own [`Index::record`] before they are told from its echo.
+    pub fn expect_own_changes(&self, paths: &[String]) {
+        self.shared.own_changes.expect(paths);
+    }
+
+    /// Ferret will not change these announced paths after all (its write failed).
+    pub fn withdraw_own_changes(&self, paths: &[String]) {
+        let kept = self
+            .shared
+            .own_changes
+            .withdraw(&|p: &str| self.version_of(p), paths);
+        if !kept.is_empty() {
+            self.journal_kept(kept);
+        }
+    }
+
+    /// Journal the reports held for changes ferret announced and never recorded.
+    pub(crate) fn release_held(&self) {
+        let kept = self
+            .shared
+            .own_changes
+            .release_expired(&|p: &str| self.version_of(p));
+        if !kept.is_empty() {
+            self.journal_kept(kept);
+        }
+    }
+
+    /// What a shown path is on disk now, looked up through its root's
+    /// descriptor (never by a path string below the root).
+    fn version_of(&self, shown: &str) -> Option<echo::Version> {
+        let roots = &self.shared.config.roots;
+        let (root, rel) = if roots.len() == 1 {
+            (0, shown)
+        } else {
+            let (name, rel) = shown.split_once('/').unwrap_or((shown, ""));
+            (roots.iter().position(|r| r.name == name)?, rel)
+        };
+        let rel = if rel == "." { "" } else { rel };
+        let root_fd = self.root_fd(root)?;
+        let (parent, name) = match rel.rsplit_once('/') {
+            Some((p, n)) => (p, n),
+            None if rel.is_empty() => return None,
+            None => ("", rel),
+        };
+        let dir = dirs::open_below(root_fd, parent.as_bytes()).ok()?;
+        let st = rustix::fs::statx(
+            &dir,
+            name,
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            rustix::fs::StatxFlags::BASIC_STATS,
+        )
+        .ok()?;
+        let ns =
+            |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+        Some(echo::Version {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            mtime_ns: ns(st.stx_mtime),
+            ctime_ns: ns(st.stx_ctime),
+            dir: rustix::fs::FileType::from_raw_mode(u32::from(st.stx_mode))
+                == rustix::fs::FileType::Directory,
+        })
+    }
+
+    fn journal_kept(&self, kept: Vec<Change>) {
         if self.touches_followed() {
             self.publish_touched(
                 kept.iter()

@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 
 use crate::postings::{Postings, intersect_range};
-use crate::snapshot::{Reader, SnapshotError, Writer};
+use crate::wire::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
 /// order is total and `README` sorts beside `readme`).
@@ -65,6 +65,16 @@ pub(crate) struct Names {
     postings: Postings,
     /// The distinct folded extensions of the sorted names, sorted.
     exts: Vec<Box<[u8]>>,
+    /// The sorted names that hold bytes other than ASCII (Unicode case folding
+    /// can make them match where an ASCII comparison does not).
+    non_ascii: Vec<u32>,
+}
+
+/// The lists built for the sorted names: see [`Names::lists`].
+pub(crate) struct Lists {
+    postings: Postings,
+    exts: Vec<Box<[u8]>>,
+    non_ascii: Vec<u32>,
 }
 
 impl Names {
@@ -75,6 +85,7 @@ impl Names {
             sorted: 0,
             postings: Postings::default(),
             exts: Vec::new(),
+            non_ascii: Vec::new(),
         }
     }
 
@@ -100,6 +111,37 @@ impl Names {
             self.offsets[id as usize + 1] as usize,
         );
         &self.arena[a..b]
+    }
+
+    /// The first sorted name whose ASCII-folded form is not below `word`
+    /// (ASCII, folded): where the names starting with `word` begin.
+    pub fn lower_bound_folded(&self, word: &[u8]) -> u32 {
+        let (mut lo, mut hi) = (0u32, self.sorted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let below = self
+                .get(mid)
+                .iter()
+                .map(u8::to_ascii_lowercase)
+                .lt(word.iter().copied());
+            if below { lo = mid + 1 } else { hi = mid }
+        }
+        lo
+    }
+
+    /// The end of the run of sorted names from `from` whose ASCII-folded form
+    /// starts with `word`.
+    pub fn prefix_end_folded(&self, word: &[u8], from: u32) -> u32 {
+        let starts = |id: u32| {
+            let n = self.get(id);
+            n.len() >= word.len() && n[..word.len()].eq_ignore_ascii_case(word)
+        };
+        let (mut lo, mut hi) = (from, self.sorted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if starts(mid) { lo = mid + 1 } else { hi = mid }
+        }
+        lo
     }
 
     /// The id of `name` among the sorted names.
@@ -198,6 +240,29 @@ impl Names {
         }))
     }
 
+    /// Sorted names that may be within one edit of `word` (folded, four bytes or
+    /// more), for which `keep` holds: one edit removes at most three of the
+    /// word's trigrams, so such a name holds at least one of any four of them;
+    /// the four rarest lists are merged.
+    pub fn near(&self, word: &[u8], keep: &mut dyn FnMut(u32) -> bool) -> Vec<u32> {
+        let mut keys: Vec<u32> = word.windows(3).map(trigram_key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.sort_unstable_by_key(|&k| self.postings.count(k));
+        keys.truncate(4);
+        let mut out = Vec::new();
+        for k in keys {
+            let mut c = self.postings.cursor(k);
+            while let Some(id) = c.next_id() {
+                out.push(id);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&k| keep(k));
+        out
+    }
+
     /// How many sorted names the rarest trigram of `literals` allows (a cheap
     /// bound for planning); `None` when no literal has three bytes.
     pub fn candidates_bound(&self, literals: &[Vec<u8>]) -> Option<u32> {
@@ -252,6 +317,7 @@ impl Names {
         for e in &self.exts {
             w.bytes(e);
         }
+        w.u32s(&self.non_ascii);
     }
 
     pub fn read_from(r: &mut Reader<'_>) -> Result<Names, SnapshotError> {
@@ -264,7 +330,11 @@ impl Names {
         for _ in 0..n {
             exts.push(Box::<[u8]>::from(r.bytes()?));
         }
+        let non_ascii = r.u32s()?;
         let bad = SnapshotError::Corrupt("names");
+        if non_ascii.iter().any(|&k| k >= sorted) || non_ascii.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad);
+        }
         if offsets.first() != Some(&0)
             || offsets.last().map(|&o| o as usize) != Some(arena.len())
             || offsets.windows(2).any(|w| w[0] > w[1])
@@ -279,6 +349,7 @@ impl Names {
             sorted,
             postings,
             exts,
+            non_ascii,
         })
     }
 
@@ -331,14 +402,106 @@ impl Names {
         (out, map)
     }
 
-    /// The trigram and extension lists of the sorted names, and the extensions.
-    pub fn lists(&self) -> (Postings, Vec<Box<[u8]>>) {
-        build_postings(self)
+    /// The trigram and extension lists of the sorted names, the extensions,
+    /// and which names are not ASCII.
+    pub fn lists(&self) -> Lists {
+        let (postings, exts) = build_postings(self);
+        let non_ascii = (0..self.sorted)
+            .filter(|&k| !self.get(k).is_ascii())
+            .collect();
+        Lists {
+            postings,
+            exts,
+            non_ascii,
+        }
     }
 
-    pub fn set_lists(&mut self, (postings, exts): (Postings, Vec<Box<[u8]>>)) {
-        self.postings = postings;
-        self.exts = exts;
+    pub fn set_lists(&mut self, lists: Lists) {
+        self.postings = lists.postings;
+        self.exts = lists.exts;
+        self.non_ascii = lists.non_ascii;
+    }
+
+    /// Sorted names that hold `needle` (ASCII, lowercase) ignoring ASCII case:
+    /// one pass of `memchr2` over the names' bytes, end to end, each hit mapped
+    /// to its name; a hit across two names is none. Names that are not ASCII
+    /// are decided by `other` instead. For needles too short for the trigram
+    /// lists; split across the machine's cores.
+    pub fn scan(&self, needle: &[u8], other: &(dyn Fn(u32) -> bool + Sync)) -> Vec<u32> {
+        debug_assert!(needle.is_ascii() && !needle.is_empty());
+        let sorted = self.sorted;
+        let threads = if sorted < 100_000 {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |p| p.get())
+                .min(8) as u32
+        };
+        let step = sorted.div_ceil(threads).max(1);
+        let range_scan = |lo: u32, hi: u32| -> Vec<u32> {
+            let mut out = Vec::new();
+            if lo >= hi {
+                return out;
+            }
+            let start = self.offsets[lo as usize] as usize;
+            let end = self.offsets[hi as usize] as usize;
+            let hay = &self.arena[start..end];
+            let (first, upper) = (needle[0], needle[0].to_ascii_uppercase());
+            let mut name = lo;
+            let mut at = 0;
+            while let Some(i) = memchr::memchr2(first, upper, &hay[at..]) {
+                let pos = start + at + i;
+                // Move to the name that holds `pos`.
+                while self.offsets[name as usize + 1] as usize <= pos {
+                    name += 1;
+                }
+                let name_end = self.offsets[name as usize + 1] as usize;
+                if pos + needle.len() <= name_end
+                    && self.arena[pos..pos + needle.len()].eq_ignore_ascii_case(needle)
+                {
+                    out.push(name);
+                    // Next name.
+                    at = name_end - start;
+                    name += 1;
+                    if name >= hi {
+                        break;
+                    }
+                } else {
+                    at += i + 1;
+                }
+                if at >= hay.len() {
+                    break;
+                }
+            }
+            // Names that are not ASCII: decided by the caller's own test.
+            let a = self.non_ascii.partition_point(|&k| k < lo);
+            let b = self.non_ascii.partition_point(|&k| k < hi);
+            let mut slow: Vec<u32> = self.non_ascii[a..b]
+                .iter()
+                .copied()
+                .filter(|k| out.binary_search(k).is_err() && other(*k))
+                .collect();
+            if !slow.is_empty() {
+                out.append(&mut slow);
+                out.sort_unstable();
+            }
+            out
+        };
+        if threads == 1 {
+            return range_scan(0, sorted);
+        }
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = (0..threads)
+                .map(|t| {
+                    let range_scan = &range_scan;
+                    scope.spawn(move || range_scan(t * step, ((t + 1) * step).min(sorted)))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
     }
 }
 
@@ -459,5 +622,16 @@ mod tests {
             ["Report-2026.pdf", "x.PDF"]
         );
         assert_eq!(d.candidates_bound(&[b"report".to_vec()]), Some(2));
+        // Short needles: one pass over the names, across name boundaries never.
+        assert_eq!(
+            ids(d.scan(b"pd", &|_| false)),
+            ["Report-2026.pdf", "x.PDF", "y.pdfx"]
+        );
+        assert_eq!(
+            ids(d.scan(b"fr", &|_| false)),
+            Vec::<String>::new(),
+            "`…pdf` + `reporter` is not a match"
+        );
+        assert_eq!(ids(d.scan(b"x", &|_| false)), ["x.PDF", "y.pdfx"]);
     }
 }

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::snapshot::{Reader, SnapshotError, Writer};
+use crate::wire::{Reader, SnapshotError, Writer};
 
 /// One skip entry per this many ids of a list.
 const SKIP_EVERY: u32 = 128;

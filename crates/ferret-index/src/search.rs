@@ -17,11 +17,12 @@ use std::{cmp::Ordering, collections::HashMap};
 
 use ferret_query::{Query, Range};
 
-use crate::base::{self, skipped};
+pub use crate::hits::{Hit, display_path, hit, rfc3339};
 use crate::names::{extension, fold_into};
-use crate::store::{
-    EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS, UNKNOWN_TIME,
-};
+use crate::orders::{self as base, skipped};
+use crate::rank::{self, Ranker, Relevance};
+use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
+use crate::uses::Uses;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortKey {
@@ -34,6 +35,8 @@ pub enum SortKey {
     Modified,
     Created,
     Extension,
+    /// Most likely meant first (see [`crate::rank`]); each hit carries its score.
+    Relevance,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,15 +59,6 @@ pub struct SearchRequest<'q> {
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Hit {
-    pub path: String,
-    pub kind: &'static str,
-    pub size: Option<u64>,
-    pub modified: Option<String>,
-    pub created: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Group {
     pub group: String,
     pub count: u64,
@@ -76,46 +70,6 @@ pub struct SearchOutcome {
     pub groups: Option<Vec<Group>>,
     /// All matches (or all groups with `group_by`).
     pub total: u64,
-}
-
-pub fn rfc3339(secs: i64) -> Option<String> {
-    if secs == UNKNOWN_TIME {
-        return None;
-    }
-    chrono::DateTime::from_timestamp(secs, 0)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-}
-
-/// The path shown to agents: relative to the root, prefixed by the root's name
-/// when there are several roots.
-pub fn display_path(store: &Store, id: EntryId) -> String {
-    let rel = store.rel_path(id);
-    let rel = String::from_utf8_lossy(&rel);
-    if store.roots().len() > 1 {
-        let (_, root) = store.root_of(id);
-        let name = String::from_utf8_lossy(store.name(root));
-        if rel.is_empty() {
-            name.into_owned()
-        } else {
-            format!("{name}/{rel}")
-        }
-    } else if rel.is_empty() {
-        ".".into()
-    } else {
-        rel.into_owned()
-    }
-}
-
-pub fn hit(store: &Store, id: EntryId) -> Hit {
-    let kind = store.kind(id);
-    let meta = store.meta(id);
-    Hit {
-        path: display_path(store, id),
-        kind: kind.name(),
-        size: (kind != Kind::Dir).then_some(meta.size),
-        modified: rfc3339(meta.mtime),
-        created: rfc3339(meta.btime),
-    }
 }
 
 /// Below this many candidates, checking runs on one thread.
@@ -180,21 +134,13 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
     let exts = name_q.required_extensions();
     let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
     let trigram_bound = names.candidates_bound(&literals);
-    // The commonest query, one plain substring, is checked with `memmem` on the
-    // ASCII-lowercased name (other names go through the query itself).
-    let plain = name_q
-        .plain_name_literal()
-        .map(|l| memchr::memmem::Finder::new(l).into_owned());
+    // The commonest query, one plain substring, is checked in place on ASCII
+    // names (other names go through the query itself).
+    let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
     let verify = |k: u32| {
         let name = names.get(k);
-        match &plain {
-            Some(finder) if name.is_ascii() && name.len() <= 255 => {
-                let mut buf = [0u8; 255];
-                let lower = &mut buf[..name.len()];
-                lower.copy_from_slice(name);
-                lower.make_ascii_lowercase();
-                finder.find(lower).is_some()
-            }
+        match plain {
+            Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle),
             _ => name_q.matches_name(name),
         }
     };
@@ -209,6 +155,10 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
             }
         }
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        // A word too short for the trigram lists: one pass over the names.
+        _ if plain.is_some_and(|l| l.is_ascii()) => names.scan(plain.unwrap_or_default(), &|k| {
+            name_q.matches_name(names.get(k))
+        }),
         _ => par_filter((0..sorted).collect(), verify),
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
@@ -218,6 +168,31 @@ fn match_names(store: &Store, name_q: &Query) -> NameSet {
         entries += store.base.named(k).len();
     }
     NameSet { ids, bits, entries }
+}
+
+/// Whether `hay` holds `needle` (ASCII lowercase) ignoring ASCII case: `memchr2`
+/// finds each place the first byte occurs in either case, then the rest is
+/// compared. (What the query's own literal does, without the evaluator.)
+fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let n = needle.len();
+    if n > hay.len() {
+        return false;
+    }
+    let first = needle[0];
+    let upper = first.to_ascii_uppercase();
+    let last = hay.len() - n;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, upper, &hay[at..=last]) {
+        let start = at + i;
+        if hay[start..start + n].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        at = start + 1;
+        if at > last {
+            return false;
+        }
+    }
+    false
 }
 
 /// Where the candidates come from.
@@ -672,6 +647,8 @@ fn compare(store: &Store, sort: SortKey, a: EntryId, b: EntryId) -> Ordering {
             ea.cmp(&eb).then_with(name)
         }
         SortKey::Path => path_cmp(store, a, b),
+        // Ranked apart (relevance needs the query); here, a stable fallback.
+        SortKey::Relevance => name(),
     }
 }
 
@@ -716,6 +693,11 @@ fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Orderin
 }
 
 pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
+    search_with(store, request, None)
+}
+
+/// [`search`], with the use scores that relevance boosts by.
+pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) -> SearchOutcome {
     if request.query.is_match_none() {
         return SearchOutcome::default();
     }
@@ -731,6 +713,9 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
         return group(store, &all, by, request);
     }
     let wanted = request.offset.saturating_add(request.limit);
+    if request.sort == SortKey::Relevance {
+        return by_relevance(&plan, wanted, delta, uses);
+    }
     let cmp = |a: &EntryId, b: &EntryId| {
         let o = compare(store, request.sort, *a, *b);
         if request.descending { o.reverse() } else { o }
@@ -755,6 +740,95 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
     let total = all.len();
     top_k(&mut all, wanted.min(total), cmp);
     outcome(store, all, request, total)
+}
+
+/// The page in relevance order. When the query has a word and the matching
+/// names that start with it already fill the page, only those entries are
+/// ranked (every other name fits worse); otherwise every match is.
+fn by_relevance(
+    plan: &Plan<'_>,
+    wanted: usize,
+    delta: Vec<EntryId>,
+    uses: Option<&Uses>,
+) -> SearchOutcome {
+    let store = plan.store;
+    let request = plan.request;
+    let now = chrono::Utc::now().timestamp();
+    let ranker = Ranker::new(request.query.name_words(), now, uses);
+    let exact = plan.exact();
+    let mut buf = Vec::new();
+    let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
+    // (Only for exact plans: otherwise counting the total visits every match
+    // anyway.)
+    if let (Some(word), Some(set), true) = (ranker.main_word(), &plan.names, exact)
+        && word.is_ascii()
+    {
+        let names = &store.names;
+        let lo = names.lower_bound_folded(word);
+        let hi = names.prefix_end_folded(word, lo);
+        let b = &store.base;
+        let mut first: Vec<EntryId> = set
+            .ids
+            .iter()
+            .copied()
+            .filter(|&k| (lo..hi).contains(&k))
+            .flat_map(|k| b.by_name[b.named(k)].iter().copied())
+            .filter(|&id| !skipped(store, id) && plan.accept(id))
+            .collect();
+        first.extend(
+            delta.iter().copied().filter(|&id| {
+                rank::name_fit(store.name(id), word, &mut buf) <= rank::NameFit::Prefix
+            }),
+        );
+        // Generated folders come last whatever the fit: the shortcut holds
+        // when enough of these are outside them.
+        let first: Vec<(Relevance, EntryId)> = first
+            .into_iter()
+            .map(|id| (ranker.rank(store, id, &mut buf), id))
+            .collect();
+        if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
+            ranked = Some(first);
+        }
+    }
+    let (mut ranked, total) = match ranked {
+        Some(r) => (r, plan.exact_total(delta.len())),
+        None => {
+            let mut all = plan.base_matches();
+            all.extend_from_slice(&delta);
+            let total = if exact {
+                plan.exact_total(delta.len())
+            } else {
+                all.len()
+            };
+            (
+                all.into_iter()
+                    .map(|id| (ranker.rank(store, id, &mut buf), id))
+                    .collect(),
+                total,
+            )
+        }
+    };
+    let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
+        let o =
+            a.0.cmp(&b.0)
+                .then_with(|| compare(store, SortKey::Path, a.1, b.1));
+        if request.descending { o.reverse() } else { o }
+    };
+    let k = wanted.min(ranked.len());
+    top_k(&mut ranked, k, cmp);
+    SearchOutcome {
+        hits: ranked
+            .into_iter()
+            .skip(request.offset)
+            .take(request.limit)
+            .map(|(r, id)| Hit {
+                score: Some(r.score()),
+                ..hit(store, id)
+            })
+            .collect(),
+        groups: None,
+        total: total as u64,
+    }
 }
 
 fn outcome(
@@ -925,7 +999,7 @@ mod tests {
 
     use super::*;
     use crate::names::name_order;
-    use crate::store::Meta;
+    use crate::store::{Meta, UNKNOWN_TIME};
     use ferret_query::{Clock, Options};
 
     struct Rng(u64);
@@ -1035,7 +1109,7 @@ mod tests {
         let name = || name_order(s.name(a), s.name(b)).then(a.cmp(&b));
         let (ma, mb) = (s.meta(a), s.meta(b));
         match sort {
-            SortKey::Name => name(),
+            SortKey::Name | SortKey::Relevance => name(),
             SortKey::Modified => ma.mtime.cmp(&mb.mtime).then_with(name),
             SortKey::Created => ma.btime.cmp(&mb.btime).then_with(name),
             SortKey::Size => ma
@@ -1149,16 +1223,63 @@ mod tests {
         "len:<6",
     ];
 
+    /// Relevance pages equal ranking every match with the ranker and sorting.
+    fn check_relevance(s: &Store, query: &str, seed: u64) {
+        let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
+        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None);
+        let mut buf = Vec::new();
+        let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
+            .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
+            .map(|i| (ranker.rank(s, i, &mut buf), i))
+            .collect();
+        all.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| reference_cmp(s, SortKey::Path, a.1, b.1))
+        });
+        for (offset, limit) in [(0, 3), (2, 5), (0, usize::MAX / 4)] {
+            let got = search(
+                s,
+                &SearchRequest {
+                    query: &q,
+                    under: None,
+                    sort: SortKey::Relevance,
+                    descending: false,
+                    offset,
+                    limit,
+                    group_by: None,
+                },
+            );
+            let want: Vec<String> = all
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|&(_, id)| display_path(s, id))
+                .collect();
+            let paths: Vec<String> = got.hits.iter().map(|h| h.path.clone()).collect();
+            assert_eq!(
+                (got.total as usize, paths),
+                (all.len(), want),
+                "seed {seed}: {query:?} relevance page {offset}+{limit}"
+            );
+            assert!(
+                got.hits
+                    .windows(2)
+                    .all(|w| w[0].score >= w[1].score || w[0].score.is_some())
+            );
+        }
+    }
+
     #[test]
     fn every_plan_equals_checking_every_entry() {
         for seed in [1u64, 7, 42, 99, 2026] {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut s = random_store(&mut rng, 400);
-            s.rebuild();
+            crate::orders::rebuild_store(&mut s);
             let some_dir = (0..s.capacity_ids() as EntryId)
                 .find(|&i| s.is_live(i) && s.kind(i) == Kind::Dir && s.parent(i) != NONE);
             for q in QUERIES {
                 check(&s, q, None, seed);
+                check_relevance(&s, q, seed);
             }
             // Changes after the rebuild: the delta and the stale keys at work.
             churn(&mut s, &mut rng, 120);
@@ -1166,9 +1287,10 @@ mod tests {
             for q in QUERIES {
                 check(&s, q, None, seed);
                 check(&s, q, some_dir, seed);
+                check_relevance(&s, q, seed);
             }
             // And once more after they are folded in.
-            s.rebuild();
+            crate::orders::rebuild_store(&mut s);
             for q in QUERIES {
                 check(&s, q, some_dir, seed);
             }

@@ -11,22 +11,11 @@
 use std::{fs, io, path::Path};
 
 use crate::store::Store;
+pub use crate::wire::SnapshotError;
+use crate::wire::{Reader, Writer};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
 const VERSION: u32 = 4;
-
-/// Why a snapshot was not used.
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    #[error("no snapshot yet")]
-    Missing,
-    #[error("snapshot unreadable: {0}")]
-    Io(#[from] io::Error),
-    #[error("snapshot is corrupt or truncated ({0})")]
-    Corrupt(&'static str),
-    #[error("snapshot belongs to another configuration or version")]
-    Foreign,
-}
 
 /// A fast 64-bit hash for detecting corruption. Written here because a
 /// corruption check needs no cryptography and no extra dependency: it mixes whole
@@ -44,100 +33,6 @@ pub fn hash64(data: &[u8]) -> u64 {
         h = (h ^ b as u64).wrapping_mul(K);
     }
     h ^ (h >> 32)
-}
-
-/// Appends little-endian values.
-#[derive(Default)]
-pub(crate) struct Writer {
-    pub out: Vec<u8>,
-}
-
-impl Writer {
-    pub fn u8(&mut self, v: u8) {
-        self.out.push(v);
-    }
-    pub fn u16(&mut self, v: u16) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
-    pub fn u32(&mut self, v: u32) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
-    pub fn u64(&mut self, v: u64) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
-    pub fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.out.extend_from_slice(b);
-    }
-    pub fn u32s(&mut self, v: &[u32]) {
-        self.u64(v.len() as u64);
-        self.out.reserve(v.len() * 4);
-        for x in v {
-            self.out.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-}
-
-/// Reads what a [`Writer`] wrote, refusing to read past the end.
-pub(crate) struct Reader<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], SnapshotError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .ok_or(SnapshotError::Corrupt("length"))?;
-        let s = self
-            .data
-            .get(self.at..end)
-            .ok_or(SnapshotError::Corrupt("truncated"))?;
-        self.at = end;
-        Ok(s)
-    }
-    pub fn u8(&mut self) -> Result<u8, SnapshotError> {
-        Ok(self.take(1)?[0])
-    }
-    pub fn u16(&mut self) -> Result<u16, SnapshotError> {
-        Ok(u16::from_le_bytes(
-            self.take(2)?.try_into().unwrap_or([0; 2]),
-        ))
-    }
-    pub fn u32(&mut self) -> Result<u32, SnapshotError> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().unwrap_or([0; 4]),
-        ))
-    }
-    pub fn u64(&mut self) -> Result<u64, SnapshotError> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().unwrap_or([0; 8]),
-        ))
-    }
-    pub fn bytes(&mut self) -> Result<&'a [u8], SnapshotError> {
-        let n = self.len()?;
-        self.take(n)
-    }
-    /// A length that the rest of the data could hold (at one byte an item).
-    pub fn len(&mut self) -> Result<usize, SnapshotError> {
-        let n = self.u64()?;
-        if n > (self.data.len() - self.at) as u64 {
-            return Err(SnapshotError::Corrupt("length"));
-        }
-        Ok(n as usize)
-    }
-    pub fn u32s(&mut self) -> Result<Vec<u32>, SnapshotError> {
-        let n = self.len()?;
-        let raw = self.take(n.checked_mul(4).ok_or(SnapshotError::Corrupt("length"))?)?;
-        Ok(raw
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
-    pub fn at_end(&self) -> bool {
-        self.at == self.data.len()
-    }
 }
 
 pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {

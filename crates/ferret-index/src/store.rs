@@ -18,7 +18,7 @@ use std::{borrow::Cow, collections::HashMap};
 
 use crate::base::{Base, BaseKey};
 use crate::names::{Names, name_order};
-use crate::snapshot::{Reader, SnapshotError, Writer};
+use crate::wire::{Reader, SnapshotError, Writer};
 
 pub type EntryId = u32;
 pub const NONE: EntryId = u32::MAX;
@@ -672,12 +672,6 @@ impl Store {
         changed > (self.live / 64).max(8192) || (self.base.ids() == 0 && !self.delta.is_empty())
     }
 
-    /// Rebuild the orders and lists now (see [`crate::base`]).
-    pub fn rebuild(&mut self) {
-        let rebuilt = crate::base::rebuild(self);
-        self.install(rebuilt);
-    }
-
     pub(crate) fn install(&mut self, r: crate::base::Rebuilt) {
         self.names = r.names;
         self.names_of = r.names_of;
@@ -1048,7 +1042,7 @@ mod tests {
         assert_eq!(names, sorted);
         let f = s.child(root, b"f02500").unwrap();
         assert_eq!(s.name(f), b"f02500");
-        s.rebuild();
+        crate::orders::rebuild_store(&mut s);
         assert_eq!(s.child(root, b"f02500"), Some(f));
         assert!(!s.children_fragmented());
     }

@@ -118,6 +118,7 @@ pub(crate) fn run(index: Index) {
             }
         }
         applier.expire_renames();
+        index.release_held();
         let limited = index.status().watch_limit_reached || watcher.is_none();
         if limited
             && index.shared.config.watch
@@ -308,7 +309,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 }
             }
         }
-        store.rebuild();
+        crate::orders::rebuild_store(&mut store);
         store.shrink_to_fit();
         *index.write_store() = store;
         crate::trim::give_back_memory();
@@ -364,63 +365,64 @@ fn change(store: &Store, id: EntryId, action: Action, old_path: Option<String>) 
     }
 }
 
-/// Make the children of `old` (in `store`) equal those of `new` (in `fresh`),
-/// journalling the differences; `pairs` learns which fresh folder is which.
-fn reconcile(
-    store: &mut Store,
+/// One difference between the index and a fresh walk.
+enum Op {
+    Delete(EntryId),
+    /// New metadata for a live entry (and, for folders, their device and inode).
+    Update(EntryId, Meta, Option<(u64, u64)>),
+    /// Copy a fresh entry (and what lies below it) under a live folder.
+    Copy(EntryId, EntryId),
+}
+
+/// The differences between the children of `old` (in `store`) and those of
+/// `new` (in `fresh`), all the way down; `pairs` learns which fresh folder is
+/// which live one. Reads only: done under the read lock, so searches go on.
+fn plan_reconcile(
+    store: &Store,
     old: EntryId,
     fresh: &Store,
     new: EntryId,
-    changes: &mut Vec<Change>,
     pairs: &mut HashMap<EntryId, EntryId>,
-) {
+) -> Vec<Op> {
+    use std::cmp::Ordering;
+    let mut ops = Vec::new();
     pairs.insert(new, old);
     let mut stack = vec![(old, new)];
     while let Some((old, new)) = stack.pop() {
-        let olds: Vec<EntryId> = store.children(old).to_vec();
-        let news = fresh.children(new);
+        let (olds, news) = (store.children(old), fresh.children(new));
         let (mut i, mut j) = (0, 0);
         while i < olds.len() || j < news.len() {
             let order = match (olds.get(i), news.get(j)) {
                 (Some(&a), Some(&b)) => crate::names::name_order(store.name(a), fresh.name(b)),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+                _ => Ordering::Greater,
             };
             match order {
-                std::cmp::Ordering::Less => {
-                    let id = olds[i];
-                    changes.push(change(store, id, Action::Deleted, None));
-                    store.remove(id);
+                Ordering::Less => {
+                    ops.push(Op::Delete(olds[i]));
                     i += 1;
                 }
-                std::cmp::Ordering::Greater => {
-                    copy_subtree(store, old, fresh, news[j], changes, pairs);
+                Ordering::Greater => {
+                    ops.push(Op::Copy(old, news[j]));
                     j += 1;
                 }
-                std::cmp::Ordering::Equal => {
+                Ordering::Equal => {
                     let (id, child) = (olds[i], news[j]);
-                    let (kind, meta) = (fresh.kind(child), fresh.meta(child));
+                    let kind = fresh.kind(child);
                     if store.kind(id) == kind {
-                        let before = store.meta(id);
-                        if before != meta {
-                            store.set_meta(id, meta);
-                            if kind != Kind::Dir
-                                && (before.size != meta.size || before.mtime != meta.mtime)
-                            {
-                                changes.push(change(store, id, Action::Modified, None));
-                            }
+                        let ident = fresh.dir(child).map(|d| (d.dev, d.ino));
+                        let meta = fresh.meta(child);
+                        if store.meta(id) != meta || ident != store.dir(id).map(|d| (d.dev, d.ino))
+                        {
+                            ops.push(Op::Update(id, meta, ident));
                         }
                         if kind == Kind::Dir {
-                            if let Some(d) = fresh.dir(child) {
-                                store.set_ident(id, (d.dev, d.ino));
-                            }
                             pairs.insert(child, id);
                             stack.push((id, child));
                         }
                     } else {
-                        changes.push(change(store, id, Action::Deleted, None));
-                        store.remove(id);
-                        copy_subtree(store, old, fresh, child, changes, pairs);
+                        ops.push(Op::Delete(id));
+                        ops.push(Op::Copy(old, child));
                     }
                     i += 1;
                     j += 1;
@@ -428,8 +430,55 @@ fn reconcile(
             }
         }
     }
+    ops
 }
 
+/// Apply a plan, journalling each difference, in runs short enough that
+/// searches waiting for the store never wait long.
+fn apply_reconcile(
+    index: &Index,
+    ops: Vec<Op>,
+    fresh: &Store,
+    changes: &mut Vec<Change>,
+    pairs: &mut HashMap<EntryId, EntryId>,
+) {
+    /// Entries changed under one hold of the write lock.
+    const RUN: usize = 2_000;
+    let mut ops = ops.into_iter().peekable();
+    while ops.peek().is_some() {
+        let mut store = index.write_store();
+        let mut done = 0;
+        while done < RUN {
+            let Some(op) = ops.next() else { break };
+            match op {
+                Op::Delete(id) => {
+                    if store.is_live(id) {
+                        changes.push(change(&store, id, Action::Deleted, None));
+                        done += store.remove(id);
+                    }
+                }
+                Op::Update(id, meta, ident) => {
+                    let before = store.meta(id);
+                    store.set_meta(id, meta);
+                    if let Some(ident) = ident {
+                        store.set_ident(id, ident);
+                    }
+                    if store.kind(id) != Kind::Dir
+                        && (before.size != meta.size || before.mtime != meta.mtime)
+                    {
+                        changes.push(change(&store, id, Action::Modified, None));
+                    }
+                    done += 1;
+                }
+                Op::Copy(parent, from) => {
+                    done += copy_subtree(&mut store, parent, fresh, from, changes, pairs);
+                }
+            }
+        }
+    }
+}
+
+/// Returns how many entries it added.
 fn copy_subtree(
     store: &mut Store,
     parent: EntryId,
@@ -437,10 +486,12 @@ fn copy_subtree(
     from: EntryId,
     changes: &mut Vec<Change>,
     pairs: &mut HashMap<EntryId, EntryId>,
-) {
+) -> usize {
+    let mut added = 0;
     let mut stack = vec![(parent, from)];
     while let Some((parent, from)) = stack.pop() {
         let id = store.insert_new(parent, fresh.name(from), fresh.kind(from), fresh.meta(from));
+        added += 1;
         changes.push(change(store, id, Action::Created, None));
         if let Some(d) = fresh.dir(from) {
             store.set_ident(id, (d.dev, d.ino));
@@ -450,6 +501,7 @@ fn copy_subtree(
             stack.push((id, c));
         }
     }
+    added
 }
 
 /// Folders opened while applying one batch, by entry.
@@ -958,20 +1010,17 @@ impl<'a> Applier<'a> {
             walk_apart(self.index, self.watcher, root, fd, rel, chain, progress);
         note_stats(self.index, &stats);
         let mut changes = Vec::new();
-        {
-            let mut store = self.index.write_store();
+        let mut pairs = HashMap::new();
+        let ops = {
+            let store = self.index.read_store();
             if !store.is_live(folder) {
                 return;
             }
-            let mut pairs = HashMap::new();
-            reconcile(
-                &mut store,
-                folder,
-                &fresh,
-                fresh_top,
-                &mut changes,
-                &mut pairs,
-            );
+            plan_reconcile(&store, folder, &fresh, fresh_top, &mut pairs)
+        };
+        apply_reconcile(self.index, ops, &fresh, &mut changes, &mut pairs);
+        {
+            let mut store = self.index.write_store();
             if let Some(d) = fresh.dir(fresh_top) {
                 store.set_ident(folder, (d.dev, d.ino));
             }

@@ -92,6 +92,7 @@ mod names;
 mod parser;
 mod query;
 mod text;
+mod words;
 
 #[cfg(test)]
 mod tests;
@@ -107,6 +108,7 @@ pub use error::QueryError;
 pub use parser::parse;
 pub use query::{Query, Range};
 pub use text::fold_case;
+pub use words::split_words;
 
 /// What the evaluator needs to know about one index entry. The index implements it.
 pub trait Entry {

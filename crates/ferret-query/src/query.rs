@@ -796,6 +796,35 @@ impl Query {
         }
     }
 
+    /// The words a relevance order measures names against: the folded needles
+    /// of the top-level AND's plain name terms, and the last component of its
+    /// path terms (`src/main` gives `main`).
+    pub fn name_words(&self) -> Vec<Vec<u8>> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(v) => v,
+            n => std::slice::from_ref(n),
+        };
+        let mut out = Vec::new();
+        for n in conjuncts {
+            match n {
+                Node::Name(NameMatch::Literal { lit, fold }) => out.push(if *fold {
+                    lit.needle().to_vec()
+                } else {
+                    fold_case(lit.needle()).into_owned()
+                }),
+                Node::Path(PathMatch::Literal { lit, .. }) => {
+                    if let Some(last) = lit.needle().rsplit(|&b| b == b'/').find(|p| !p.is_empty())
+                    {
+                        out.push(fold_case(last).into_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.retain(|w| !w.is_empty());
+        out
+    }
+
     /// Whether this query is nothing but one `ext:` list (or extension group)
     /// of plain extensions: then the entries whose folded extension is one of
     /// [`Query::required_extensions`] are exactly its matches.

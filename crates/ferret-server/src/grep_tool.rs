@@ -32,7 +32,7 @@ pub fn definition() -> Tool {
     let int = json!({"type": "integer"});
     Tool::new(
         "grep",
-        "Regex search in files (ripgrep), newest first. `filter`: search query for files (`ext:rs !target/`). Skips binary, huge, secret files.",
+        "Regex search in files, newest first. `filter`: file query (`ext:rs !target/`). Skips binary, huge, secret.",
         schema(json!({
             "type": "object",
             "properties": {

@@ -20,7 +20,7 @@ use crate::{
 pub fn search_definition() -> Tool {
     definition_named(
         "search",
-        "Find files and folders by name or path in the live index, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`.",
+        "Find files and folders by name or path in the live index, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`. Best match first; `fuzzy` for guesses.",
         "Search the index",
     )
 }
@@ -44,7 +44,8 @@ fn definition_named(name: &'static str, description: &'static str, title: &'stat
             "properties": {
                 "query": {"type": "string", "description": "\"\" matches everything"},
                 "path": {"type": "string", "description": "Folder"},
-                "sort": one_of(&["name", "path", "size", "modified", "created", "extension"]),
+                "sort": one_of(&["relevance", "name", "path", "size", "modified", "created", "extension"]),
+                "fuzzy": flag,
                 "descending": flag,
                 "kind": one_of(&["any", "file", "dir"]),
                 "match_case": flag,
@@ -103,6 +104,9 @@ pub struct SearchCall {
     content: Vec<String>,
     /// Results as objects with kind, size and times, not bare paths.
     details: bool,
+    /// `fuzzy`: the query's plain words, matched as subsequences of paths (the
+    /// rest of the query, in `query`, filters).
+    fuzzy: Option<Vec<String>>,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -137,8 +141,9 @@ pub fn parse_locate(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     Ok(call)
 }
 
-const SEARCH_PARAMS: [&str; 14] = [
+const SEARCH_PARAMS: [&str; 15] = [
     "query",
+    "fuzzy",
     "path",
     "sort",
     "descending",
@@ -177,7 +182,25 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     let full = a.string("query")?.unwrap_or_default();
     let (text, content) =
         ferret_query::split_content(&full).map_err(|e| a.conflict("query", &e.render(&full)))?;
+    let fuzzy = a.boolean("fuzzy")?.unwrap_or(false);
+    if fuzzy && !content.is_empty() {
+        return Err(a.conflict(
+            "fuzzy",
+            "`fuzzy` matches names and paths; drop `content:` or `fuzzy`",
+        ));
+    }
+    // Fuzzy: the plain words are matched as subsequences, the rest filters.
+    let (text, words) = if fuzzy {
+        let (rest, words) =
+            ferret_query::split_words(&text).map_err(|e| a.conflict("query", &e.render(&text)))?;
+        (rest, Some(words))
+    } else {
+        (text, None)
+    };
     let mut query = compile(&a, "query", &text, &options, &clock)?;
+    // Relevance is the default order when the query names something.
+    let names_something =
+        !query.name_words().is_empty() || !query.required_path_literals().is_empty();
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile(&a, "exclude", &term, &options, &clock)?.negate());
     }
@@ -192,7 +215,15 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     }
     let sort = a.choice(
         "sort",
-        &["name", "path", "size", "modified", "created", "extension"],
+        &[
+            "relevance",
+            "name",
+            "path",
+            "size",
+            "modified",
+            "created",
+            "extension",
+        ],
     )?;
     let details = a.boolean("details")?.unwrap_or(false)
         || matches!(sort, Some("size" | "modified" | "created"));
@@ -207,8 +238,12 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
             Some("modified") => SortKey::Modified,
             Some("created") => SortKey::Created,
             Some("extension") => SortKey::Extension,
-            _ => SortKey::Name,
+            Some("relevance") => SortKey::Relevance,
+            Some(_) => SortKey::Name,
+            None if names_something => SortKey::Relevance,
+            None => SortKey::Name,
         },
+        fuzzy: words,
         descending: a.boolean("descending")?.unwrap_or(false),
         group_by: match a.choice("group_by", &["extension", "kind", "folder"])? {
             Some("extension") => Some(GroupBy::Extension),
@@ -314,6 +349,14 @@ pub fn search_showing(
                 ferret_index::SearchOutcome::default()
             }
         }
+    } else if let Some(words) = &call.fuzzy {
+        index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
+            words,
+            filter: &call.query,
+            under,
+            offset: call.offset,
+            limit: call.limit,
+        })
     } else {
         index.search(&SearchRequest {
             query: &call.query,
@@ -349,8 +392,9 @@ pub fn search_showing(
         for h in &outcome.hits {
             let size = h.size.map(human_size).unwrap_or_else(|| "-".into());
             let slash = if h.kind == "dir" { "/" } else { "" };
+            let score = h.score.map(|s| format!("{s:>7.1} ")).unwrap_or_default();
             text.push_str(&format!(
-                "{size:>7} {} {}{slash}\n",
+                "{score}{size:>7} {} {}{slash}\n",
                 h.modified.as_deref().unwrap_or("-"),
                 h.path
             ));
@@ -393,7 +437,17 @@ pub fn search_showing(
                     .iter()
                     .map(|h| render::shown_entry(&h.path, h.kind))
                     .collect::<Vec<_>>()
-            )
+            );
+            // Ranked orders: each result's score, in the same order.
+            if outcome.hits.iter().any(|h| h.score.is_some()) {
+                structured["scores"] = json!(
+                    outcome
+                        .hits
+                        .iter()
+                        .map(|h| h.score.unwrap_or(0.0))
+                        .collect::<Vec<_>>()
+                );
+            }
         }
     }
     structured["data_note"] = render::data_note("paths");

@@ -384,6 +384,7 @@ impl Ferret {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.as_ref();
         let this = self.clone();
+        let tool = request.name.clone();
         let done = match request.name.as_ref() {
             "search" => {
                 let call = index_tools::parse_search(args)?;
@@ -455,7 +456,56 @@ impl Ferret {
                 ));
             }
         };
+        let done = self.after_tool(&tool, args, done);
         Ok(CallToolResponse::from(done))
+    }
+
+    /// What every tool call shares once answered: a missing path gets the
+    /// existing paths near it (`suggested_paths`), and files read, edited or
+    /// matched count as used for the relevance order.
+    fn after_tool(
+        &self,
+        tool: &str,
+        args: Option<&rmcp::model::JsonObject>,
+        mut done: CallToolResult,
+    ) -> CallToolResult {
+        let index = self.index();
+        let structured = done.structured_content.as_ref();
+        let code = structured.and_then(|s| s["error"]["code"].as_str());
+        if done.is_error == Some(true) {
+            if code == Some("NOT_FOUND")
+                && matches!(tool, "read" | "list" | "stat" | "edit")
+                && let Some(path) = args.and_then(|a| a.get("path")).and_then(|p| p.as_str())
+                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(path)
+            {
+                // Just started: give the first build a moment before looking.
+                index.wait_ready(std::time::Duration::from_secs(2));
+                let near = index.suggest(&self.roots().display(root, &rel), 5);
+                render::suggest_paths(&mut done, &near);
+            }
+            return done;
+        }
+        match tool {
+            "read" | "edit" | "write" => {
+                if let Some(path) = structured.and_then(|s| s["path"].as_str()) {
+                    index.record_use(path, 1.0);
+                }
+            }
+            "grep" => {
+                let matched: Vec<String> = structured
+                    .and_then(|s| s["matches"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["path"].as_str().map(str::to_string))
+                    .take(20)
+                    .collect();
+                for path in matched {
+                    index.record_use(&path, 0.2);
+                }
+            }
+            _ => {}
+        }
+        done
     }
 
     /// `locate`: check, ask for consent where the policy says so, then search
@@ -767,6 +817,21 @@ impl ServerHandler for Ferret {
         let uri = request.uri.clone();
         let started = Instant::now();
         let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
+        let read = read.map_err(|mut e| {
+            // A missing file: the existing paths near it.
+            if (e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
+                || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND"))
+                && let Ok(path) = resources::path_of(&request.uri)
+                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(&path)
+            {
+                self.index().wait_ready(std::time::Duration::from_secs(2));
+                let near = self.index().suggest(&self.roots().display(root, &rel), 5);
+                if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
+                    data["suggested_paths"] = json!(near);
+                }
+            }
+            e
+        });
         let verdict = match &read {
             Ok(_) => "read".to_string(),
             Err(e) => format!("refused ({})", e.message),

@@ -120,6 +120,21 @@ pub fn tool_error(err: &FsError) -> CallToolResult {
     result
 }
 
+/// Add the existing paths near a missing one to an error result (nothing when
+/// there are none).
+pub fn suggest_paths(result: &mut CallToolResult, near: &[String]) {
+    if near.is_empty() {
+        return;
+    }
+    if let Some(s) = result.structured_content.as_mut() {
+        s["suggested_paths"] = json!(near);
+    }
+    result.content.push(ContentBlock::text(format!(
+        "did you mean: {}",
+        near.join(", ")
+    )));
+}
+
 /// Sizes as people read them.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];

@@ -343,9 +343,39 @@ fn error(err: &FsError) -> CallToolResult {
     result
 }
 
-/// Journal what a write tool changed, as `by: ferret`.
-fn record(index: &Index, changes: &[FileChange]) {
+/// Tell the index which paths a write tool is about to change, before it
+/// touches the disk, so the watcher's report of the change (which may come
+/// before the tool records it) is told from another program's.
+fn announce(roots: &Roots, index: &Index, paths: &[Option<&str>]) -> Vec<String> {
+    let shown: Vec<String> = paths
+        .iter()
+        .flatten()
+        .filter_map(|p| match roots.resolve(p) {
+            Ok(ferret_fs::Target::In(root, rel)) => Some(roots.display(root, &rel)),
+            _ => None,
+        })
+        .collect();
+    if !shown.is_empty() {
+        index.expect_own_changes(&shown);
+    }
+    shown
+}
+
+/// A failed write changed nothing: the announcement is withdrawn.
+fn failed(index: &Index, announced: &[String], e: &ferret_fs::FsError) -> CallToolResult {
+    if !announced.is_empty() {
+        index.withdraw_own_changes(announced);
+    }
+    error(e)
+}
+
+/// Journal what a write tool changed, as `by: ferret` (nothing changed: the
+/// announcement is withdrawn).
+fn record(index: &Index, announced: &[String], changes: &[FileChange]) {
     if changes.is_empty() {
+        if !announced.is_empty() {
+            index.withdraw_own_changes(announced);
+        }
         return;
     }
     let at_ms = chrono::Utc::now().timestamp_millis();
@@ -382,11 +412,16 @@ fn dry(dry_run: bool) -> &'static str {
 }
 
 pub fn write(roots: &Roots, index: &Index, path: &str, request: &WriteRequest) -> CallToolResult {
+    let announced = if request.dry_run {
+        Vec::new()
+    } else {
+        announce(roots, index, &[Some(path)])
+    };
     let outcome = match roots.write(path, request) {
         Ok(o) => o,
-        Err(e) => return error(&e),
+        Err(e) => return failed(index, &announced, &e),
     };
-    record(index, &outcome.changes);
+    record(index, &announced, &outcome.changes);
     // A dry run wrote nothing: it says what it would do, never `bytes_written`
     // or `created`, which would read as done.
     let (verb, bytes) = match (outcome.dry_run, outcome.created) {
@@ -419,11 +454,16 @@ pub fn write(roots: &Roots, index: &Index, path: &str, request: &WriteRequest) -
 }
 
 pub fn edit(roots: &Roots, index: &Index, path: &str, request: &EditRequest) -> CallToolResult {
+    let announced = if request.dry_run {
+        Vec::new()
+    } else {
+        announce(roots, index, &[Some(path)])
+    };
     let outcome = match roots.edit(path, request) {
         Ok(o) => o,
-        Err(e) => return error(&e),
+        Err(e) => return failed(index, &announced, &e),
     };
-    record(index, &outcome.changes);
+    record(index, &announced, &outcome.changes);
     let mut text = format!(
         "{}{} · {} replacement{} · {} · {} · {}",
         dry(outcome.dry_run),
@@ -444,11 +484,16 @@ pub fn edit(roots: &Roots, index: &Index, path: &str, request: &EditRequest) -> 
 }
 
 pub fn manage(roots: &Roots, index: &Index, path: &str, request: &ManageRequest) -> CallToolResult {
+    let announced = if request.dry_run {
+        Vec::new()
+    } else {
+        announce(roots, index, &[Some(path), request.to.as_deref()])
+    };
     let outcome = match roots.manage(path, request) {
         Ok(o) => o,
-        Err(e) => return error(&e),
+        Err(e) => return failed(index, &announced, &e),
     };
-    record(index, &outcome.changes);
+    record(index, &announced, &outcome.changes);
     let text = format!("{}{}", dry(outcome.dry_run), outcome.summary);
     let structured = serde_json::to_value(&outcome).unwrap_or(Value::Null);
     render::ok(render::compact(structured), text)

@@ -193,6 +193,7 @@ mod tests {
                     size: Some(12_345),
                     modified: Some("1970-01-01T00:00:01Z".into()),
                     created: None,
+                    score: None,
                 },
                 Hit {
                     path: "docs".into(),
@@ -200,6 +201,7 @@ mod tests {
                     size: None,
                     modified: None,
                     created: None,
+                    score: None,
                 },
             ],
             groups: None,

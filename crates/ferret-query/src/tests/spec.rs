@@ -957,6 +957,11 @@ fn name_terms_ranges_and_extensions_for_an_index() {
     assert_eq!(q("a|ext:rs").required_extensions(), None);
     assert!(q("ext:rs;toml").is_extension_list() && q("pic:").is_extension_list());
     assert_eq!(q("RePort").plain_name_literal(), Some(&b"report"[..]));
+    assert_eq!(
+        q("Main ext:rs src/lib").name_words(),
+        vec![b"main".to_vec(), b"lib".to_vec()]
+    );
+    assert!(q("ext:rs *.md").name_words().is_empty());
     for not_plain in [
         "case:Report",
         "ww:report",

@@ -1,0 +1,119 @@
+"""Finding the right file in one call: relevance order, fuzzy search, did-you-mean."""
+
+import os
+import time
+
+import pytest
+from conftest import call, connect, run, shown
+from mcp.shared.exceptions import MCPError
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    files = [
+        "src/auth_middleware.rs",
+        "src/auth/mod.rs",
+        "src/user_service.rs",
+        "src/components/UserProfileCard.tsx",
+        "config/prod.yaml",
+        "config/dev.yaml",
+        "docs/middleware.md",
+        "lib/libc.so.6",
+        "share/doc/armv7-unknown-linux-uclibceabi.html",
+        "node_modules/libc/index.js",
+        "old/deep/er/still/libcx.txt",
+    ]
+    for f in files:
+        p = root / f
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+    # An old file, so recency does not decide everything.
+    old = root / "config" / "dev.yaml"
+    os.utime(old, (time.time() - 400 * 86400, time.time() - 400 * 86400))
+    return root
+
+
+def ask(root, tool, args, era="2026-07-28"):
+    async def go():
+        async with connect("stdio", era, ["--root", str(root), "--no-persist"]) as c:
+            return await call(c, tool, args)
+
+    return run(go())
+
+
+def test_relevance_is_the_default_order_when_the_query_names_something(project):
+    _, s, text, _ = ask(project, "search", {"query": "libc"})
+    paths = shown(s)
+    assert paths[0] == "lib/libc.so.6", paths
+    # Substring matches after better fits; generated folders after everything.
+    assert paths.index("share/doc/armv7-unknown-linux-uclibceabi.html") > paths.index("old/deep/er/still/libcx.txt")
+    assert paths[-1] == "node_modules/libc/", paths
+    assert len(s["scores"]) == len(paths) and s["scores"] == sorted(s["scores"], reverse=True)
+    # Asked for by name, the order is by name; an empty query keeps name order.
+    _, s, _, _ = ask(project, "search", {"query": "libc", "sort": "name"})
+    names = [p.rstrip("/").rsplit("/", 1)[-1] for p in shown(s)]
+    assert "scores" not in s and names == sorted(names, key=str.lower)
+    _, s, _, _ = ask(project, "search", {"query": ""})
+    assert "scores" not in s
+
+
+def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
+    for guess, want in [
+        ("authmiddleware", "src/auth_middleware.rs"),
+        ("user_servce.rs", "src/user_service.rs"),
+        ("usar_service", "src/user_service.rs"),
+        ("upc", "src/components/UserProfileCard.tsx"),
+        ("cfg/prod", "config/prod.yaml"),
+    ]:
+        _, s, _, _ = ask(project, "search", {"query": guess, "fuzzy": True, "limit": 5})
+        assert shown(s)[0] == want, (guess, shown(s))
+        assert s["scores"][0] >= s["scores"][-1]
+    # Filters combine with the words.
+    _, s, _, _ = ask(project, "search", {"query": "middleware ext:md", "fuzzy": True})
+    assert shown(s) == ["docs/middleware.md"]
+    # Hard cases: one letter (recent first), a 500-character word, nothing at all.
+    _, s, _, _ = ask(project, "search", {"query": "y", "fuzzy": True})
+    assert set(shown(s)) == {"config/prod.yaml", "config/dev.yaml"} and shown(s)[0] == "config/prod.yaml"
+    is_error, s, _, _ = ask(project, "search", {"query": "q" * 500, "fuzzy": True})
+    assert not is_error and s["total"] == 0
+
+
+    async def both():
+        async with connect("stdio", "2026-07-28", ["--root", str(project), "--no-persist"]) as c:
+            with pytest.raises(MCPError, match="fuzzy"):
+                await call(c, "search", {"query": "x content:\"y\"", "fuzzy": True})
+
+    run(both())
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_not_found_suggests_the_paths_meant(project, era):
+    is_error, s, text, _ = ask(project, "read", {"path": "src/user_servce.rs"}, era)
+    assert is_error and s["error"]["code"] == "NOT_FOUND"
+    assert s["suggested_paths"][0] == "src/user_service.rs"
+    assert "did you mean: src/user_service.rs" in text
+    is_error, s, _, _ = ask(project, "list", {"path": "confg"}, era)
+    assert is_error and s["suggested_paths"][0] == "config"
+    is_error, s, _, _ = ask(project, "read", {"path": "zzzz/qqqq"}, era)
+    assert is_error and "suggested_paths" not in s
+
+
+def test_files_read_rank_higher_later(tmp_path):
+    root = tmp_path / "used"
+    for d in ["a", "b"]:
+        (root / d).mkdir(parents=True)
+        (root / d / "notes.txt").write_text("x\n")
+    state = tmp_path / "state"
+
+    async def go():
+        args = ["--root", str(root), "--state-dir", str(state)]
+        async with connect("stdio", "2026-07-28", args) as c:
+            _, before, _, _ = await call(c, "search", {"query": "notes"})
+            assert shown(before) == ["a/notes.txt", "b/notes.txt"]
+            for _ in range(3):
+                await call(c, "read", {"path": "b/notes.txt"})
+            _, after, _, _ = await call(c, "search", {"query": "notes"})
+            assert shown(after)[0] == "b/notes.txt", after
+
+    run(go())
