@@ -360,3 +360,56 @@ def test_a_folder_swapped_for_a_symlink_leaks_on_no_surface(tmp_path):
             names_seen_outside.append((surface, args))
     assert names_seen_outside == [], f"an outside name seen through the swapped folder: {names_seen_outside[:3]}"
     print(f"{swapper.swaps} swaps, {len(answers)} answers, nothing from outside")
+
+
+def test_subscriptions_made_during_the_swap_race_hear_nothing_from_outside(tmp_path):
+    """Handshake-era subscriptions sent while `race/d` is swapped with a
+    symlink that leads out: whatever each one resolved to, none of them hears
+    of a change outside the root, and the one to the file inside still works."""
+    from test_subscriptions import Updates
+
+    root, outside = race_tree(tmp_path)
+    swapper = Swapper(root / "race" / "d", root / "race" / "l")
+    uris = [uri_of(root, "race/d/same.txt"), uri_of(root, "race/d/secret.txt"), uri_of(root, "race/d/")]
+
+    async def go():
+        updates = Updates()
+        refusals = []
+        async with connect("stdio", "legacy", ["--root", str(root), "--no-persist"], message_handler=updates) as c:
+            await call(c, "diagnostics", {})
+            swapper.start()
+            rounds = 0
+            try:
+                while rounds < 100 or swapper.swaps < 2000:
+                    for u in uris:
+                        try:
+                            await c.subscribe_resource(u)
+                        except MCPError as e:
+                            refusals.append(str(e.error))
+                    rounds += 1
+                    if rounds > 5000:
+                        break
+            finally:
+                swapper.stop.set()
+                swapper.join(5)
+            if (root / "race" / "d").is_symlink():  # put the folder back in its place
+                os.rename(root / "race" / "d", root / "race" / "tmp")
+                os.rename(root / "race" / "l", root / "race" / "d")
+                os.rename(root / "race" / "tmp", root / "race" / "l")
+            await asyncio.sleep(1.5)  # the swaps' own events (inside the root) settle
+            before = list(updates.uris)
+            updates.uris.clear()
+            for name in ("same.txt", "secret.txt"):
+                (outside / name).write_text(OUTSIDE_SECRET + " changed\n")
+            await asyncio.sleep(2)
+            from_outside = list(updates.uris)
+            (root / "race" / "d" / "same.txt").write_text("inside the root, changed\n")
+            await updates.wait_for(uris[0], timeout=15)
+            return before, from_outside, refusals
+
+    before, from_outside, refusals = run(go())
+    assert swapper.swaps > 1000, "the race did not run"
+    assert from_outside == [], f"a subscription heard of a change outside the root: {from_outside}"
+    for text in refusals:
+        assert not leaked(text), leaked(text)
+    print(f"{swapper.swaps} swaps, {len(before)} notifications from the swaps themselves, {len(refusals)} refusals")
