@@ -18,7 +18,10 @@ fuzz_target!(|input: &str| {
         assert!(!part.is_empty() && part != "." && part != "..", "{input:?} gave {part:?}");
         assert!(!part.contains('/') && !part.contains('\\') && !part.contains('\0'), "{input:?} gave {part:?}");
     }
-    let rendered = format!("{}{}", if absolute { "/" } else { "" }, parts.join("/"));
+    // Relative paths are written back with `./` in front: without it a first
+    // component such as `z:` would read as a Windows drive (a crash this
+    // target found; the normaliser's test `a_drive_lookalike_after_dot_slash_is_a_folder_name`).
+    let rendered = format!("{}{}", if absolute { "/" } else { "./" }, parts.join("/"));
     // Quotes and surrounding spaces are stripped once; a rendered path that
     // still looks quoted or padded would be stripped again, so skip those.
     let reparsed = normalize(&rendered);
