@@ -101,7 +101,8 @@ def measure(args):
     if not tree.exists():
         print(f"building the synthetic tree {tree} ({args.entries} entries, seed 42)", file=sys.stderr)
         subprocess.run([str(BENCH), "tree", str(tree), "--entries", str(args.entries), "--seed", "42"], check=True)
-    server = HttpServer(["--root", str(tree), "--no-persist"])
+    # --no-token: one user on loopback, and the page and API measured without the sign-in.
+    server = HttpServer(["--root", str(tree), "--no-persist", "--no-token"])
     try:
         started = time.time()
         entries = wait_ready(server)
@@ -193,7 +194,7 @@ def chromium_version():
 
 
 def screenshot(args):
-    server = HttpServer(["--root", str(REPO), "--no-persist"])
+    server = HttpServer(["--root", str(REPO), "--no-persist", "--no-token"])
     try:
         wait_ready(server)
         chromium = Chromium(1280, 760)

@@ -1,6 +1,6 @@
 """One cell of the real-client suite through fastmcp's Client (run.mjs judges).
 
-Argument: JSON {url | command+args, mode, cases}. Calls every case as a user of
+Argument: JSON {url + token | command+args, mode, cases}. Calls every case as a user of
 fastmcp would (`call_tool`, which raises ToolError with the text a failing tool
 sent, or MCPError for a malformed call) and prints one JSON report: the era
 negotiated, what the client showed per call, and every error fastmcp logged
@@ -33,7 +33,9 @@ async def main(spec):
     logging.getLogger("fastmcp").addHandler(parse_errors)
     target = spec["url"] if "url" in spec else StdioTransport(spec["command"], spec["args"])
     calls = []
-    async with Client(target, mode="legacy" if spec["mode"] == "legacy" else spec["mode"], timeout=30) as client:
+    # A bearer token as fastmcp takes one (`auth=`), for HTTP.
+    auth = spec.get("token")
+    async with Client(target, mode="legacy" if spec["mode"] == "legacy" else spec["mode"], timeout=30, auth=auth) as client:
         version = client.protocol_version
         await client.list_tools()
         for index, case in enumerate(spec["cases"]):

@@ -15,7 +15,7 @@
 // Binds only 127.0.0.1, stops every server it starts by its pid, and ends with
 // "N passed, N failed".
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -91,7 +91,16 @@ function freshTree() {
 }
 
 const running = new Set();
-/** Start `ferret serve` over HTTP on a free loopback port. */
+/** The token `ferret serve ARGS` wants over HTTP, as `ferret token ARGS` prints
+ * it: the one ferret generated into the cell's state folder. */
+function tokenOf(args) {
+  const r = spawnSync(FERRET, ['token', ...args.slice(1)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ferret token failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** Start `ferret serve` over HTTP on a free loopback port, with its default
+ * token (every HTTP client below sends it, as a user configures them). */
 function startHttp(args) {
   return new Promise((resolveStart, reject) => {
     const child = spawn(FERRET, [...args, '--bind', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -103,7 +112,8 @@ function startHttp(args) {
       const m = seen.match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
       if (m) {
         clearTimeout(timer);
-        resolveStart({ url: m[1], stop: () => stop(child) });
+        const token = tokenOf(args);
+        resolveStart({ url: m[1], token, header: `Authorization: Bearer ${token}`, stop: () => stop(child) });
       }
     });
     child.on('exit', (code) => reject(new Error(`ferret exited (${code}) before listening:\n${seen}`)));
@@ -189,7 +199,7 @@ async function sdkCell(sdk, transport, era) {
   const server = transport === 'http' ? await startHttp(args) : null;
   const clientTransport =
     transport === 'http'
-      ? new lib.StreamableHTTPClientTransport(new URL(server.url))
+      ? new lib.StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } })
       : new lib.StdioClientTransport({ command: FERRET, args: [...args, '--stdio'], stderr: 'ignore' });
   const negotiation = era === '2026-07-28' ? { versionNegotiation: { mode: { pin: era } } } : {};
   const client = new lib.Client({ name: 'ferret-client-suite', version: '1.0.0' }, negotiation);
@@ -318,7 +328,9 @@ async function inspectorCell(transport, era) {
   const { args } = freshTree();
   const server = transport === 'http' ? await startHttp(args) : null;
   const target = transport === 'http' ? [server.url] : ['--', FERRET, ...args, '--stdio'];
-  const inspect = (extra) => run(process.execPath, [inspectorBin, '--cli', '--format', 'json', '--protocol-era', era, ...extra, ...target]);
+  const header = transport === 'http' ? ['--header', server.header] : [];
+  const inspect = (extra) =>
+    run(process.execPath, [inspectorBin, '--cli', ...header, '--format', 'json', '--protocol-era', era, ...extra, ...target]);
   try {
     const listed = await inspect(['--strict', '--method', 'tools/list']);
     const tools = listed.code === 0 ? JSON.parse(listed.stdout) : undefined;
@@ -365,7 +377,7 @@ async function fastmcpCell(transport, era) {
   const { args } = freshTree();
   const server = transport === 'http' ? await startHttp(args) : null;
   try {
-    const target = transport === 'http' ? { url: server.url } : { command: FERRET, args: [...args, '--stdio'] };
+    const target = transport === 'http' ? { url: server.url, token: server.token } : { command: FERRET, args: [...args, '--stdio'] };
     const r = await run(PYTHON, [join(here, 'fastmcp_cell.py'), JSON.stringify({ ...target, mode: era, cases })], { timeout: 120_000 });
     const report = lastJson(r.stdout);
     if (!report) {
@@ -392,7 +404,7 @@ async function claudeCell() {
     const claude = (extra) => run(claudeBin, extra, { env, timeout: 90_000 });
     const added = [
       await claude(['mcp', 'add', 'ferret-stdio', '--', FERRET, ...args, '--stdio']),
-      await claude(['mcp', 'add', '--transport', 'http', 'ferret-http', server.url]),
+      await claude(['mcp', 'add', '--transport', 'http', 'ferret-http', server.url, '--header', server.header]),
     ];
     check(cell, 'mcp add', added.every((r) => r.code === 0), added.map((r) => r.stderr + r.stdout).join('\n'));
     const listed = await claude(['mcp', 'list']);
@@ -490,7 +502,8 @@ async function claudeCallsCell(transport) {
   };
   try {
     const claude = (extra, options = {}) => run(claudeBin, extra, { env, timeout: 180_000, ...options });
-    const add = transport === 'http' ? ['--transport', 'http', 'ferret', server.url] : ['ferret', '--', FERRET, ...args, '--stdio'];
+    const add =
+      transport === 'http' ? ['--transport', 'http', 'ferret', server.url, '--header', server.header] : ['ferret', '--', FERRET, ...args, '--stdio'];
     const added = await claude(['mcp', 'add', ...add]);
     check(cell, 'mcp add', added.code === 0, added.stderr + added.stdout);
     const session = await claude(['-p', 'Use the ferret tools as asked.', '--allowedTools', 'mcp__ferret']);

@@ -3,6 +3,9 @@
 Every test talks to a `ferret` process through the official Python `mcp` SDK, over
 stdio or Streamable HTTP, in the handshake era (`legacy`) or the stateless
 2026-07-28 era. Servers bind to 127.0.0.1 only and are stopped by the fixtures.
+HTTP servers run as a user runs them, with the token ferret generates by
+default; the fixture asks `ferret token` for it, as a user would, and every
+HTTP client sends it (`HttpServer.auth`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -23,6 +27,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, get_default_environment
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 REPO = Path(__file__).resolve().parents[2]
 FERRET = Path(os.environ.get("FERRET_BIN", REPO / "target" / "debug" / "ferret"))
@@ -40,6 +46,32 @@ ERAS = ["legacy", "2026-07-28"]
 
 def run(coro):
     return asyncio.run(coro)
+
+
+# Permission errors exist only for accounts other than root: tests that need
+# them switch to `nobody` with setpriv (they need root to do so).
+SETPRIV = shutil.which("setpriv")
+CAN_BE_NOBODY = os.geteuid() == 0 and SETPRIV is not None
+as_nobody_only = pytest.mark.skipif(not CAN_BE_NOBODY, reason="needs root to switch to nobody with setpriv")
+NOBODY_PREFIX = [str(SETPRIV), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+# What nobody's processes get: no home (root's is closed to it), the tests' state folder.
+NOBODY_ENV = {**get_default_environment(), "HOME": "/nonexistent", "XDG_STATE_HOME": STATE_HOME}
+
+
+def as_nobody(*args: str) -> StdioServerParameters:
+    """`ferret ARGS` over stdio, run as nobody."""
+    return StdioServerParameters(
+        command=str(SETPRIV),
+        args=[*NOBODY_PREFIX[1:], str(FERRET), *args],
+        env=NOBODY_ENV,
+    )
+
+
+def nobody_tmpdir(prefix: str) -> Path:
+    """A folder under /tmp that nobody can enter (pytest's own are root's, 0700)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.chmod(base, 0o755)
+    return base
 
 
 def png_bytes(width: int, height: int) -> bytes:
@@ -182,6 +214,10 @@ class HttpServer:
             raise RuntimeError("ferret did not start:\n" + "".join(lines))
         self.base = self.url[: -len("/mcp")]
         self.port = int(self.base.rsplit(":", 1)[1])
+        self.args = list(args)
+        self.token = token_of(args)
+        # The header every HTTP request of the tests carries.
+        self.auth = {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def stop(self):
         if self.proc.poll() is None:
@@ -191,6 +227,16 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def token_of(serve_args: list[str]) -> str | None:
+    """The token a server started with `serve_args` wants, as `ferret token`
+    prints it with the same flags (`None` with --no-token)."""
+    if "--no-token" in serve_args:
+        return None
+    p = subprocess.run([str(FERRET), "token", *serve_args], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
 
 
 @pytest.fixture(scope="session")
@@ -226,10 +272,13 @@ async def connect(transport: str, era: str, root_args: list[str], http: HttpServ
             args=["serve", "--stdio", *root_args],
             env={**get_default_environment(), "XDG_STATE_HOME": STATE_HOME},
         )
-    else:
-        target = http.url
-    async with Client(target, mode=era, **client_options) as client:
-        yield client
+        async with Client(target, mode=era, **client_options) as client:
+            yield client
+        return
+    async with create_mcp_http_client(headers=http.auth) as http_client:
+        target = streamable_http_client(http.url, http_client=http_client)
+        async with Client(target, mode=era, **client_options) as client:
+            yield client
 
 
 @pytest.fixture(params=[(t, e) for t in TRANSPORTS for e in ERAS], ids=lambda p: f"{p[0]}-{p[1]}")

@@ -1,10 +1,12 @@
 """The binary's own behaviour: refusals at start, help, version, environment."""
 
 import json
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-from conftest import FERRET, call, connect, run
+from conftest import CAN_BE_NOBODY, FERRET, NOBODY_ENV, NOBODY_PREFIX, call, connect, nobody_tmpdir, run
 
 
 def ferret(*args, env=None):
@@ -32,19 +34,23 @@ def test_duplicate_root_names_are_refused(tmp_path):
 
 
 def test_unreadable_root_is_refused(tmp_path):
-    locked = tmp_path / "locked"
+    """As an account that cannot read it (root reads everything, so the test
+    switches to nobody when it runs as root: see test_permissions.py)."""
+    locked = Path(nobody_tmpdir("ferret-locked-")) / "locked"
     locked.mkdir(mode=0o000)
     try:
-        p = ferret("serve", "--stdio", "--root", str(locked))
-        import os
-
-        if os.geteuid() == 0:
-            # root reads everything: the check cannot fail here, but must not crash.
-            assert p.returncode in (0, 1)
-        else:
-            assert p.returncode == 1 and "permission" in p.stderr
+        prefix = NOBODY_PREFIX if CAN_BE_NOBODY else []
+        p = subprocess.run(
+            [*prefix, str(FERRET), "serve", "--stdio", "--root", str(locked)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            env=NOBODY_ENV,
+        )
+        assert p.returncode == 1 and "permission" in p.stderr.lower() and "chmod" in p.stderr, p.stderr
     finally:
-        locked.chmod(0o755)
+        shutil.rmtree(locked.parent, ignore_errors=True)
 
 
 def test_roots_can_come_from_the_environment(tree, tmp_path):

@@ -5,34 +5,17 @@ cases only exist for other users): unreadable folders are counted in
 import os
 import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
-import pytest
-from conftest import FERRET, call, run, shown
+from conftest import SETPRIV, as_nobody, as_nobody_only, call, nobody_tmpdir, run, shown
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, get_default_environment
 
-SETPRIV = shutil.which("setpriv")
-
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or SETPRIV is None, reason="needs root to switch to nobody with setpriv"
-)
-
-
-def as_nobody(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=SETPRIV,
-        args=["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", str(FERRET), *args],
-        env={**get_default_environment(), "HOME": "/nonexistent"},
-    )
+pytestmark = as_nobody_only
 
 
 def test_unreadable_folders_are_counted_skipped_and_the_rest_followed():
-    base = Path(tempfile.mkdtemp(prefix="ferret-nobody-", dir="/tmp"))
+    base = nobody_tmpdir("ferret-nobody-")
     try:
-        os.chmod(base, 0o755)
         root = base / "root"
         (root / "open" / "deeper").mkdir(parents=True)
         (root / "open" / "seen.txt").write_text("x")

@@ -126,7 +126,14 @@ def test_ask_accept_runs_the_search(places, era, transport, start_http):
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize(
     "action,content,code",
-    [("decline", None, "DECLINED"), ("cancel", None, "CANCELLED"), ("accept", {"allow": False}, "DECLINED")],
+    [
+        ("decline", None, "DECLINED"),
+        ("cancel", None, "CANCELLED"),
+        ("accept", {"allow": False}, "DECLINED"),
+        # Not a yes: an accept that does not say allow: true.
+        ("accept", None, "CANCELLED"),
+        ("accept", {"allow": "yes"}, "CANCELLED"),
+    ],
 )
 def test_ask_decline_and_cancel_never_search(places, era, action, content, code):
     user = Asker(action, content)
@@ -205,3 +212,31 @@ def test_request_state_is_sealed_and_bound_to_the_arguments(places):
         assert error.code == -32602 and "requestState" in error.message, (label, error)
     assert isinstance(again, types.InputRequiredResult), "a state without its answer asks again"
     assert done.structured_content["results"] == expected_paths(elsewhere)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_consent_counts_once(places, transport, start_http):
+    """The same sealed state and answer sent again (a replay, even for the same
+    arguments and within the ten minutes) is refused; a new question works."""
+    _, elsewhere = places
+    server = start_http(*server_args(places, "ask")) if transport == "http" else None
+    accept = {"consent": {"action": "accept", "content": {"allow": True}}}
+
+    async def go():
+        async with connect(transport, "2026-07-28", server_args(places, "ask"), server, elicitation_callback=Asker("accept")) as c:
+            s = c.session
+            first = await s.call_tool("locate", ARGS, allow_input_required=True)
+            state = first.request_state
+            done = await s.call_tool("locate", ARGS, input_responses=accept, request_state=state, allow_input_required=True)
+            with pytest.raises(MCPError) as replayed:
+                await s.call_tool("locate", ARGS, input_responses=accept, request_state=state, allow_input_required=True)
+            fresh = await s.call_tool("locate", ARGS, allow_input_required=True)
+            assert fresh.request_state != state, "every question has its own state"
+            again = await s.call_tool("locate", ARGS, input_responses=accept, request_state=fresh.request_state, allow_input_required=True)
+            return done, replayed.value.error, again
+
+    done, replayed, again = run(go())
+    assert done.structured_content["results"] == expected_paths(elsewhere)
+    assert replayed.code == -32602 and "already answered" in replayed.message, replayed
+    assert "report-q3" not in str(replayed)
+    assert again.structured_content["results"] == expected_paths(elsewhere)

@@ -96,7 +96,7 @@ def test_a_malformed_log_level_is_invalid_params(http_server):
         "Mcp-Method": "tools/call",
         "Mcp-Name": "diagnostics",
     }
-    r = httpx.post(http_server.url, content=json.dumps(body), headers=headers, timeout=10)
+    r = httpx.post(http_server.url, content=json.dumps(body), headers={**headers, **http_server.auth}, timeout=10)
     error = r.json()["error"]
     assert error["code"] == -32602 and "logLevel" in error["message"], error
 

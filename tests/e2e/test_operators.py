@@ -8,6 +8,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 from conftest import FERRET, STATE_HOME, call, connect, run
 
@@ -71,6 +72,34 @@ def test_doctor_passes_a_healthy_setup_and_prints_a_client_config(tmp_path):
     assert text.stdout.splitlines()[0].startswith("ferret ") and "doctor" in text.stdout.splitlines()[0]
     assert any(line.startswith("ok    root proj") for line in text.stdout.splitlines()), text.stdout
     assert "claude mcp add ferret --" in text.stdout
+
+
+def test_doctors_http_configurations_carry_the_token_that_serve_uses(tmp_path, start_http):
+    """The printed Claude Code command and VS Code entry reach a server started
+    with the same flags: they carry the token serve generates and keeps."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    state = tmp_path / "state"
+    p, doc = doctor_json("--root", str(root), "--state-dir", str(state), "--bind", f"127.0.0.1:{free_port()}")
+    assert p.returncode == 0, p.stdout + p.stderr
+    token = (state / "token").read_text().strip()
+    assert by_check(doc)["token"]["status"] == "ok" and str(state / "token") in by_check(doc)["token"]["message"]
+    http = doc["client_config"]["http"]
+    assert http["claude_code"].endswith(f"--header 'Authorization: Bearer {token}'"), http["claude_code"]
+    vscode = http["vscode_mcp.json"]["servers"]["ferret"]
+    assert vscode["headers"] == {"Authorization": f"Bearer {token}"}
+    server = start_http("--root", str(root), "--state-dir", str(state))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **vscode["headers"]}
+    r = httpx.post(server.url, content=json.dumps(body), headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    # --no-token is reported as the risk it is; stdio needs no token at all.
+    _, open_doc = doctor_json("--root", str(root), "--state-dir", str(state), "--no-token", "--bind", f"127.0.0.1:{free_port()}")
+    assert by_check(open_doc)["token"]["status"] == "warn"
+    assert "Authorization" not in json.dumps(open_doc["client_config"])
+    _, stdio_doc = doctor_json("--stdio", "--root", str(root), "--state-dir", str(state))
+    assert "token" not in by_check(stdio_doc) and "http" not in stdio_doc["client_config"]
 
 
 def test_doctor_fails_with_the_fix_for_each_problem(tmp_path):

@@ -78,7 +78,14 @@ def names(driver) -> list[str]:
     return driver.execute_script("return Array.from(document.querySelectorAll('#rows tr .name'), e => e.textContent)")
 
 
+def sign_in(driver, server):
+    """Open the link ferret prints on a terminal (`/?token=…`): it sets the cookie."""
+    if server.token:
+        driver.get(f"{server.base}/?token={server.token}")
+
+
 def open_page(driver, server, path="/"):
+    sign_in(driver, server)
     driver.get(server.base + path)
     wait(driver, lambda d: "ready" in d.find_element(By.ID, "index-state").text, what="the index status line")
 
@@ -328,6 +335,7 @@ def test_everything_json_api(site):
     r = httpx.get(
         server.base + "/",
         params={"search": "report file:", "json": 1, "path_column": 1, "size_column": 1, "date_modified_column": 1, "sort": "size", "ascending": 0, "count": 2},
+        headers=server.auth,
         timeout=10,
     )
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
@@ -342,22 +350,25 @@ def test_everything_json_api(site):
         "size": str(pdf.stat().st_size),
         "date_modified": str((int(pdf.stat().st_mtime) + 11_644_473_600) * 10_000_000),
     }
-    folders = httpx.get(server.base + "/", params={"s": "folder:", "j": 1, "c": 100}, timeout=10).json()
+    folders = httpx.get(server.base + "/", params={"s": "folder:", "j": 1, "c": 100}, headers=server.auth, timeout=10).json()
     assert {"type": "folder", "name": "reports"} in folders["results"]
 
 
 def test_no_ui_leaves_slash_to_mcp_and_downloads_need_their_flag(site, start_http):
     root, server = site
-    assert httpx.get(server.base + "/ui/api/download", params={"path": "notes/todo.txt"}, timeout=5).status_code == 403
+    download = {"path": "notes/todo.txt"}
+    assert httpx.get(server.base + "/ui/api/download", params=download, timeout=5).status_code == 401, "no token"
+    assert httpx.get(server.base + "/ui/api/download", params=download, headers=server.auth, timeout=5).status_code == 403
     off = start_http("--root", str(root), "--no-persist", "--no-ui")
-    assert httpx.get(off.base + "/", timeout=5).status_code == 405, "GET / is MCP's again (stateless: 405)"
-    assert httpx.get(off.base + "/", params={"search": "x", "json": 1}, timeout=5).status_code == 405
-    assert httpx.get(off.base + "/ui/app.js", timeout=5).status_code == 404
+    auth = off.auth
+    assert httpx.get(off.base + "/", headers=auth, timeout=5).status_code == 405, "GET / is MCP's again (stateless: 405)"
+    assert httpx.get(off.base + "/", params={"search": "x", "json": 1}, headers=auth, timeout=5).status_code == 405
+    assert httpx.get(off.base + "/ui/app.js", headers=auth, timeout=5).status_code == 404
     on = start_http("--root", str(root), "--no-persist", "--ui-downloads")
-    r = httpx.get(on.base + "/ui/api/download", params={"path": "notes/todo.txt"}, timeout=5)
+    r = httpx.get(on.base + "/ui/api/download", params=download, headers=on.auth, timeout=5)
     assert r.status_code == 200 and r.content == (root / "notes" / "todo.txt").read_bytes()
     assert "attachment" in r.headers["content-disposition"]
-    r = httpx.get(on.base + "/ui/api/download", params={"path": ".env"}, timeout=5)
+    r = httpx.get(on.base + "/ui/api/download", params={"path": ".env"}, headers=on.auth, timeout=5)
     assert r.status_code == 403 and SECRET not in r.text
 
 
@@ -365,7 +376,7 @@ def test_an_open_page_does_not_hold_up_a_graceful_stop(site):
     root, _ = site
     server = HttpServer(["--root", str(root), "--no-persist", "--shutdown-grace", "30s"])
     try:
-        with httpx.stream("GET", server.base + "/ui/api/events", timeout=10) as events:
+        with httpx.stream("GET", server.base + "/ui/api/events", headers=server.auth, timeout=10) as events:
             first = next(events.iter_lines())
             assert first.startswith("event: ")
             started = time.monotonic()

@@ -38,7 +38,7 @@ def is_progress(line: str) -> bool:
     return '"notifications/progress"' in line
 
 
-def call_in_background(url):
+def call_in_background(server):
     """POST the slow grep from a thread and return once the server reports
     progress on it, so that a signal sent next finds it in flight (a fixed
     sleep does not, on a loaded machine). Returns (thread, box with the outcome)."""
@@ -48,7 +48,7 @@ def call_in_background(url):
     def go():
         body, headers = modern_call()
         try:
-            with httpx.stream("POST", url, content=json.dumps(body), headers=headers, timeout=60) as r:
+            with httpx.stream("POST", server.url, content=json.dumps(body), headers={**headers, **server.auth}, timeout=60) as r:
                 box["status"] = r.status_code
                 lines = []
                 for line in r.iter_lines():
@@ -82,7 +82,7 @@ def test_http_lets_the_call_in_flight_finish_then_saves_and_exits_0(big_tree, tm
     # A grace period no loaded machine runs out of: the bound has its own test.
     server = HttpServer(["--root", str(big_tree), "--state-dir", str(state), "--shutdown-grace", "120s"])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         server.proc.send_signal(signal.SIGTERM)
         thread.join(30)
         code = server.proc.wait(timeout=20)
@@ -109,7 +109,7 @@ def test_http_lets_the_call_in_flight_finish_then_saves_and_exits_0(big_tree, tm
 def test_a_second_signal_exits_at_once(big_tree, tmp_path):
     server = HttpServer(["--root", str(big_tree), "--no-persist", "--shutdown-grace", "60s"])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         server.proc.send_signal(signal.SIGTERM)
         time.sleep(0.1)
         sent = time.monotonic()
@@ -126,7 +126,7 @@ def test_a_second_signal_exits_at_once(big_tree, tmp_path):
 def test_the_grace_period_bounds_the_wait(big_tree):
     server = HttpServer(["--root", str(big_tree), "--no-persist", "--shutdown-grace", "0s"])
     try:
-        thread, box = call_in_background(server.url)
+        thread, box = call_in_background(server)
         sent = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
         code = server.proc.wait(timeout=10)

@@ -165,7 +165,7 @@ def test_listen_wire_ack_first_and_subscription_id_on_every_notification(tmp_pat
         "Mcp-Method": "subscriptions/listen",
     }
     messages = []
-    with httpx.stream("POST", server.url, content=json.dumps(body), headers=headers, timeout=10) as response:
+    with httpx.stream("POST", server.url, content=json.dumps(body), headers={**headers, **server.auth}, timeout=10) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():

@@ -324,6 +324,7 @@ impl Roots {
             }
             Some(m) => m.clone(),
         };
+        crate::write::check_writable(root, &landing.real, shown)?;
         let limit = self.policy.limits.max_file_bytes;
         if meta.len() > limit {
             return Err(FsError::new(
@@ -336,7 +337,7 @@ impl Roots {
             .hint("the operator can raise --max-file-bytes"));
         }
         let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
-        let mut file = open_real(root, &landing.real).map_err(io_err)?;
+        let (mut file, _) = open_real(root, &landing.real).map_err(io_err)?;
         let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
         drop(file);
         match sniff::classify(&bytes) {

@@ -136,8 +136,12 @@ impl FsError {
             .suggest("read"),
             io::ErrorKind::IsADirectory => {
                 FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                    .hint("call `list` on it")
+                    .hint("call `list` to see what it holds")
                     .suggest("list")
+            }
+            _ if crate::open::not_regular(err).is_some() => {
+                FsError::new(ErrorCode::IoError, format!("`{shown}`: {err}"))
+                    .hint("only regular files have content to read; `stat` describes it")
             }
             io::ErrorKind::PermissionDenied => FsError::new(
                 ErrorCode::IoError,

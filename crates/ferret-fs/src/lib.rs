@@ -23,6 +23,7 @@ pub mod manage;
 pub mod meter;
 mod near;
 pub mod newlines;
+pub mod open;
 pub mod path;
 pub mod read;
 pub mod roots;

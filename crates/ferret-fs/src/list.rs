@@ -207,6 +207,8 @@ impl Roots {
                 } else {
                     start
                 };
+                // A folder this account may not read is an error, not an empty list.
+                crate::open::folder(root.dir(), &start).map_err(|e| FsError::from_io(&e, shown))?;
                 let levels = walk.ignore_levels_down_to(root, &start);
                 // Shown paths keep the spelling asked for, even through an in-root symlink.
                 let shown_base = if rel.is_root() {
@@ -535,15 +537,23 @@ fn load_ignore(root: &Root, folder: &Path, is_root: bool) -> Option<IgnoreLevel>
         files.push(PathBuf::from(".git/info/exclude"));
     }
     for file in files {
-        let Ok(meta) = root.dir().metadata(&file) else {
+        // Through a descriptor: a FIFO or link named `.gitignore` is skipped, not
+        // waited on or followed, and the size is the open file's.
+        let Ok((opened, meta)) = crate::open::file(root.dir(), &file) else {
             continue;
         };
-        if !meta.is_file() || meta.len() > MAX_IGNORE_FILE_BYTES {
+        if meta.len() > MAX_IGNORE_FILE_BYTES {
             continue;
         }
-        let Ok(text) = root.dir().read_to_string(&file) else {
+        let mut text = String::new();
+        if std::io::Read::read_to_string(
+            &mut std::io::Read::take(opened, MAX_IGNORE_FILE_BYTES),
+            &mut text,
+        )
+        .is_err()
+        {
             continue;
-        };
+        }
         for line in text.lines() {
             // A bad line is skipped, as git does.
             if builder.add_line(None, line).is_ok() {

@@ -671,7 +671,7 @@ fn copy_file(
     shown: &str,
     to_shown: &str,
 ) -> FsResult<()> {
-    let mut file = open_real(sroot, sreal).map_err(|e| FsError::from_io(&e, shown))?;
+    let (mut file, _) = open_real(sroot, sreal).map_err(|e| FsError::from_io(&e, shown))?;
     match replace_atomically(droot, dreal, &mut file, keep, no_replace) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(already_exists(to_shown)),

@@ -136,6 +136,17 @@ mod tests {
         }
     }
 
+    /// Found by the `path_normalize` fuzz target: `z:/x` is refused as a
+    /// Windows drive, but `./z:/x` names the folder `z:` below the root (a
+    /// legal name on Linux), so a relative path whose first component looks
+    /// like a drive is written back with `./` in front to mean the same.
+    #[test]
+    fn a_drive_lookalike_after_dot_slash_is_a_folder_name() {
+        assert_eq!(normalize("z:/x"), Err(Refusal::WindowsPath));
+        assert_eq!(rel("./z:/x"), ["z:", "x"]);
+        assert_eq!(rel("\u{b}\t./z:/\t'  "), ["z:", "\t'"]);
+    }
+
     #[test]
     fn plain_and_messy_relative_paths_normalise() {
         assert_eq!(rel("src/main.rs"), ["src", "main.rs"]);

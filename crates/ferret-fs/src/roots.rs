@@ -10,10 +10,9 @@ use std::{
     time::SystemTime,
 };
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::{
     ambient_authority,
-    fs::{Dir, File, Metadata, OpenOptions},
+    fs::{Dir, File, Metadata},
 };
 
 use crate::{
@@ -478,7 +477,15 @@ impl Roots {
     }
 
     /// Open a regular file for its content: confined, not sensitive, not a folder,
-    /// not a device or FIFO. The sensitivity check happens before the open.
+    /// not a device or FIFO. The sensitivity check happens before the open; the
+    /// open is [`crate::open::file`]'s (no symlink followed, non-blocking, the
+    /// metadata from `fstat`).
+    ///
+    /// The common case is one `openat2` of the path as asked, which succeeds only
+    /// when no component is a symlink (so the name checked is the file's real
+    /// name). Otherwise the links are resolved inside the root one by one, the
+    /// real name is checked too, and the real path is opened the same way: a
+    /// component swapped for a symlink in between makes the open fail.
     pub fn open_for_content(
         &self,
         root: &Root,
@@ -488,55 +495,28 @@ impl Roots {
         if self.policy.deny.is_sensitive(rel) {
             return Err(FsError::denied(shown));
         }
-        if let Some(opened) = open_without_links(root, rel) {
-            return opened.map_err(|e| match e {
-                PlainOpenError::Dir => {
-                    FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                        .hint("call `list` to see what it holds")
-                        .suggest("list")
-                }
-                PlainOpenError::Special => FsError::new(
-                    ErrorCode::IoError,
-                    format!(
-                        "`{shown}` is not a regular file (a device, socket or FIFO) and is not read"
-                    ),
-                ),
-            });
+        let opened = |real: RelPath| match crate::open::file(&root.dir, real.as_os_path()) {
+            Ok((file, metadata)) => Ok(OpenedFile {
+                file,
+                metadata,
+                real,
+            }),
+            Err(e) => Err(e),
+        };
+        match opened(rel.clone()) {
+            Ok(file) => return Ok(file),
+            Err(e)
+                if e.kind() == io::ErrorKind::IsADirectory
+                    || crate::open::not_regular(&e).is_some() =>
+            {
+                return Err(FsError::from_io(&e, shown));
+            }
+            // A symlink on the way, or an error the resolver words better.
+            Err(_) => {}
         }
         let real = self.real_path(root, rel, shown)?;
         self.check_not_sensitive(rel, &real, shown)?;
-        let metadata = root
-            .dir
-            .metadata(real.as_os_path())
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        if metadata.is_dir() {
-            return Err(
-                FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                    .hint("call `list` to see what it holds")
-                    .suggest("list"),
-            );
-        }
-        if !metadata.is_file() {
-            return Err(FsError::new(
-                ErrorCode::IoError,
-                format!(
-                    "`{shown}` is not a regular file (a device, socket or FIFO) and is not read"
-                ),
-            ));
-        }
-        let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
-        // The leaf is opened without following: if it was swapped for a symlink
-        // since `real_path`, the open fails instead of reading the new target.
-        let file = root
-            .dir
-            .open_with(real.as_os_path(), &options)
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        Ok(OpenedFile {
-            file,
-            metadata,
-            real,
-        })
+        opened(real).map_err(|e| FsError::from_io(&e, shown))
     }
 }
 
@@ -563,41 +543,6 @@ fn target_parts_from_root(target: &Path, root: &Root) -> Option<Vec<String>> {
         }
     }
     None
-}
-
-enum PlainOpenError {
-    Dir,
-    Special,
-}
-
-/// The common case in one system call: `openat2` with `RESOLVE_BENEATH |
-/// RESOLVE_NO_SYMLINKS` opens `rel` only if no component is a symlink, so the
-/// file's real path is the one asked for (already checked against the denylist).
-/// `None` when a symlink (or anything else unusual) is in the way: the caller
-/// then resolves links one by one. Opened non-blocking, so a FIFO cannot hang us.
-fn open_without_links(root: &Root, rel: &RelPath) -> Option<Result<OpenedFile, PlainOpenError>> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let fd = rustix::fs::openat2(
-        &root.dir,
-        rel.as_os_path(),
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-    )
-    .ok()?;
-    let file = File::from_std(std::fs::File::from(fd));
-    let metadata = file.metadata().ok()?;
-    Some(if metadata.is_dir() {
-        Err(PlainOpenError::Dir)
-    } else if !metadata.is_file() {
-        Err(PlainOpenError::Special)
-    } else {
-        Ok(OpenedFile {
-            file,
-            metadata,
-            real: rel.clone(),
-        })
-    })
 }
 
 /// `file`, `dir`, `symlink` or `other`, as the contract names kinds.

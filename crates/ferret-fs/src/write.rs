@@ -23,7 +23,7 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{
     Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt,
 };
@@ -288,14 +288,11 @@ fn temp_name() -> String {
     format!("{TEMP_PREFIX}{:016x}", h.finish())
 }
 
-/// Open the folder holding `real` (which contains no symlink) through the root.
+/// Open the folder holding `real` (which contains no symlink) through the
+/// root; a component swapped for a symlink since it was resolved fails the open.
 pub(crate) fn open_parent(root: &Root, real: &RelPath) -> io::Result<(Dir, String)> {
     let (parent, leaf) = split_parent(real);
-    let dir = if parent.is_root() {
-        root.dir().try_clone()?
-    } else {
-        root.dir().open_dir_nofollow(parent.as_os_path())?
-    };
+    let dir = crate::open::folder(root.dir(), parent.as_os_path())?;
     Ok((dir, leaf))
 }
 
@@ -419,11 +416,11 @@ pub(crate) fn mismatch(shown: &str, expected: &str, actual: Option<&str>) -> FsE
     }
 }
 
-/// Open an existing regular file (already resolved) for reading, without following.
-pub(crate) fn open_real(root: &Root, real: &RelPath) -> io::Result<cap_std::fs::File> {
-    let mut options = OpenOptions::new();
-    options.read(true).follow(FollowSymlinks::No);
-    root.dir().open_with(real.as_os_path(), &options)
+/// Open an existing regular file (already resolved, no symlink in it) for
+/// reading, with its `fstat` metadata; a FIFO, socket or device swapped in
+/// since it was looked at is refused at once ([`crate::open::file`]).
+pub(crate) fn open_real(root: &Root, real: &RelPath) -> io::Result<(cap_std::fs::File, Metadata)> {
+    crate::open::file(root.dir(), real.as_os_path())
 }
 
 /// A unified diff of two texts, bounded so that it fits in an answer.
@@ -558,12 +555,16 @@ impl Roots {
             .hint("use mode `overwrite` (with expected_checksum from `read`) or `append`, or `edit` to change part of it")
             .suggest("edit"));
         }
+        if existing.is_some() {
+            check_writable(root, &landing.real, shown)?;
+        }
         let io_err = |e: io::Error| FsError::from_io(&e, shown);
         // The old content, when there is one and it is small enough to hold.
         let mut old: Option<Vec<u8>> = None;
         let mut previous_checksum = None;
-        if let Some(meta) = &existing {
-            let mut file = open_real(root, &landing.real).map_err(io_err)?;
+        if existing.is_some() {
+            // Sizes from the open file, not from the path looked at before.
+            let (mut file, meta) = open_real(root, &landing.real).map_err(io_err)?;
             if meta.len() <= limit {
                 let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
                 previous_checksum = Some(checksum(&bytes));
@@ -661,6 +662,31 @@ impl Roots {
         ));
         outcome.changes = changes;
         Ok(outcome)
+    }
+}
+
+/// Refuse to change a file this account may not write. The atomic rename
+/// needs only the folder's permission, so without this a file the user made
+/// read-only (`chmod a-w`) would be replaced; root may write any file, as
+/// `open(O_WRONLY)` lets it. Other failures of the check are left to the
+/// write itself.
+pub(crate) fn check_writable(root: &Root, real: &RelPath, shown: &str) -> FsResult<()> {
+    use rustix::{
+        fs::{Access, AtFlags},
+        io::Errno,
+    };
+    match rustix::fs::accessat(root.dir(), real.as_os_path(), Access::WRITE_OK, AtFlags::EACCESS) {
+        Err(Errno::ACCESS) | Err(Errno::PERM) => Err(FsError::new(
+            ErrorCode::IoError,
+            format!("`{shown}` is read-only for the account running ferret (permission denied); nothing was written"),
+        )
+        .hint("the user can allow it (chmod u+w), or write to another file")),
+        Err(Errno::ROFS) => Err(FsError::new(
+            ErrorCode::IoError,
+            format!("`{shown}` is on a read-only file system; nothing was written"),
+        )
+        .hint("serve this root read-only (drop :rw), or remount it writable")),
+        _ => Ok(()),
     }
 }
 

@@ -4,17 +4,19 @@
 //! The candidates come from the live index ([`candidates`]); every file is opened
 //! through its root's handle with [`ferret_fs::Roots::open_for_content`], so
 //! confinement and the sensitive-file rules are the file layer's. A bounded pool
-//! of std threads searches them; results come back in candidate order (newest
-//! first), paged, within a byte budget. A cancellation flag and a deadline are
+//! of std threads searches them, taken from a [`Budget`] that all greps of the
+//! process share (one thread fewer than the cores: see [`budget`]); results
+//! come back in candidate order (newest first), paged, within a byte budget. A cancellation flag and a deadline are
 //! checked on every read of every file, so a stopped search ends within one
 //! buffer's work. This crate knows nothing of MCP.
 
+pub mod budget;
 pub mod candidates;
 
 use std::{
     io::{self, Read},
     sync::{
-        Mutex,
+        Arc, Mutex,
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Instant,
@@ -28,6 +30,7 @@ use grep_searcher::{
     SinkMatch,
 };
 
+pub use budget::Budget;
 pub use candidates::{Candidate, Narrowing, Scope, gather, narrow};
 pub use grep_regex::RegexMatcher;
 
@@ -107,8 +110,11 @@ pub struct Options {
     pub max_line_chars: usize,
     /// Byte budget of the returned items (paths and text).
     pub max_output_bytes: usize,
-    /// Worker threads.
+    /// Worker threads of this grep, at most.
     pub threads: usize,
+    /// Where the threads come from: shared with the other greps of the process
+    /// (the default, [`Budget::shared`]), or `None`: `threads` of its own.
+    pub budget: Option<Arc<Budget>>,
     /// Stop with [`Stopped::Timeout`] at this instant.
     pub deadline: Option<Instant>,
     /// Search documents (PDF, Office, OpenDocument, EPUB) as their text;
@@ -128,6 +134,7 @@ impl Default for Options {
             max_line_chars: 2000,
             max_output_bytes: 128 * 1024,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            budget: Some(Budget::shared()),
             deadline: None,
             documents: false,
         }
@@ -302,8 +309,28 @@ pub fn grep(
         items: 0,
     });
     let next = AtomicUsize::new(0);
-    let threads = options.threads.clamp(1, 64).min(n.max(1));
+    let want = options.threads.clamp(1, 64).min(n.max(1));
+    let slots = match &options.budget {
+        None => None,
+        Some(budget) => match budget.take(want, cancel, options.deadline) {
+            Some(slots) => Some(slots),
+            // Stopped while waiting for a thread: nothing was searched.
+            None => {
+                control.should_stop();
+                return assemble(
+                    (0..n).map(|_| None).collect(),
+                    candidates,
+                    options,
+                    control.stopped().or(Some(Stopped::Timeout)),
+                );
+            }
+        },
+    };
+    let threads = slots.as_ref().map_or(want, |s| s.count);
     let work = || {
+        if slots.is_some() {
+            budget::lower_priority();
+        }
         let mut searcher = build_searcher(options, multiline);
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -346,7 +373,9 @@ pub fn grep(
             }
         }
     };
-    if threads <= 1 {
+    // The caller's own thread searches only without a budget: a thread whose
+    // priority was lowered must be one that ends with this grep.
+    if threads <= 1 && slots.is_none() {
         work();
     } else {
         std::thread::scope(|s| {
@@ -355,6 +384,7 @@ pub fn grep(
             }
         });
     }
+    drop(slots);
     let fold = fold.into_inner().unwrap_or_else(|p| p.into_inner());
     assemble(fold.slots, candidates, options, control.stopped())
 }

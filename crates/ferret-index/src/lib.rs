@@ -188,6 +188,9 @@ pub struct Status {
     pub missing_roots: Vec<String>,
 }
 
+/// Uses kept while the scores are being read (see `Shared::pending_uses`).
+const PENDING_USES_MAX: usize = 10_000;
+
 pub(crate) struct Shared {
     pub config: IndexConfig,
     /// Each root's folder, opened once: every walk, watch and rescan starts from
@@ -203,8 +206,15 @@ pub(crate) struct Shared {
     /// What ferret's own writes left, so that the watcher's echo of the same
     /// change is not journalled a second time as `external` (see `echo`).
     pub own_changes: echo::OwnWrites,
-    /// Files used lately through ferret (read, edited, matched).
-    pub uses: Mutex<uses::Uses>,
+    /// Files used lately through ferret (read, edited, matched). Read by
+    /// relevance and fuzzy searches, which may hold it for as long as they run
+    /// (a whole-tree search, seconds on a loaded machine): uses are written
+    /// only by whoever gets it at once, never waited for (see `pending_uses`).
+    pub uses: RwLock<uses::Uses>,
+    /// Uses recorded while `uses` was busy, applied by the next writer that
+    /// gets it (at most `PENDING_USES_MAX`; the rest are dropped: a use is a
+    /// ranking hint, and a read must not wait on a search).
+    pub pending_uses: Mutex<Vec<(String, f64, i64)>>,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
     /// The watcher's barrier (see [`Index::sync`]).
@@ -318,7 +328,8 @@ impl Index {
                 stop: AtomicBool::new(false),
                 progress: AtomicU64::new(0),
                 own_changes: echo::OwnWrites::default(),
-                uses: Mutex::new(uses),
+                uses: RwLock::new(uses),
+                pending_uses: Mutex::new(Vec::new()),
                 touch_listeners: Mutex::new(Vec::new()),
                 sync: sync::SyncPoint::default(),
             }),
@@ -519,10 +530,11 @@ impl Index {
         };
         let result = write_atomically(&path, &bytes);
         if let Some(uses_path) = self.shared.config.uses_path() {
+            self.apply_pending_uses();
             let json = self
                 .shared
                 .uses
-                .lock()
+                .read()
                 .unwrap_or_else(|p| p.into_inner())
                 .to_json();
             if let Err(e) = write_atomically(&uses_path, json.as_bytes()) {
@@ -551,16 +563,40 @@ impl Index {
         }
     }
 
-    /// Run a search.
+    /// Run a search. Only relevance order reads the use scores; other orders
+    /// (grep's candidates, newest first) never touch them.
     pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
-        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        if request.sort != SortKey::Relevance {
+            return search::search_with(&self.read_store(), request, None);
+        }
+        let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());
         search::search_with(&self.read_store(), request, Some(&uses))
     }
 
     /// Run a fuzzy search (see [`fuzzy`]).
     pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
-        let uses = self.shared.uses.lock().unwrap_or_else(|p| p.into_inner());
+        let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());
         fuzzy::fuzzy(&self.read_store(), request, Some(&uses))
+    }
+
+    /// Apply the uses recorded while the scores were being read, if the scores
+    /// can be written at once; otherwise they wait for the next writer.
+    fn apply_pending_uses(&self) {
+        let mut uses = match self.shared.uses.try_write() {
+            Ok(uses) => uses,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        let pending = std::mem::take(
+            &mut *self
+                .shared
+                .pending_uses
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for (path, weight, at) in pending {
+            uses.record(&path, weight, at);
+        }
     }
 
     /// Count a use of a file (a path as shown to agents) through ferret: `weight`
@@ -568,11 +604,17 @@ impl Index {
     /// rank used files higher; the scores fade by half every week.
     pub fn record_use(&self, path: &str, weight: f64) {
         let now = chrono::Utc::now().timestamp();
-        self.shared
-            .uses
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .record(path, weight, now);
+        {
+            let mut pending = self
+                .shared
+                .pending_uses
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if pending.len() < PENDING_USES_MAX {
+                pending.push((path.to_string(), weight, now));
+            }
+        }
+        self.apply_pending_uses();
     }
 
     /// Files, folders and the bytes of the files below `under` (every root when
@@ -809,14 +851,77 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    {
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        // A full disk (or any failure) leaves no half-written snapshot behind.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod uses_tests {
+    use super::*;
+
+    /// A relevance search holding the use scores (a whole-tree one can hold
+    /// them for seconds) must not stall a `read` recording a use, nor grep's
+    /// candidates (newest first): under load both queued behind it.
+    #[test]
+    fn reads_and_other_orders_never_wait_for_a_search_holding_the_scores() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.txt"), "a").unwrap();
+        std::fs::write(tmp.path().join("b.txt"), "b").unwrap();
+        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tmp.path())]);
+        config.watch = false;
+        let index = Index::open(config).unwrap();
+        index.start();
+        assert!(index.wait_ready(Duration::from_secs(30)));
+
+        let held = index.shared.uses.read().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let other = index.clone();
+        std::thread::spawn(move || {
+            other.record_use("a.txt", 1.0);
+            let files = ferret_query::Query::compile(
+                "file:",
+                &ferret_query::Options::default(),
+                &ferret_query::Clock::system(),
+            )
+            .unwrap();
+            let found = other.search(&SearchRequest {
+                query: &files,
+                under: None,
+                sort: SortKey::Modified,
+                descending: true,
+                offset: 0,
+                limit: 10,
+                group_by: None,
+            });
+            tx.send(found.total).unwrap();
+        });
+        let total = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("neither the use nor the search waited for the scores");
+        assert_eq!(total, 2);
+        drop(held);
+
+        // The use recorded meanwhile was kept, and lands with the next one.
+        index.record_use("b.txt", 1.0);
+        let now = chrono::Utc::now().timestamp();
+        let uses = index.shared.uses.read().unwrap();
+        assert!(
+            uses.score("a.txt", now) > 0.99,
+            "the use recorded while busy"
+        );
+        assert!(uses.score("b.txt", now) > 0.99);
+    }
 }

@@ -10,7 +10,7 @@
 //! network or the environment. The only outside input is [`Clock::system`], which reads
 //! the system clock and the local time zone, and callers may pass any [`Clock`]
 //! instead. So every behaviour can be unit-tested on made-up entries and fuzzed
-//! (`fuzz/`, target `parse`).
+//! (the repository's `fuzz/`, target `query_parser`).
 //!
 //! Compiling does all the work that does not depend on the entry: it folds case,
 //! builds the regexes, turns sizes and dates into plain integer ranges and puts cheap

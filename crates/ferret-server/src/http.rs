@@ -1,6 +1,9 @@
 //! Streamable HTTP: rmcp's service mounted in axum at `/mcp` and `/`, with
-//! `/health`, DNS-rebinding checks (Host and Origin), a body limit, and a bearer
-//! token required whenever the bind address is not loopback. Unless `ui` is
+//! `/health`, DNS-rebinding checks (Host and Origin, `/health` included), a
+//! body limit, and the bearer token on every MCP request whenever one is
+//! configured (the binary configures one by default; it is required whenever
+//! the bind address is not loopback). `/health` needs no token, so probes and
+//! load balancers can call it, and says nothing about the files. Unless `ui` is
 //! `None`, the search page and Everything's JSON API (`ferret-web`) answer
 //! browsers' and scripts' `GET /` in front of MCP, with the same Host and
 //! Origin lists and token.
@@ -32,6 +35,8 @@ use rmcp::{
     },
 };
 
+use ferret_web::access::Guard;
+
 use crate::Ferret;
 
 pub use ferret_web::WebOptions;
@@ -43,7 +48,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins to accept, e.g. `https://app.example:443`.
     pub allowed_origins: Vec<String>,
-    /// Bearer token; required for a non-loopback bind.
+    /// Bearer token every MCP request must carry; `None`: none (`--no-token`,
+    /// loopback only).
     pub token: Option<String>,
     pub max_request_bytes: usize,
     /// Give handshake-era clients a session (`Mcp-Session-Id`).
@@ -76,7 +82,7 @@ impl HttpOptions {
         }
         if self.token.as_deref().is_none_or(str::is_empty) {
             return Err(format!(
-                "binding {} (not loopback) needs a bearer token: set FERRET_TOKEN (or --token) to a long random secret",
+                "binding {} (not loopback) needs a bearer token: drop --no-token (FERRET_NO_TOKEN), which is for loopback only",
                 self.bind
             ));
         }
@@ -93,6 +99,21 @@ impl HttpOptions {
             origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
         }
         (hosts, origins)
+    }
+
+    /// The Host, Origin and token rules, as the page applies them (its
+    /// checker is used for `/health` and the token, since rmcp's is private).
+    fn access(&self) -> ferret_web::Access {
+        let (hosts, origins) = self.hosts_and_origins();
+        ferret_web::Access {
+            hosts,
+            origins,
+            token: self.token.clone(),
+        }
+    }
+
+    fn guard(&self) -> Guard {
+        Guard::new(&self.access())
     }
 
     fn config(&self) -> StreamableHttpServerConfig {
@@ -135,9 +156,9 @@ where
     app = app
         .layer(middleware::map_response(crate::removed::explain_http))
         .layer(middleware::map_response(session_ended));
-    if let Some(token) = options.token.clone().filter(|t| !t.is_empty()) {
+    if options.token.as_deref().is_some_and(|t| !t.is_empty()) {
         app = app.layer(middleware::from_fn_with_state(
-            Arc::new(token),
+            Arc::new(options.guard()),
             require_token,
         ));
     }
@@ -170,30 +191,34 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
     let factory_server = server.clone();
     let mut app = mcp_router(move || factory_server.for_new_connection(), options);
     if let Some(ui) = &options.ui {
-        let (hosts, origins) = options.hosts_and_origins();
-        let access = ferret_web::Access {
-            hosts,
-            origins,
-            token: options.token.clone(),
-        };
+        let access = options.access();
         let stop = server.inner.shutdown.clone();
         app = ferret_web::Web::new(Arc::new(server.clone()), ui.clone(), &access, stop)
             .in_front_of(app);
     }
     let health_server = server;
+    let guard = Arc::new(options.guard());
     app.route(
         "/health",
-        get(move || {
-            let roots = health_server.roots().roots().len();
-            async move {
-                axum::Json(serde_json::json!({
-                    "status": "ok",
-                    "name": "ferret",
-                    "version": crate::VERSION,
-                    "roots": roots,
-                }))
-            }
-        }),
+        get(
+            move |uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+                let roots = health_server.roots().roots().len();
+                // A foreign Host or Origin is refused here as everywhere (DNS rebinding).
+                let checked = guard.check_host_and_origin(&uri, &headers);
+                async move {
+                    match checked {
+                        Err(refused) => refused.into_response(),
+                        Ok(()) => axum::Json(serde_json::json!({
+                            "status": "ok",
+                            "name": "ferret",
+                            "version": crate::VERSION,
+                            "roots": roots,
+                        }))
+                        .into_response(),
+                    }
+                }
+            },
+        ),
     )
 }
 
@@ -208,35 +233,27 @@ async fn session_ended(method: axum::http::Method, mut response: Response) -> Re
     response
 }
 
-async fn require_token(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
+async fn require_token(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
+    // Hashes compared, so the time taken says nothing about the token.
+    if guard.accepts(presented.trim()) {
         return next.run(request).await;
     }
+    tracing::info!("http: refused an MCP request without the right bearer token");
     let mut response = (
         StatusCode::UNAUTHORIZED,
-        "missing or wrong bearer token (Authorization: Bearer …)\n",
+        "missing or wrong bearer token: send \"Authorization: Bearer TOKEN\"; `ferret token` (with serve's --state-dir) prints it\n",
     )
         .into_response();
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
-}
-
-/// Compare secrets without leaking where they differ through timing. Written here
-/// because it is four lines and not worth a dependency.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = (a.len() ^ b.len()) as u8 | (a.len() != b.len()) as u8;
-    for (i, &byte) in b.iter().enumerate() {
-        diff |= a.get(i).copied().unwrap_or(0) ^ byte;
-    }
-    diff == 0
 }
 
 /// Serve ferret until `shutdown` resolves.
@@ -286,15 +303,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_compare_exactly() {
-        assert!(constant_time_eq(b"secret", b"secret"));
-        assert!(!constant_time_eq(b"secret", b"secreT"));
-        assert!(!constant_time_eq(b"secret", b"secret2"));
-        assert!(!constant_time_eq(b"", b"x"));
-        assert!(!constant_time_eq(b"x", b""));
-    }
-
-    #[test]
     fn exposed_binds_need_hosts_and_a_token() {
         let mut o = HttpOptions {
             bind: "0.0.0.0:8031".parse().unwrap(),
@@ -307,7 +315,7 @@ mod tests {
         };
         assert!(o.check().unwrap_err().contains("--allowed-host"));
         o.allowed_hosts = vec!["files.lan".into()];
-        assert!(o.check().unwrap_err().contains("FERRET_TOKEN"));
+        assert!(o.check().unwrap_err().contains("--no-token"));
         o.token = Some("t0ken".into());
         assert!(o.check().is_ok());
         o.bind = "127.0.0.1:0".parse().unwrap();

@@ -17,6 +17,8 @@
 
 mod args;
 mod completion;
+#[doc(hidden)]
+pub mod fuzzing;
 mod grep_tool;
 pub mod http;
 mod index_tools;
@@ -142,7 +144,7 @@ struct Inner {
     hub: Arc<subscriptions::Hub>,
     locate: Option<Locate>,
     /// Seals the `requestState` of consent questions (2026-07-28 era).
-    consent_seal: rmcp::model::RequestStateCodec,
+    consent_seal: locate::Seal,
     /// Cancelled when the server shuts down: long-lived streams end gracefully.
     shutdown: CancellationToken,
     /// Tool calls, prompts and tasks being worked on, so that a shutdown can
@@ -238,7 +240,7 @@ impl Ferret {
             started: Instant::now(),
             hub,
             locate,
-            consent_seal: locate::new_codec(),
+            consent_seal: locate::Seal::new(),
             shutdown: CancellationToken::new(),
             in_flight: AtomicUsize::new(0),
             settled: tokio::sync::Notify::new(),
@@ -634,6 +636,9 @@ impl Ferret {
                     }
                     locate::Consent::Cancelled => {
                         return Ok(render::tool_error(&locate::cancelled()).into());
+                    }
+                    locate::Consent::Unclear => {
+                        return Ok(render::tool_error(&locate::unclear()).into());
                     }
                     locate::Consent::Unavailable(why) => {
                         return Ok(render::tool_error(&locate::unavailable(&why)).into());

@@ -7,11 +7,23 @@
 //! client that declared elicitation and waits for the user's answer. In the
 //! 2026-07-28 era, where a server may not send requests, the call answers with
 //! an `InputRequiredResult`: the question, plus a `requestState` sealed with an
-//! HMAC key that lives only in this process and bound to a digest of the call's
-//! arguments, so a client can neither forge a consent nor reuse one for another
-//! search. A declined or cancelled request never runs the search.
+//! HMAC key that lives only in this process, bound to a digest of the call's
+//! arguments and carrying a fresh nonce. An answer is accepted once per state:
+//! its nonce is remembered until the state expires (ten minutes), so the same
+//! consent cannot be sent again, and a state issued for other arguments, by
+//! another process, tampered with or expired is refused. The seal proves that
+//! ferret asked and the nonce that the answer is used once; that a person (not
+//! the client itself) answered is the client's promise, as with every
+//! elicitation. An answer counts as consent only when it is `accept` with
+//! `allow: true`; anything else (a missing or non-boolean `allow`, an unknown
+//! action) is not a yes. A declined or cancelled request never runs the search.
 
-use std::{str::FromStr, time::Duration};
+use std::{
+    collections::HashMap,
+    str::FromStr,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
 
 use ferret_fs::{ErrorCode, FsError, Roots, Target};
 use ferret_index::Index;
@@ -104,6 +116,8 @@ pub enum Consent {
     Granted,
     Declined,
     Cancelled,
+    /// The answer was `accept` without `allow: true`: not a yes.
+    Unclear,
     /// This client cannot be asked (handshake era); the message says why.
     Unavailable(String),
     /// Ask the client to ask the user, then call again (2026-07-28).
@@ -114,14 +128,79 @@ pub enum Consent {
 const CONSENT_KEY: &str = "consent";
 /// How long a question may wait for its answer.
 const ANSWER_WITHIN: Duration = Duration::from_secs(10 * 60);
-const STATE_PAYLOAD: &[u8] = b"ferret/locate-consent/v1";
+/// The sealed payload: this prefix, then the state's nonce.
+const STATE_PREFIX: &str = "ferret/locate-consent/v2 ";
+/// Answered states remembered at most (each for at most `ANSWER_WITHIN`); past
+/// this, the oldest are forgotten first.
+const REMEMBERED_AT_MOST: usize = 100_000;
 
-/// A fresh random HMAC key for this process's `requestState`s.
-pub fn new_codec() -> RequestStateCodec {
-    let mut key = Vec::with_capacity(32);
-    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
-    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
-    RequestStateCodec::try_new(key).expect("32 bytes is a long enough key")
+/// Seals consent questions with a key of this process, and remembers which
+/// sealed states have been answered, until they expire.
+pub struct Seal {
+    codec: RequestStateCodec,
+    answered: Mutex<HashMap<String, Instant>>,
+}
+
+impl Default for Seal {
+    fn default() -> Self {
+        Seal::new()
+    }
+}
+
+impl Seal {
+    /// A fresh random HMAC key for this process's `requestState`s.
+    pub fn new() -> Seal {
+        let mut key = Vec::with_capacity(32);
+        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+        Seal {
+            codec: RequestStateCodec::try_new(key).expect("32 bytes is a long enough key"),
+            answered: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A state for a question about the call whose digest is `digest`.
+    fn seal(&self, digest: &[u8]) -> String {
+        let payload = format!("{STATE_PREFIX}{}", uuid::Uuid::new_v4().simple());
+        self.codec.seal_with(
+            payload.as_bytes(),
+            &SealOptions::new()
+                .associated_data(digest)
+                .ttl(ANSWER_WITHIN),
+        )
+    }
+
+    /// The nonce of a state this process issued for this digest, not expired.
+    fn open(&self, state: &str, digest: &[u8]) -> Result<String, String> {
+        let payload = self
+            .codec
+            .open_with(state, digest)
+            .map_err(|e| e.to_string())?;
+        String::from_utf8(payload)
+            .ok()
+            .and_then(|p| p.strip_prefix(STATE_PREFIX).map(str::to_string))
+            .ok_or_else(|| "not a consent state".to_string())
+    }
+
+    /// Mark a state's nonce answered; `false` when it already was.
+    fn answer_once(&self, nonce: &str) -> bool {
+        let now = Instant::now();
+        let mut answered = self.answered.lock().unwrap_or_else(|p| p.into_inner());
+        answered.retain(|_, until| *until > now);
+        if answered.contains_key(nonce) {
+            return false;
+        }
+        if answered.len() >= REMEMBERED_AT_MOST
+            && let Some(oldest) = answered
+                .iter()
+                .min_by_key(|(_, until)| **until)
+                .map(|(n, _)| n.clone())
+        {
+            answered.remove(&oldest);
+        }
+        answered.insert(nonce.to_string(), now + ANSWER_WITHIN);
+        true
+    }
 }
 
 /// What a consent is bound to: the tool and its exact arguments.
@@ -158,19 +237,19 @@ fn question(locate: &Locate, query: &str) -> ElicitRequestParams {
     }
 }
 
+/// What an answer means: only `accept` with `allow: true` is a yes.
 fn answer_of(result: &ElicitResult) -> Consent {
     match result.action {
         ElicitationAction::Accept => {
-            let allowed = result
+            match result
                 .content
                 .as_ref()
                 .and_then(|c| c.get("allow"))
                 .and_then(|v| v.as_bool())
-                .unwrap_or(true);
-            if allowed {
-                Consent::Granted
-            } else {
-                Consent::Declined
+            {
+                Some(true) => Consent::Granted,
+                Some(false) => Consent::Declined,
+                None => Consent::Unclear,
             }
         }
         ElicitationAction::Decline => Consent::Declined,
@@ -184,14 +263,14 @@ fn answer_of(result: &ElicitResult) -> Consent {
 /// request (stateless HTTP), which cannot carry a question to the client.
 pub async fn ask(
     locate: &Locate,
-    codec: &RequestStateCodec,
+    seal: &Seal,
     request: &CallToolRequestParams,
     query: &str,
     one_request_connection: bool,
     context: &RequestContext<RoleServer>,
 ) -> Result<Consent, ErrorData> {
     if is_stateless_era(context) {
-        ask_by_input_required(locate, codec, request, query, context)
+        ask_by_input_required(locate, seal, request, query, context)
     } else if one_request_connection {
         Ok(Consent::Unavailable(
             "this HTTP connection has no session, so ferret cannot put a question to the client (start ferret with --http-sessions, or use stdio or a 2026-07-28 client)".into(),
@@ -203,7 +282,7 @@ pub async fn ask(
 
 fn ask_by_input_required(
     locate: &Locate,
-    codec: &RequestStateCodec,
+    seal: &Seal,
     request: &CallToolRequestParams,
     query: &str,
     context: &RequestContext<RoleServer>,
@@ -223,14 +302,19 @@ fn ask_by_input_required(
         return Err(error);
     }
     let digest = digest_of(request.arguments.as_ref());
+    let refused = |why: &str| {
+        ErrorData::invalid_params(
+            format!(
+                "requestState {why}; call locate again without requestState to ask the user again"
+            ),
+            Some(json!({"parameter": "requestState"})),
+        )
+    };
     if let Some(state) = &request.request_state {
-        codec.open_with(state, &digest).map_err(|e| {
-            ErrorData::invalid_params(
-                format!(
-                    "requestState was not issued by this server for these arguments, or it expired ({e}); call locate again without requestState"
-                ),
-                Some(json!({"parameter": "requestState"})),
-            )
+        let nonce = seal.open(state, &digest).map_err(|e| {
+            refused(&format!(
+                "was not issued by this server for these arguments, or it expired ({e})"
+            ))
         })?;
         if let Some(answer) = request
             .input_responses
@@ -239,20 +323,20 @@ fn ask_by_input_required(
         {
             let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
                 ErrorData::invalid_params(
-                    format!("inputResponses.{CONSENT_KEY} is not an elicitation result: {e}"),
+                    format!("inputResponses.{CONSENT_KEY} is not an elicitation result: {e}; nothing was searched"),
                     Some(json!({"parameter": "inputResponses"})),
                 )
             })?;
+            if !seal.answer_once(&nonce) {
+                tracing::info!("locate: refused a consent answer sent a second time");
+                return Err(refused(
+                    "was already answered: a consent counts once, for one search",
+                ));
+            }
             return Ok(answer_of(&answer));
         }
         // The state is ours but the answer is missing: ask again.
     }
-    let sealed = codec.seal_with(
-        STATE_PAYLOAD,
-        &SealOptions::new()
-            .associated_data(&digest)
-            .ttl(ANSWER_WITHIN),
-    );
     let mut requests = InputRequests::new();
     requests.insert(
         CONSENT_KEY.into(),
@@ -260,7 +344,7 @@ fn ask_by_input_required(
     );
     Ok(Consent::InputRequired(InputRequiredResult::new(
         Some(requests),
-        Some(sealed),
+        Some(seal.seal(&digest)),
     )))
 }
 
@@ -305,6 +389,14 @@ pub fn declined() -> FsError {
     .hint("do not repeat the same search; ask the user what they want instead")
 }
 
+pub fn unclear() -> FsError {
+    FsError::new(
+        ErrorCode::Cancelled,
+        "the answer accepted the question without saying `allow: true`; that is not a consent, and nothing was searched",
+    )
+    .hint("answer with action accept and content {\"allow\": true} to allow this search")
+}
+
 pub fn cancelled() -> FsError {
     FsError::new(
         ErrorCode::Cancelled,
@@ -330,32 +422,54 @@ mod tests {
     }
 
     #[test]
-    fn a_consent_is_bound_to_its_arguments() {
-        let codec = new_codec();
+    fn a_consent_is_bound_to_its_arguments_and_this_process() {
+        let seal = Seal::new();
         let mut a = JsonObject::new();
         a.insert("query".into(), json!("report"));
-        let sealed = codec.seal_with(
-            STATE_PAYLOAD,
-            &SealOptions::new().associated_data(&digest_of(Some(&a))),
-        );
-        assert!(codec.open_with(&sealed, &digest_of(Some(&a))).is_ok());
+        let sealed = seal.seal(&digest_of(Some(&a)));
+        assert!(seal.open(&sealed, &digest_of(Some(&a))).is_ok());
         let mut b = a.clone();
         b.insert("query".into(), json!("passwords"));
-        assert!(codec.open_with(&sealed, &digest_of(Some(&b))).is_err());
+        assert!(seal.open(&sealed, &digest_of(Some(&b))).is_err());
         let mut tampered = sealed.clone();
         tampered.insert(sealed.len() / 2, 'x');
-        assert!(codec.open_with(&tampered, &digest_of(Some(&a))).is_err());
+        assert!(seal.open(&tampered, &digest_of(Some(&a))).is_err());
         assert!(
-            new_codec()
-                .open_with(&sealed, &digest_of(Some(&a)))
-                .is_err(),
+            Seal::new().open(&sealed, &digest_of(Some(&a))).is_err(),
             "another process's key"
         );
+        let foreign = seal.codec.seal_with(
+            b"something else",
+            &SealOptions::new().associated_data(&digest_of(Some(&a))),
+        );
+        assert!(
+            seal.open(&foreign, &digest_of(Some(&a))).is_err(),
+            "not a consent state"
+        );
+    }
+
+    #[test]
+    fn each_state_is_answered_once() {
+        let seal = Seal::new();
+        let digest = digest_of(None);
+        let first = seal.open(&seal.seal(&digest), &digest).unwrap();
+        let second = seal.open(&seal.seal(&digest), &digest).unwrap();
+        assert_ne!(first, second, "every question has its own nonce");
+        assert!(seal.answer_once(&first));
+        assert!(!seal.answer_once(&first), "the same answer again");
+        assert!(seal.answer_once(&second));
     }
 
     #[test]
     fn answers_map_to_consent() {
         let mut r = ElicitResult::new(ElicitationAction::Accept);
+        assert!(
+            matches!(answer_of(&r), Consent::Unclear),
+            "accept without allow is not a yes"
+        );
+        r.content = Some(json!({"allow": "yes"}));
+        assert!(matches!(answer_of(&r), Consent::Unclear));
+        r.content = Some(json!({"allow": true}));
         assert!(matches!(answer_of(&r), Consent::Granted));
         r.content = Some(json!({"allow": false}));
         assert!(matches!(answer_of(&r), Consent::Declined));

@@ -51,6 +51,9 @@ pub enum Command {
     /// Print the configuration `serve` would run with, and where each value comes from.
     #[command(after_help = "Example:\n  ferret config --root ~/src --config ./ferret.toml")]
     Config(ConfigArgs),
+    /// Print the bearer token HTTP clients send to `serve` with these flags (generated into the state folder at first use).
+    #[command(after_help = TOKEN_EXAMPLES)]
+    Token(TokenArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Example:\n  ferret completions bash > ~/.local/share/bash-completion/completions/ferret"
@@ -75,6 +78,21 @@ pub struct DoctorArgs {
     /// Print the checks as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+const TOKEN_EXAMPLES: &str = "\
+Examples:
+  ferret token
+  curl -H \"Authorization: Bearer $(ferret token)\" 'http://127.0.0.1:8031/?search=ext:md&json=1'
+  ferret token --rotate          a new token (restart serve; reconfigure clients)";
+
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Replace the kept token with a new one (clients need the new one; restart serve).
+    #[arg(long)]
+    pub rotate: bool,
 }
 
 #[derive(Debug, Args)]
@@ -140,6 +158,11 @@ pub struct IndexArgs {
         default_value_t = 1_000_000
     )]
     pub journal_max_entries: u64,
+
+    /// Where inotify cannot watch every folder (its watch limit is reached, or it is unavailable), rescan the rest this often (s, m, h suffix).
+    #[arg(long, value_name = "AGE", env = "FERRET_RESCAN_EVERY", default_value = "60s",
+          value_parser = parse_age)]
+    pub rescan_every: std::time::Duration,
 }
 
 /// The content index: a trigram index of the files' text, so that `grep`
@@ -319,14 +342,32 @@ pub struct ServeArgs {
     )]
     pub allowed_origins: Vec<String>,
 
-    /// Bearer token clients must send (required for a non-loopback --bind). Prefer the variable.
+    /// Bearer token HTTP clients must send [default: generated into <state dir>/token; `ferret token` prints it]. Prefer FERRET_TOKEN or --token-file: the command line is visible in `ps`.
     #[arg(
         long,
         value_name = "SECRET",
         env = "FERRET_TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        conflicts_with_all = ["token_file", "no_token"]
     )]
     pub token: Option<String>,
+
+    /// Read the bearer token from the first line of this file (chmod 600).
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "FERRET_TOKEN_FILE",
+        conflicts_with = "no_token"
+    )]
+    pub token_file: Option<PathBuf>,
+
+    /// Serve HTTP without a token (loopback only): for a single-user machine, where no other account or process must be kept out.
+    #[arg(long, env = "FERRET_NO_TOKEN")]
+    pub no_token: bool,
+
+    /// Set by `main`: `--token` was typed on the command line (visible in `ps`).
+    #[arg(skip)]
+    pub token_on_command_line: bool,
 
     /// Give handshake-era HTTP clients a session (Mcp-Session-Id), so that resource
     /// subscriptions, logging/setLevel and consent questions work for them;

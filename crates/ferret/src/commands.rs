@@ -12,7 +12,7 @@ use ferret_fs::{Denylist, Limits, Policy, RootSpec, Roots};
 use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
 use ferret_server::{Ferret, HttpOptions, Transport};
 
-use crate::{cli, config, shutdown};
+use crate::{cli, config, shutdown, token};
 
 fn default_state_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
@@ -33,6 +33,12 @@ pub(crate) fn open_roots(
         limits,
     };
     Ok(Roots::open(&args.roots, policy)?)
+}
+
+/// The state folder, whether or not the index persists (the HTTP token lives
+/// there even with `--no-persist`).
+pub(crate) fn state_dir(index: &cli::IndexArgs) -> Option<PathBuf> {
+    index.state_dir.clone().or_else(default_state_dir)
 }
 
 pub(crate) fn index_config(
@@ -58,10 +64,11 @@ pub(crate) fn index_config(
     config.state_dir = if index.no_persist {
         None
     } else {
-        index.state_dir.clone().or_else(default_state_dir)
+        state_dir(index)
     };
     config.journal_max_age = index.journal_max_age;
     config.journal_max_rows = index.journal_max_entries;
+    config.limit_rescan_every = index.rescan_every.max(Duration::from_secs(1));
     config
 }
 
@@ -168,13 +175,16 @@ pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, L
     Ok((deny, limits))
 }
 
-/// The HTTP options of `serve`'s flags (`None` with --stdio).
-pub(crate) fn http_options(args: &cli::ServeArgs) -> Option<HttpOptions> {
+/// The HTTP options of `serve`'s flags and its token (`None` with --stdio).
+pub(crate) fn http_options(
+    args: &cli::ServeArgs,
+    token: Option<&token::Token>,
+) -> Option<HttpOptions> {
     (!args.stdio).then(|| HttpOptions {
         bind: args.bind,
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
-        token: args.token.clone(),
+        token: token.map(|t| t.secret.clone()),
         max_request_bytes: args.max_request_bytes as usize,
         sessions: args.http_sessions,
         ui: (!args.no_ui).then_some(ferret_server::http::WebOptions {
@@ -190,9 +200,15 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     for root in roots.roots() {
         tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
     }
-    let http = http_options(&args);
+    let token = serve_token(&args)?;
+    let http = http_options(&args, token.as_ref());
     if let Some(options) = &http {
         options.check().map_err(anyhow::Error::msg)?;
+        let url = format!("http://{}/mcp", options.bind);
+        eprintln!(
+            "{}",
+            token::startup_lines(token.as_ref(), &url, std::io::stderr().is_terminal())
+        );
     }
     let config = index_config(&roots, &root_args, &args.index);
     let content_config = content_config(&args.content, &config, args.max_file_bytes);
@@ -288,6 +304,72 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     }
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The token HTTP clients must send (`None` for stdio and `--no-token`).
+fn serve_token(args: &cli::ServeArgs) -> anyhow::Result<Option<token::Token>> {
+    if args.stdio {
+        return Ok(None);
+    }
+    if args.token_on_command_line {
+        tracing::warn!(
+            "--token on the command line is visible to every account in `ps`; pass it in FERRET_TOKEN or with --token-file PATH instead"
+        );
+    }
+    token::resolve(args, true)
+}
+
+/// `ferret token`: print the token `serve` uses with these flags, generating
+/// it into the state folder if there is none yet; `--rotate` replaces it.
+pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
+    let serve = &args.serve;
+    if serve.no_token {
+        anyhow::bail!(
+            "--no-token (FERRET_NO_TOKEN) is set: serve runs without a token, so there is none to print; unset it to use one"
+        );
+    }
+    if args.rotate {
+        if serve.token.is_some() || serve.token_file.is_some() {
+            anyhow::bail!(
+                "the token is given with --token, FERRET_TOKEN or --token-file: change it there; --rotate replaces only the one ferret keeps in its state folder"
+            );
+        }
+        let path = token::state_path(state_dir(&serve.index).as_deref()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "there is no state folder (HOME is not set); give one with --state-dir DIR"
+            )
+        })?;
+        let secret = token::generate()?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        token::replace(&path, &secret, true).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {}: {e}; choose a writable --state-dir",
+                path.display()
+            )
+        })?;
+        println!("{secret}");
+        eprintln!(
+            "ferret: a new token is in {}; restart `ferret serve` and give clients the new token",
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let token =
+        token::resolve(serve, true)?.ok_or_else(|| anyhow::anyhow!("no token is configured"))?;
+    println!("{}", token.secret);
+    if let token::Origin::State {
+        path,
+        created: true,
+    } = &token.origin
+    {
+        eprintln!(
+            "ferret: generated a token into {} (serve uses it from now on)",
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The locate roots, their own index (names only), and the policy.
@@ -573,6 +655,8 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
         },
         limit: args.limit,
         max_output_bytes: usize::MAX,
+        // Alone on the command line: every core, no shared budget.
+        budget: None,
         ..ferret_grep::Options::default()
     };
     let never = std::sync::atomic::AtomicBool::new(false);

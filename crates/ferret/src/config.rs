@@ -241,9 +241,22 @@ fn check_value(arg: &clap::Arg, value: &str) -> Result<(), String> {
         };
     }
     let long = arg.get_long().unwrap_or_default();
+    // A fresh flag with the same parser: a clone would keep its conflicts and
+    // requirements, which name flags the probe does not have (clap's debug
+    // assertions panic on that: `token = …` did, found by the fuzz target).
+    let mut probe_arg = clap::Arg::new(arg.get_id().clone())
+        .long(long.to_string())
+        .action(arg.get_action().clone())
+        .value_parser(arg.get_value_parser().clone());
+    if let Some(n) = arg.get_num_args() {
+        probe_arg = probe_arg.num_args(n);
+    }
+    if let Some(d) = arg.get_value_delimiter() {
+        probe_arg = probe_arg.value_delimiter(d);
+    }
     let probe = Command::new("ferret.toml")
         .no_binary_name(true)
-        .arg(arg.clone().required(false));
+        .arg(probe_arg);
     probe
         .try_get_matches_from([format!("--{long}"), value.to_string()])
         .map(|_| ())
@@ -340,6 +353,22 @@ mod tests {
 
     use super::*;
     use crate::cli::Cli;
+
+    /// Found by the `config_file` fuzz target: a key whose flag conflicts with
+    /// another (`token` with `token-file`) made the value check panic in clap's
+    /// debug assertions instead of being checked.
+    #[test]
+    fn a_flag_with_conflicts_is_checked_without_its_relations() {
+        let file = parse("token = \"2\"\n").unwrap();
+        assert!(apply(Cli::command(), &file).is_ok());
+        let file =
+            parse("token-file = \"/nonexistent/token\"\nmax-file-bytes = \"lots\"\n").unwrap();
+        let err = apply(Cli::command(), &file).unwrap_err();
+        assert!(
+            err.contains("line 2") && err.contains("max-file-bytes"),
+            "{err}"
+        );
+    }
 
     fn parse_with(text: &str, argv: &[&str]) -> Result<(Command, ArgMatches, ConfigFile), String> {
         let file = parse(text)?;

@@ -13,7 +13,10 @@ use ferret_index::{
 use ferret_server::{Ferret, Transport};
 use serde_json::{Value, json};
 
-use crate::{cli, commands};
+use crate::{
+    cli, commands,
+    token::{self, Token},
+};
 
 /// The `tools/list` answer must stay under this many bytes (agents pay for
 /// every byte of it in every conversation).
@@ -192,12 +195,12 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     if roots.is_some() {
         check_watches(&mut report, folders);
     }
-    check_http(&mut report, serve);
+    let token = check_http(&mut report, serve);
     if let Some(roots) = roots {
         check_tools_list(&mut report, roots, serve)?;
     }
 
-    let client = client_config(serve);
+    let client = client_config(serve, token.as_ref());
     print(&report, &client, args.json)?;
     Ok(if report.failed() {
         ExitCode::from(1)
@@ -452,7 +455,7 @@ fn check_watches(report: &mut Report, folders: u64) {
         report.warn(
             "inotify",
             "cannot read /proc/sys/fs/inotify/max_user_watches",
-            "on Linux ferret watches every folder; without inotify the index is refreshed by rescans every minute",
+            "on Linux ferret watches every folder; without inotify the index is refreshed by rescans every minute (--rescan-every)",
         );
         return;
     };
@@ -464,7 +467,7 @@ fn check_watches(report: &mut Report, folders: u64) {
     if folders > limit {
         report.warn(
             "inotify",
-            format!("{folders} folders to watch but the limit is {limit}: past it the index is refreshed by rescans every minute instead of live"),
+            format!("{folders} folders to watch but the limit is {limit}: past it the index is refreshed by rescans every minute (--rescan-every) instead of live"),
             raise,
         );
     } else if folders * 10 > limit * 8 {
@@ -481,21 +484,59 @@ fn check_watches(report: &mut Report, folders: u64) {
     }
 }
 
-fn check_http(report: &mut Report, serve: &cli::ServeArgs) {
-    let Some(options) = commands::http_options(serve) else {
+/// The HTTP checks; the token clients will need (generated into the state
+/// folder when there is none yet, as `serve` would).
+fn check_http(report: &mut Report, serve: &cli::ServeArgs) -> Option<Token> {
+    if serve.stdio {
         report.ok(
             "http",
-            "skipped: --stdio (the client launches ferret and talks over stdin/stdout)",
+            "skipped: --stdio (the client launches ferret and talks over stdin/stdout; no token needed)",
         );
-        return;
+        return None;
+    }
+    let token = match token::resolve(serve, true) {
+        Ok(Some(t)) => {
+            report.ok(
+                "token",
+                format!(
+                    "HTTP clients send \"Authorization: Bearer …\": the token is {}; the configurations below carry it (keep them private)",
+                    t.describe()
+                ),
+            );
+            if t.origin == token::Origin::Flag && serve.token_on_command_line {
+                report.warn(
+                    "token",
+                    "--token on the command line is visible to every account in `ps`",
+                    "pass it in FERRET_TOKEN or with --token-file PATH",
+                );
+            }
+            Some(t)
+        }
+        Ok(None) => {
+            report.warn(
+                "token",
+                "none (--no-token): every account and process on this machine can use the HTTP server",
+                "drop --no-token unless this is a single-user machine",
+            );
+            None
+        }
+        Err(e) => {
+            report.fail(
+                "token",
+                format!("{e:#}"),
+                "see ferret serve --help for --token-file and --state-dir",
+            );
+            None
+        }
     };
+    let options = commands::http_options(serve, token.as_ref())?;
     if let Err(e) = options.check() {
         report.fail(
             "http",
             e,
             "see ferret serve --help for --bind, --allowed-host and FERRET_TOKEN",
         );
-        return;
+        return token;
     }
     match std::net::TcpListener::bind(options.bind) {
         Ok(listener) => {
@@ -534,6 +575,7 @@ fn check_http(report: &mut Report, serve: &cli::ServeArgs) {
             ),
         ),
     }
+    token
 }
 
 fn check_tools_list(
@@ -592,7 +634,7 @@ fn spec_arg(spec: &RootSpec) -> String {
 
 /// A configuration for MCP clients with these flags: stdio for clients that
 /// launch ferret, the URL for a running HTTP server.
-fn client_config(serve: &cli::ServeArgs) -> Value {
+fn client_config(serve: &cli::ServeArgs, token: Option<&Token>) -> Value {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "ferret".into());
@@ -647,10 +689,26 @@ fn client_config(serve: &cli::ServeArgs) -> Value {
     });
     if !serve.stdio {
         let url = format!("http://{}/mcp", serve.bind);
+        let (claude, vscode) = match token {
+            Some(t) => {
+                let header = format!("Authorization: Bearer {}", t.secret);
+                (
+                    format!(
+                        "claude mcp add --transport http ferret {url} --header {}",
+                        shell_quote(&header)
+                    ),
+                    json!({"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {}", t.secret)}}),
+                )
+            }
+            None => (
+                format!("claude mcp add --transport http ferret {url}"),
+                json!({"type": "http", "url": url}),
+            ),
+        };
         out["http"] = json!({
             "url": url,
-            "claude_code": format!("claude mcp add --transport http ferret {url}"),
-            "vscode_mcp.json": {"servers": {"ferret": {"type": "http", "url": url}}},
+            "claude_code": claude,
+            "vscode_mcp.json": {"servers": {"ferret": vscode}},
         });
     }
     out

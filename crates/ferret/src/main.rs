@@ -2,11 +2,12 @@
 //! index, then serve or answer. The work lives in the library crates
 //! (`ferret-fs`, `ferret-index`, `ferret-query`, `ferret-server`).
 
-mod cli;
 mod commands;
-mod config;
 mod doctor;
 mod shutdown;
+mod token;
+
+use ferret_cli::{cli, config};
 
 use std::process::ExitCode;
 
@@ -25,6 +26,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut parsed = parsed;
+    let on_command_line = |sub: &str| {
+        parsed
+            .matches
+            .subcommand_matches(sub)
+            .and_then(|m| m.value_source("token"))
+            == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let typed = ["serve", "doctor", "token"]
+        .into_iter()
+        .any(on_command_line);
+    match &mut parsed.cli.command {
+        cli::Command::Serve(a) => a.token_on_command_line = typed,
+        cli::Command::Doctor(a) => a.serve.token_on_command_line = typed,
+        cli::Command::Token(a) => a.serve.token_on_command_line = typed,
+        _ => {}
+    }
     let (log_file, log_format) = match &parsed.cli.command {
         cli::Command::Serve(a) => (a.log_file.clone(), a.log_format.as_str()),
         cli::Command::Doctor(a) => (a.serve.log_file.clone(), a.serve.log_format.as_str()),
@@ -41,6 +59,7 @@ fn main() -> ExitCode {
         cli::Command::Search(args) => commands::search(args),
         cli::Command::Grep(args) => commands::grep(args),
         cli::Command::Doctor(args) => doctor::run(args),
+        cli::Command::Token(args) => commands::token(args),
         cli::Command::Config(_) => commands::config(&parsed.command, &parsed.matches, &parsed.file),
         cli::Command::Completions { shell } => commands::completions(shell),
         cli::Command::Man => commands::man(),
