@@ -1,7 +1,7 @@
 //! ferret's query language: the Everything-style (voidtools) syntax that the `search`
 //! and `locate` tools take as `query`, that `grep` takes as `filter`, and that
 //! `ferret search` reads on the command line. The language itself is specified in
-//! `shared/spec/query-syntax.md`. This crate has its scanner (module `lexer`), its parser
+//! `docs/query-syntax.md`. This crate has its scanner (module `lexer`), its parser
 //! ([`parse`], giving a typed [`Ast`]), a compile step ([`Query::compile`]) and an
 //! evaluator ([`Query::matches`]) that tests one index entry, seen through the
 //! [`Entry`] trait.

@@ -1,4 +1,4 @@
-//! ferret's MCP layer: the tools of `spec/tools.md` served through `rmcp`, over
+//! ferret's MCP layer: the tools of `docs/tools.md` served through `rmcp`, over
 //! stdio and Streamable HTTP, in both protocol eras (the `initialize` handshake and
 //! the stateless 2026-07-28 revision; rmcp dispatches between them).
 //!

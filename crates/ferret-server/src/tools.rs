@@ -1,4 +1,4 @@
-//! The tools of the contract (`spec/tools.md`): their definitions, and one
+//! The tools of the contract (`docs/tools.md`): their definitions, and one
 //! function per tool that reads arguments, calls the file layer and renders.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! One test (or more) per row of every table of `shared/spec/query-syntax.md`, on
+//! One test (or more) per row of every table of `docs/query-syntax.md`, on
 //! made-up entries, asserting the real outcome.
 
 use super::fake::{CLOCK, FakeEntry, check, local, m, q, q_with};
