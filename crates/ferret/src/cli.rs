@@ -573,6 +573,21 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` is too large"))
 }
 
+impl IndexArgs {
+    /// `--state-dir`, else `$XDG_STATE_HOME/ferret`, else
+    /// `~/.local/state/ferret`: where the snapshot, the journal and the HTTP
+    /// token live (the token even with `--no-persist`).
+    pub fn state_dir_or_default(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.state_dir {
+            return Some(dir.clone());
+        }
+        if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(dir).join("ferret"));
+        }
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state/ferret"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,13 +14,6 @@ use ferret_server::{Ferret, HttpOptions, Transport};
 
 use crate::{cli, config, shutdown, token};
 
-fn default_state_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("ferret"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state/ferret"))
-}
-
 pub(crate) fn open_roots(
     args: &cli::RootArgs,
     deny: Denylist,
@@ -38,7 +31,7 @@ pub(crate) fn open_roots(
 /// The state folder, whether or not the index persists (the HTTP token lives
 /// there even with `--no-persist`).
 pub(crate) fn state_dir(index: &cli::IndexArgs) -> Option<PathBuf> {
-    index.state_dir.clone().or_else(default_state_dir)
+    index.state_dir_or_default()
 }
 
 pub(crate) fn index_config(

@@ -118,7 +118,7 @@ pub fn resolve(args: &cli::ServeArgs, create: bool) -> anyhow::Result<Option<Tok
             origin: Origin::File(path.clone()),
         }));
     }
-    let state_dir = crate::commands::state_dir(&args.index);
+    let state_dir = args.index.state_dir_or_default();
     let Some(path) = state_path(state_dir.as_deref()) else {
         anyhow::bail!(
             "there is no state folder to keep the HTTP token in (neither XDG_STATE_HOME nor HOME is set); give one with --state-dir DIR, a token with --token-file PATH or FERRET_TOKEN, or allow tokenless loopback with --no-token"
