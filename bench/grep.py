@@ -41,6 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stdio_client import StdioServer  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 WORDS = (
@@ -123,38 +126,14 @@ def rg_args(call):
     return out + ["-e", call["pattern"]]
 
 
-class Server:
-    """`ferret serve --stdio`, spoken to as a client would, one JSON-RPC line at a time."""
+class Server(StdioServer):
+    """`ferret serve --stdio` on one tree (see `stdio_client`)."""
 
     def __init__(self, binary, root, extra, state):
-        env = dict(os.environ, XDG_STATE_HOME=str(state), FERRET_LOG="warn")
-        self.p = subprocess.Popen(
-            [binary, "serve", "--stdio", "--root", str(root), "--state-dir", str(state), *extra],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
-        self.started = time.perf_counter()
-        self.next_id = 1
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}})
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
-        self.p.stdin.flush()
-
-    def request(self, method, params):
-        i = self.next_id
-        self.next_id += 1
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise SystemExit("ferret closed the connection")
-            m = json.loads(line)
-            if m.get("id") == i:
-                return m
+        super().__init__([binary, "serve", "--stdio", "--root", str(root), "--state-dir", str(state), *extra], state)
 
     def call(self, tool, args):
-        r = self.request("tools/call", {"name": tool, "arguments": args})["result"]
+        r = self.result(tool, args)
         if r.get("isError"):
             raise SystemExit(f"{tool} {args}: {r['structuredContent']}")
         return r["structuredContent"]
@@ -172,8 +151,7 @@ class Server:
             time.sleep(0.1)
 
     def memory(self):
-        st = dict(l.split(":", 1) for l in Path(f"/proc/{self.p.pid}/status").read_text().splitlines() if ":" in l)
-        return {k: int(st[k].split()[0]) * 1024 for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+        return self.proc_status()
 
     def files(self, call):
         """Every matching file (all pages)."""
@@ -184,14 +162,6 @@ class Server:
             if not r.get("next_offset"):
                 return out, r
             offset = r["next_offset"]
-
-    def close(self):
-        self.p.stdin.close()
-        try:
-            self.p.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
 
 
 def rg_files(rg, tree, call):

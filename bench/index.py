@@ -38,6 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stdio_client import StdioServer  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(os.environ.get("FERRET_BENCH_BIN", REPO / "target" / "release" / "ferret-bench"))
 FERRET = Path(os.environ.get("FERRET_BIN", REPO / "target" / "release" / "ferret"))
@@ -86,41 +89,14 @@ def quote(a):
     return "'" + a.replace("'", "'\\''") + "'" if any(c in a for c in " *$\\|;&()<>?\"'") else a
 
 
-class Server:
-    """`ferret serve --stdio`, spoken to as a client would, one JSON-RPC line at a time."""
+class Server(StdioServer):
+    """`ferret serve --stdio` on one tree (see `stdio_client`)."""
 
     def __init__(self, root, extra, state):
-        env = dict(os.environ, XDG_STATE_HOME=str(state), FERRET_LOG="warn")
-        self.started = time.perf_counter()
-        self.p = subprocess.Popen(
-            [str(FERRET), "serve", "--stdio", "--root", str(root), *extra],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
-        self.next_id = 1
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}})
-        self.notify("notifications/initialized")
-
-    def notify(self, method):
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": method}) + "\n").encode())
-        self.p.stdin.flush()
-
-    def request(self, method, params):
-        i = self.next_id
-        self.next_id += 1
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise SystemExit("ferret closed the connection")
-            m = json.loads(line)
-            if m.get("id") == i:
-                return m
+        super().__init__([str(FERRET), "serve", "--stdio", "--root", str(root), *extra], state)
 
     def call(self, tool, args):
-        return self.request("tools/call", {"name": tool, "arguments": args})["result"]
+        return self.result(tool, args)
 
     def wait_ready(self):
         while True:
@@ -130,16 +106,8 @@ class Server:
             time.sleep(0.05)
 
     def memory(self):
-        st = dict(l.split(":", 1) for l in Path(f"/proc/{self.p.pid}/status").read_text().splitlines() if ":" in l)
-        kb = lambda k: int(st[k].split()[0]) * 1024
-        return kb("VmRSS"), kb("VmHWM")
-
-    def close(self):
-        self.p.stdin.close()
-        try:
-            self.p.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+        st = self.proc_status()
+        return st["VmRSS"], st["VmHWM"]
 
 
 def round_trips(server, runs):
