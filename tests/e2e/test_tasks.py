@@ -37,8 +37,10 @@ def meta(caps, name="e2e-tasks"):
 class Http:
     """A 2026-07-28 client over stateless HTTP, declaring `caps` on every request."""
 
-    def __init__(self, url, caps=TASKS, name="e2e-tasks"):
-        self.url, self.caps, self.name = url, caps, name
+    def __init__(self, server, caps=TASKS, name="e2e-tasks"):
+        self.url, self.caps, self.name = server.url, caps, name
+        # The token ferret generated, as a configured client sends it.
+        self.auth = server.auth
 
     def send(self, method, params):
         body = {"jsonrpc": "2.0", "id": next(ids), "method": method, "params": {**params, "_meta": meta(self.caps, self.name)}}
@@ -47,6 +49,7 @@ class Http:
             "Content-Type": "application/json",
             "MCP-Protocol-Version": MODERN,
             "Mcp-Method": method,
+            **self.auth,
         }
         routed = params.get("name", params.get("taskId"))
         if routed:
@@ -131,7 +134,7 @@ def tasks_server(big_tree, start_http):
 
 
 def test_a_long_grep_answers_as_a_task_and_its_result_is_kept(tasks_server):
-    client = Http(tasks_server.url)
+    client = Http(tasks_server)
     created = call(client, "grep", SLOW_GREP)
     assert created["resultType"] == "task", created
     assert created["status"] == "working" and "result" not in created
@@ -147,14 +150,14 @@ def test_a_long_grep_answers_as_a_task_and_its_result_is_kept(tasks_server):
     assert result["isError"] is False
     assert result["structuredContent"]["files_scanned"] == BIG_FILES
     # The same answer a client without tasks gets, and it is still there later.
-    plain = call(Http(tasks_server.url, caps={}), "grep", SLOW_GREP)
+    plain = call(Http(tasks_server, caps={}), "grep", SLOW_GREP)
     assert plain["resultType"] == "complete"
     assert plain["structuredContent"]["total"] == result["structuredContent"]["total"]
     assert get(client, created["taskId"])["result"] == result
 
 
 def test_tasks_cancel_stops_the_work_and_keeps_the_partial_result(tasks_server):
-    client = Http(tasks_server.url)
+    client = Http(tasks_server)
     task_id = call(client, "grep", SLOW_GREP)["taskId"]
     # Cancel once it is under way.
     while "0 of" in (get(client, task_id).get("statusMessage") or "0 of"):
@@ -182,7 +185,7 @@ def test_tasks_cancel_stops_the_work_and_keeps_the_partial_result(tasks_server):
 
 
 def test_clients_without_the_extension_get_todays_answers(tasks_server):
-    plain = Http(tasks_server.url, caps={})
+    plain = Http(tasks_server, caps={})
     result = call(plain, "grep", {"pattern": "needle", "output": "count", "limit": 5})
     assert result["resultType"] == "complete" and "taskId" not in result
     status, body = plain.send("tasks/get", {"taskId": "anything"})
@@ -191,7 +194,7 @@ def test_clients_without_the_extension_get_todays_answers(tasks_server):
 
 
 def test_an_unknown_task_says_what_happened(tasks_server):
-    status, body = Http(tasks_server.url).send("tasks/get", {"taskId": "no-such-task"})
+    status, body = Http(tasks_server).send("tasks/get", {"taskId": "no-such-task"})
     assert body["error"]["code"] == -32602
     assert "restarted" in body["error"]["message"] and "call the tool again" in body["error"]["message"]
 
@@ -199,22 +202,22 @@ def test_an_unknown_task_says_what_happened(tasks_server):
 def test_quick_calls_answer_at_once_even_with_the_extension(tree, start_http):
     # The default --task-after (1 s): only what is still running then becomes a task.
     server = start_http("--root", str(tree), "--no-persist")
-    client = Http(server.url)
+    client = Http(server)
     for tool, args in [("search", {"query": "ext:rs"}), ("grep", {"pattern": "fn"}), ("list", {"depth": 3})]:
         assert call(client, tool, args)["resultType"] == "complete", tool
 
 
 def test_a_restart_forgets_tasks(big_tree, start_http):
     server = start_http("--root", str(big_tree), "--no-persist", "--task-after", "0")
-    task_id = call(Http(server.url), "grep", SLOW_GREP)["taskId"]
+    task_id = call(Http(server), "grep", SLOW_GREP)["taskId"]
     server.stop()
     again = start_http("--root", str(big_tree), "--no-persist", "--task-after", "0")
-    status, body = Http(again.url).send("tasks/get", {"taskId": task_id})
+    status, body = Http(again).send("tasks/get", {"taskId": task_id})
     assert body["error"]["code"] == -32602 and "restarted" in body["error"]["message"]
 
 
 def test_a_client_has_at_most_eight_tasks_running(tasks_server):
-    client = Http(tasks_server.url, name="greedy")
+    client = Http(tasks_server, name="greedy")
     running = [call(client, "grep", SLOW_GREP) for _ in range(8)]
     assert all(r["resultType"] == "task" for r in running)
     try:
@@ -222,7 +225,7 @@ def test_a_client_has_at_most_eight_tasks_running(tasks_server):
         ninth = call(client, "grep", {**SLOW_GREP, "timeout_ms": 200})
         assert ninth["resultType"] == "complete" and "taskId" not in ninth
         # Another client still gets tasks.
-        other = call(Http(tasks_server.url, name="polite"), "grep", {**SLOW_GREP, "timeout_ms": 200})
+        other = call(Http(tasks_server, name="polite"), "grep", {**SLOW_GREP, "timeout_ms": 200})
         assert other["resultType"] == "task"
     finally:
         for r in running:
@@ -253,7 +256,7 @@ def test_a_folder_copy_runs_as_a_task(big_tree, tmp_path, start_http):
     for i in range(50):
         (work / "src" / f"f{i}.txt").write_text(f"file {i}\n")
     server = start_http("--root", f"{work}:rw", "--no-persist", "--task-after", "0")
-    client = Http(server.url)
+    client = Http(server)
     created = call(client, "manage", {"op": "copy", "path": "src", "to": "copy", "recursive": True})
     assert created["resultType"] == "task"
     done = settle(client, created["taskId"])
