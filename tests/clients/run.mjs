@@ -245,6 +245,7 @@ async function tasksCell() {
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': era,
       'mcp-method': request.method,
+      authorization: `Bearer ${server.token}`,
     });
     const routed = request.params?.name ?? request.params?.taskId;
     if (routed !== undefined) headers.set('mcp-name', String(routed));
@@ -260,7 +261,7 @@ async function tasksCell() {
   const slow = { pattern: '\\w+o\\w+', output: 'count', path: 'big' };
   let session;
   try {
-    await client.connect(new v2.StreamableHTTPClientTransport(new URL(server.url)));
+    await client.connect(new v2.StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
     session = extTasks.createTaskSessionFromClient(client, {
       endpointId: `ferret-${server.url}`,
       rawDispatch,
