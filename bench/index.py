@@ -134,8 +134,10 @@ def run_tree(tree: Path, label: str, args, extra):
 
     state = Path(tempfile.mkdtemp(prefix="ferret-bench-state-"))
     # A fresh server: time to ready, memory per entry. --no-persist so the time
-    # is a full build, not a snapshot load.
-    s = Server(tree, ["--no-persist", *extra], state)
+    # is a full build, not a snapshot load; without the content index, whose
+    # background build (measured by bench/grep.py) would share the cores and
+    # the memory figure with the name index's.
+    s = Server(tree, ["--no-persist", "--content-index", "off", *extra], state)
     ready, entries = s.wait_ready()
     time.sleep(1.0)
     rss, hwm = s.memory()
@@ -149,7 +151,7 @@ def run_tree(tree: Path, label: str, args, extra):
     print(f"build: ferret {ready:.2f} s; fd -HI listing the same tree {fd_list / 1000:.2f} s; ratio {ready * 1000 / fd_list:.2f}")
 
     # The CLI reads the snapshot `ferret index` saves.
-    sh([str(FERRET), "index", "--root", str(tree), "--state-dir", str(state), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sh([str(FERRET), "index", "--root", str(tree), "--state-dir", str(state), "--content-index", "off", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = state / "plocate.db"
     t = time.perf_counter()
     sh(["updatedb", "-U", str(tree), "-o", str(db), "-l", "0"], stderr=subprocess.DEVNULL)

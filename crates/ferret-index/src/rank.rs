@@ -127,20 +127,38 @@ struct Place {
 /// Matches share folders, so each folder's [`Place`] is worked out once per
 /// query and remembered (a common word matches tens of thousands of entries in
 /// a few thousand folders; climbing each entry's ancestors anew, comparing
-/// every name with [`GENERATED`], was most of a relevance search's time). One
-/// word per folder slot, zero for "not yet known": the vector is allocated
-/// zeroed (pages the kernel maps on first touch), so a query that ranks few
-/// entries pays for few.
+/// every name with [`GENERATED`], was most of a relevance search's time). A
+/// word per folder slot, zero for "not yet known": in a small map while few
+/// folders are known (a query with five matches should not allocate a table
+/// for every folder), then in a table allocated zeroed (pages the kernel maps
+/// on first touch).
 #[derive(Default)]
-pub(crate) struct Places(Vec<u64>);
+pub(crate) struct Places {
+    /// While few folders are known: by folder slot.
+    sparse: HashMap<usize, u64, foldhash::fast::FixedState>,
+    /// Once many are: a word per folder slot.
+    dense: Vec<u64>,
+}
+
+/// Folders remembered in the map before the table by slot is cheaper.
+const SPARSE_MAX: usize = 4096;
 
 impl Places {
     fn slot(&mut self, store: &Store, dir: EntryId) -> Option<&mut u64> {
         let slot = store.dir_slot(dir)?;
-        if self.0.is_empty() {
-            self.0 = vec![0; store.dirs.len()];
+        if self.dense.is_empty() {
+            if self.sparse.len() < SPARSE_MAX || self.sparse.contains_key(&slot) {
+                return Some(self.sparse.entry(slot).or_insert(0));
+            }
+            self.dense = vec![0; store.dirs.len()];
+            for (&at, &w) in &self.sparse {
+                if let Some(d) = self.dense.get_mut(at) {
+                    *d = w;
+                }
+            }
+            self.sparse = HashMap::default();
         }
-        self.0.get_mut(slot)
+        self.dense.get_mut(slot)
     }
 }
 
@@ -354,5 +372,56 @@ mod tests {
                 ra.bonus
             );
         }
+    }
+
+    /// Past the map's bound the places move to the table by slot, and every
+    /// rank stays what a fresh climb gives.
+    #[test]
+    fn places_past_the_map_agree_with_fresh_climbs() {
+        use crate::store::Meta;
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let mut files = Vec::new();
+        let mut parent = root;
+        for i in 0..(SPARSE_MAX + 500) {
+            // Chains of ten, some under a generated folder.
+            if i % 10 == 0 {
+                let top = if i % 30 == 0 {
+                    &b"vendor"[..]
+                } else {
+                    &b"src"[..]
+                };
+                parent = s.insert_new(
+                    root,
+                    format!("{}{i}", String::from_utf8_lossy(top)).as_bytes(),
+                    Kind::Dir,
+                    Meta::default(),
+                );
+                if i % 30 == 0 {
+                    parent = s.insert_new(parent, b"vendor", Kind::Dir, Meta::default());
+                }
+            }
+            parent = s.insert_new(
+                parent,
+                format!("d{i}").as_bytes(),
+                Kind::Dir,
+                Meta::default(),
+            );
+            files.push(s.insert_new(
+                parent,
+                format!("report{i}.txt").as_bytes(),
+                Kind::File,
+                Meta::default(),
+            ));
+        }
+        let r = Ranker::new(vec![b"report".to_vec()], 0, None, &s);
+        let (mut shared, mut buf) = (Places::default(), Vec::new());
+        for &f in &files {
+            let once = r.rank(&s, f, &mut shared, &mut buf);
+            let fresh = r.rank(&s, f, &mut Places::default(), &mut buf);
+            assert_eq!((once.generated, once.fit), (fresh.generated, fresh.fit));
+            assert!((once.bonus - fresh.bonus).abs() < 1e-4);
+        }
+        assert!(!shared.dense.is_empty(), "the table was reached");
     }
 }
