@@ -170,8 +170,11 @@ async fn wait<T>(
         }
     };
     tokio::pin!(due);
-    let mut tick = tokio::time::interval(PROGRESS_EVERY);
-    tick.tick().await;
+    // The first tick one period from now: an interval's immediate first tick
+    // still waits for the timer wheel (which rounds up to the next
+    // millisecond), and that wait came before every quick answer.
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let outcome = loop {
         tokio::select! {
             r = &mut running.job => break Waited::Done(r),
@@ -256,8 +259,11 @@ async fn follow(
     describe: impl Fn(u64, Option<u64>) -> String,
     on_end: Box<dyn FnOnce(&CallToolResult) + Send>,
 ) {
-    let mut tick = tokio::time::interval(PROGRESS_EVERY);
-    tick.tick().await;
+    // The first tick one period from now: an interval's immediate first tick
+    // still waits for the timer wheel (which rounds up to the next
+    // millisecond), and that wait came before every quick answer.
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut cancel_heard = false;
     let r = loop {
         tokio::select! {
