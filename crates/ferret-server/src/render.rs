@@ -51,7 +51,9 @@ pub fn shown_entry(path: &str, kind: &str) -> String {
 /// nonce that does not occur in the body. The body itself is never altered.
 pub fn frame(body: &str) -> String {
     let nonce = loop {
-        let candidate = uuid::Uuid::new_v4().simple().to_string()[..16].to_string();
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).expect("the kernel's random source is available");
+        let candidate: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         if !body.contains(&candidate) {
             break candidate;
         }
