@@ -1,6 +1,6 @@
 //! Plain words, split off for fuzzy matching.
 
-use crate::{Ast, QueryError, parse};
+use crate::{Ast, QueryError, content::split_top_level};
 
 /// Split the top-level plain words off a query, for a fuzzy search that matches
 /// them as subsequences of paths while the rest filters: `authmw ext:rs !test`
@@ -8,32 +8,12 @@ use crate::{Ast, QueryError, parse};
 /// the top level, without `*` or `?` (a wildcard term is a filter); words may
 /// hold `/` (`cfg/prod`). Pure: parses, never compiles.
 pub fn split_words(query: &str) -> Result<(String, Vec<String>), QueryError> {
-    let ast = parse(query)?;
-    let items: Vec<&Ast> = match &ast {
-        Ast::And(items) => items.iter().collect(),
-        other => vec![other],
-    };
-    let mut words = Vec::new();
-    let mut spans = Vec::new();
-    for item in items {
-        if let Ast::Text(t) = item
-            && !t.text.contains(['*', '?'])
-            && !t.text.trim().is_empty()
-        {
-            words.push(t.text.clone());
-            spans.push(t.span);
+    split_top_level(query, |item| match item {
+        Ast::Text(t) if !t.text.contains(['*', '?']) && !t.text.trim().is_empty() => {
+            Some((t.text.clone(), t.span))
         }
-    }
-    spans.sort_by_key(|s| s.start);
-    let chars: Vec<char> = query.chars().collect();
-    let mut rest = String::with_capacity(query.len());
-    let mut at = 0;
-    for span in spans {
-        rest.extend(&chars[at.min(span.start)..span.start]);
-        at = span.end.max(at);
-    }
-    rest.extend(&chars[at.min(chars.len())..]);
-    Ok((rest.trim().to_string(), words))
+        _ => None,
+    })
 }
 
 #[cfg(test)]
