@@ -21,7 +21,7 @@ use crate::hits::{Hit, display_path, hit};
 use crate::names::fold_into;
 use crate::orders::skipped;
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
-use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Store};
+use crate::store::{EntryId, Store};
 use crate::uses::Uses;
 
 /// What to look for.
@@ -227,17 +227,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
         }
     }
     // Entries changed since the orders were built.
-    let mut delta: Vec<EntryId> = store
-        .delta
-        .iter()
-        .copied()
-        .filter(|&id| {
-            let r = &store.records[id as usize];
-            r.flags & FLAG_DELTA != 0 && r.kind != Kind::Free as u8 && r.parent != NONE
-        })
-        .collect();
-    delta.sort_unstable();
-    delta.dedup();
+    let delta: Vec<EntryId> = store.delta_entries().collect();
     for id in delta {
         let name = store.name(id);
         let s = score(
@@ -320,7 +310,7 @@ pub(crate) fn within_one_edit(name: &[u8], word: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Meta;
+    use crate::store::{Kind, Meta};
     use ferret_query::{Clock, Options};
 
     fn store(paths: &[&str]) -> Store {

@@ -473,21 +473,12 @@ impl<'a> Plan<'a> {
     /// Delta entries that match, in id order.
     fn delta_matches(&self) -> Vec<EntryId> {
         let store = self.store;
-        let mut out: Vec<EntryId> = store
-            .delta
-            .iter()
-            .copied()
-            .filter(|&id| {
-                let r = &store.records[id as usize];
-                r.flags & FLAG_DELTA != 0 && r.kind != Kind::Free as u8 && r.parent != NONE
-            })
+        store
+            .delta_entries()
             .filter(|&id| self.name_ok(id))
             .filter(|&id| self.under().is_none_or(|u| store.is_within(id, u)))
             .filter(|&id| self.rest.is_match_all() || self.rest.matches(&store.entry(id)))
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+            .collect()
     }
 
     /// The driver's base entries that match (order unspecified).

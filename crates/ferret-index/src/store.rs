@@ -347,6 +347,23 @@ impl Store {
         }
     }
 
+    /// The live entries changed since the orders were built (non-root, in the
+    /// delta), in id order, once each: what every search adds to the orders'.
+    pub(crate) fn delta_entries(&self) -> impl Iterator<Item = EntryId> + '_ {
+        let mut ids: Vec<EntryId> = self
+            .delta
+            .iter()
+            .copied()
+            .filter(|&id| {
+                let r = &self.records[id as usize];
+                r.flags & FLAG_DELTA != 0 && r.kind != Kind::Free as u8 && r.parent != NONE
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+    }
+
     pub fn is_live(&self, id: EntryId) -> bool {
         (id as usize) < self.records.len() && self.records[id as usize].kind != Kind::Free as u8
     }
