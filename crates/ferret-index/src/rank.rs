@@ -180,29 +180,56 @@ impl Place {
     }
 }
 
-/// Ranks entries for one query. Use scores are resolved to entries once, when
-/// the ranker is made, instead of spelling out every match's path.
-pub(crate) struct Ranker {
+/// Ranks entries for one query.
+///
+/// Use scores are kept by path. With few entries to rank, each one's path is
+/// spelled out and looked up; with more entries than used paths, the used
+/// paths are resolved to entries once instead ([`Ranker::prepare`]), so a
+/// common word's tens of thousands of matches cost a map lookup each and a
+/// rare word's five matches never pay for resolving thousands of paths.
+pub(crate) struct Ranker<'a> {
     /// The query's name words, folded, longest first.
     words: Vec<Vec<u8>>,
     now: i64,
-    used: HashMap<EntryId, f32>,
+    uses: Option<&'a Uses>,
+    /// The uses by entry, once resolved.
+    used: Option<HashMap<EntryId, f32>>,
 }
 
-impl Ranker {
-    pub fn new(mut words: Vec<Vec<u8>>, now: i64, uses: Option<&Uses>, store: &Store) -> Ranker {
+/// A use score as it counts in the rank.
+fn use_bonus(score: f64) -> f32 {
+    (1.0 + score as f32).ln() * 4.0
+}
+
+impl<'a> Ranker<'a> {
+    pub fn new(mut words: Vec<Vec<u8>>, now: i64, uses: Option<&'a Uses>) -> Ranker<'a> {
         words.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        let used = uses
-            .map(|u| {
+        Ranker {
+            words,
+            now,
+            uses: uses.filter(|u| !u.is_empty()),
+            used: None,
+        }
+    }
+
+    /// Before ranking `candidates` entries: resolve the used paths to entries
+    /// when that is cheaper than spelling out each candidate's path.
+    pub fn prepare(&mut self, store: &Store, candidates: usize) {
+        if let (Some(u), None) = (self.uses, &self.used)
+            && candidates >= u.len()
+        {
+            let now = self.now;
+            self.used = Some(
                 u.scores(now)
                     .filter_map(|(path, score)| {
-                        let id = crate::hits::find_display_path(store, path)?;
-                        Some((id, (1.0 + score as f32).ln() * 4.0))
+                        Some((
+                            crate::hits::find_display_path(store, path)?,
+                            use_bonus(score),
+                        ))
                     })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ranker { words, now, used }
+                    .collect(),
+            );
+        }
     }
 
     /// The longest word (what the prefix shortcut looks for).
@@ -294,10 +321,10 @@ impl Ranker {
         } else {
             0.0
         };
-        let used = if self.used.is_empty() {
-            0.0
-        } else {
-            self.used.get(&id).copied().unwrap_or(0.0)
+        let used = match (&self.used, self.uses) {
+            (Some(by_id), _) => by_id.get(&id).copied().unwrap_or(0.0),
+            (None, Some(u)) => use_bonus(u.score(&crate::hits::display_path(store, id), self.now)),
+            (None, None) => 0.0,
         };
         let len = place.len as usize + name_len;
         let bonus = recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0;
@@ -345,10 +372,15 @@ mod tests {
         let c = s.insert_new(root, b"report.rs", Kind::File, Meta::default());
         let mut uses = Uses::default();
         uses.record("src/report.md", 5.0, 0);
-        let r = Ranker::new(vec![b"report".to_vec()], 0, Some(&uses), &s);
+        let mut r = Ranker::new(vec![b"report".to_vec()], 0, Some(&uses));
         let (mut buf, mut p) = (Vec::new(), Places::default());
-        // Ranked twice: the second time from remembered places.
-        for _ in 0..2 {
+        // Ranked twice: the second time from remembered places, and with the
+        // uses resolved to entries instead of looked up by path.
+        for round in 0..2 {
+            if round == 1 {
+                r.prepare(&s, usize::MAX);
+                assert_eq!(r.used.as_ref().map(HashMap::len), Some(1));
+            }
             let (ra, rb, rc) = (
                 r.rank(&s, a, &mut p, &mut buf),
                 r.rank(&s, b, &mut p, &mut buf),
@@ -358,7 +390,7 @@ mod tests {
             // b is one folder deeper than c but used: it comes first.
             assert_eq!(rb.cmp(&rc), std::cmp::Ordering::Less);
             assert_eq!(rc.cmp(&ra), std::cmp::Ordering::Less);
-            let unused = Ranker::new(vec![b"report".to_vec()], 0, None, &s);
+            let unused = Ranker::new(vec![b"report".to_vec()], 0, None);
             let mut q = Places::default();
             let (ub, uc) = (
                 unused.rank(&s, b, &mut q, &mut buf),
@@ -414,7 +446,7 @@ mod tests {
                 Meta::default(),
             ));
         }
-        let r = Ranker::new(vec![b"report".to_vec()], 0, None, &s);
+        let r = Ranker::new(vec![b"report".to_vec()], 0, None);
         let (mut shared, mut buf) = (Places::default(), Vec::new());
         for &f in &files {
             let once = r.rank(&s, f, &mut shared, &mut buf);

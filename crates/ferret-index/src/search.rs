@@ -822,7 +822,7 @@ fn by_relevance(
     let store = plan.store;
     let request = plan.request;
     let now = chrono::Utc::now().timestamp();
-    let ranker = Ranker::new(request.query.name_words(), now, uses, store);
+    let mut ranker = Ranker::new(request.query.name_words(), now, uses);
     let exact = plan.exact();
     let mut buf = Vec::new();
     let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
@@ -848,6 +848,7 @@ fn by_relevance(
         );
         // Generated folders come last whatever the fit: the shortcut holds
         // when enough of these are outside them.
+        ranker.prepare(store, first.len());
         let first = rank_all(store, &ranker, first);
         if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
             ranked = Some(first);
@@ -870,6 +871,7 @@ fn by_relevance(
                 all.len() + delta.len()
             };
             all.extend(delta.iter().map(|&id| (id, None)));
+            ranker.prepare(store, all.len());
             (rank_all(store, &ranker, all), total)
         }
     };
@@ -1291,7 +1293,7 @@ mod tests {
     /// Relevance pages equal ranking every match with the ranker and sorting.
     fn check_relevance(s: &Store, query: &str, seed: u64) {
         let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
-        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None, s);
+        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None);
         let (mut buf, mut places) = (Vec::new(), Places::default());
         let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
             .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))

@@ -46,6 +46,10 @@ impl Uses {
             .map(move |(p, &(s, at))| (p.as_str(), decayed(s, at, now)))
     }
 
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
