@@ -660,22 +660,8 @@ impl Index {
     pub fn folder(&self, shown: &str) -> Option<EntryId> {
         let store = self.read_store();
         let trimmed = shown.trim_matches('/');
-        if trimmed.is_empty() || trimmed == "." {
-            return (store.roots().len() == 1).then(|| store.roots()[0]);
-        }
-        let (root, rest) = if store.roots().len() == 1 {
-            (store.roots()[0], trimmed)
-        } else {
-            let (first, rest) = trimmed.split_once('/').unwrap_or((trimmed, ""));
-            let root = *store
-                .roots()
-                .iter()
-                .find(|&&r| store.name(r) == first.as_bytes())?;
-            (root, rest)
-        };
-        store
-            .lookup(root, rest.as_bytes())
-            .filter(|&id| store.kind(id) == Kind::Dir)
+        let trimmed = if trimmed.is_empty() { "." } else { trimmed };
+        hits::find_display_path(&store, trimmed).filter(|&id| store.kind(id) == Kind::Dir)
     }
 
     /// Journal entries, newest first, with the total.
