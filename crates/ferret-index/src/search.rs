@@ -92,12 +92,16 @@ impl NameSet {
     }
 }
 
+/// Ranking costs about a microsecond an entry (cache misses): worth threads
+/// far sooner than filtering.
+const RANK_PARALLEL_FROM: usize = PARALLEL_FROM / 5;
+
 /// A match to rank: its id, and its name's fit and length when already known.
 type Cand = (EntryId, Option<(rank::NameFit, usize)>);
 
-/// How many threads for `n` pieces of work costing about a microsecond each.
-fn threads_for(n: usize) -> usize {
-    if n < PARALLEL_FROM / 5 {
+/// How many threads for `n` pieces of work, worth threads from `from` on.
+fn threads_for(n: usize, from: usize) -> usize {
+    if n < from {
         1
     } else {
         std::thread::available_parallelism()
@@ -106,10 +110,14 @@ fn threads_for(n: usize) -> usize {
     }
 }
 
-/// `f` over `items` in chunks, on several threads when there are many; the
+/// `f` over `items` in chunks, on several threads from `from` items on; the
 /// results in order.
-fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
-    let threads = threads_for(items.len());
+fn par_chunks<T: Sync, R: Send>(
+    items: &[T],
+    from: usize,
+    f: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    let threads = threads_for(items.len(), from);
     if threads == 1 {
         return f(items);
     }
@@ -129,10 +137,9 @@ fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) 
     })
 }
 
-/// Every candidate with its relevance. Ranking costs about a microsecond an
-/// entry (cache misses), so it is worth threads far sooner than filtering.
+/// Every candidate with its relevance.
 fn rank_all(store: &Store, ranker: &Ranker, cands: Vec<Cand>) -> Vec<(Relevance, EntryId)> {
-    par_chunks(&cands, |part| {
+    par_chunks(&cands, RANK_PARALLEL_FROM, |part| {
         let (mut places, mut buf) = (Places::default(), Vec::new());
         part.iter()
             .map(|&(id, known)| {
@@ -151,7 +158,7 @@ fn rank_all(store: &Store, ranker: &Ranker, cands: Vec<Cand>) -> Vec<(Relevance,
 fn fitted_matches(plan: &Plan<'_>, ranker: &Ranker, keys: &[u32]) -> Vec<Cand> {
     let store = plan.store;
     let b = &store.base;
-    par_chunks(keys, |part| {
+    par_chunks(keys, RANK_PARALLEL_FROM, |part| {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for &k in part {
@@ -170,34 +177,8 @@ fn fitted_matches(plan: &Plan<'_>, ranker: &Ranker, keys: &[u32]) -> Vec<Cand> {
 }
 
 fn par_filter(ids: Vec<u32>, keep: impl Fn(u32) -> bool + Sync) -> Vec<u32> {
-    let threads = if ids.len() < PARALLEL_FROM {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, |p| p.get())
-            .min(8)
-    };
-    if threads == 1 {
-        return ids.into_iter().filter(|&i| keep(i)).collect();
-    }
-    let chunk = ids.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = ids
-            .chunks(chunk)
-            .map(|part| {
-                let keep = &keep;
-                scope.spawn(move || {
-                    part.iter()
-                        .copied()
-                        .filter(|&i| keep(i))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    par_chunks(&ids, PARALLEL_FROM, |part| {
+        part.iter().copied().filter(|&i| keep(i)).collect()
     })
 }
 
