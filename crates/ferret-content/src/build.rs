@@ -219,7 +219,12 @@ pub fn build(
     } else {
         std::thread::scope(|s| {
             for _ in 0..threads {
-                s.spawn(work);
+                s.spawn(|| {
+                    // Background work: below the threads that answer calls.
+                    let _ =
+                        rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
+                    work()
+                });
             }
         });
     }

@@ -52,7 +52,10 @@ impl Config {
             budget: Budget {
                 max_file_bytes: 10 << 20,
                 max_total_bytes: 2 << 30,
-                threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+                // A core left for the calls that must answer at once, as
+                // grep's own budget leaves one (ferret_grep::Budget).
+                threads: std::thread::available_parallelism()
+                    .map_or(1, |n| n.get().saturating_sub(1).clamp(1, 8)),
             },
             require_watcher: true,
         }
@@ -739,16 +742,20 @@ fn run(s: &Shared) {
         }
         // A queue overflow may have lost a rewrite that kept size and
         // mtime second: check every file's full version again.
-        let now_overflows = s.index.status().overflow_rescans;
+        let now_overflows = s.index.overflow_rescans();
         if now_overflows != overflows || last_reconcile.elapsed() >= RECONCILE_EVERY {
             reconcile(s, now_overflows != overflows);
             overflows = now_overflows;
             last_reconcile = Instant::now();
         }
-        let since = s.live.read().map_or(0, |l| l.since_merge);
-        let base_docs = s.live.read().map_or(0, |l| l.base_docs());
+        let (since, base_docs) = s
+            .live
+            .read()
+            .map_or((0, 0), |l| (l.since_merge, l.base_docs()));
+        // A timed merge rewrites the whole index file: only for enough change
+        // (1% of the files), not for the one file edited since the last.
         let due = since >= MERGE_AFTER.max(base_docs / 4)
-            || (since > 0 && last_merge.elapsed() >= MERGE_EVERY);
+            || (since > 0 && since * 100 >= base_docs && last_merge.elapsed() >= MERGE_EVERY);
         if due && merge_failed.is_none_or(|at| at.elapsed() >= RETRY_AFTER) {
             merge_failed = (!merge(s)).then(Instant::now);
             last_merge = Instant::now();
@@ -783,27 +790,6 @@ fn clear_pending(s: &Shared, done: &[(String, u64)]) {
     }
 }
 
-/// The file the name index has at `shown`: its size and mtime.
-fn name_index_file(index: &Index, shown: &str) -> Option<(u64, i64)> {
-    index.with_store(|store| {
-        let roots = store.roots();
-        let (root, rel) = if roots.len() == 1 {
-            (roots[0], shown)
-        } else {
-            let (name, rel) = shown.split_once('/').unwrap_or((shown, ""));
-            (
-                *roots.iter().find(|&&r| store.name(r) == name.as_bytes())?,
-                rel,
-            )
-        };
-        let id = store.lookup(root, rel.as_bytes())?;
-        (store.kind(id) == Kind::File).then(|| {
-            let m = store.meta(id);
-            (m.size, m.mtime)
-        })
-    })
-}
-
 /// Every file the name index holds, sorted by path.
 fn name_index_files(index: &Index) -> Vec<(String, u64, i64)> {
     let mut files = index.with_store(|store| {
@@ -826,7 +812,7 @@ fn refresh(s: &Shared, due: Vec<(String, u64)>) {
     let mut reads = Vec::new();
     let mut drops = Vec::new();
     for (path, _) in &due {
-        match name_index_file(&s.index, path) {
+        match s.index.file(path) {
             Some((size, _)) => reads.push(Entry {
                 path: path.as_str().into(),
                 size,

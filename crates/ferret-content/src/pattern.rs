@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use crate::grams::{fold, gram};
+use crate::grams::{fold, grams_of};
 
 /// A query over trigrams.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -320,7 +320,7 @@ fn trigrams_of(set: &Set) -> Grams {
     }
     let mut any = None::<Grams>;
     for s in set {
-        let mut grams: Vec<u32> = s.windows(3).map(|w| gram(w[0], w[1], w[2])).collect();
+        let mut grams: Vec<u32> = grams_of(s).collect();
         grams.sort_unstable();
         grams.dedup();
         let all = match grams.as_slice() {

@@ -7,7 +7,7 @@ use std::{io::Read, sync::Arc};
 use cap_std::fs::MetadataExt;
 use ferret_fs::{
     ErrorCode, Roots, Target,
-    ferret_docs::{Extracted, Format, Key},
+    ferret_docs::{Extracted, Key},
     sniff,
 };
 
@@ -64,7 +64,9 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
         }
     }
     head.truncate(filled);
-    if Format::detect(shown, &head).is_some() {
+    // Documents only when the roots read them (as ferret-grep asks): with
+    // documents off, a PDF is judged by its bytes like any file.
+    if roots.document_format(opened.real.as_str(), &head).is_some() {
         // Only text already extracted (by a grep or read of the document):
         // indexing never starts an extraction.
         let cached = roots.documents().and_then(|docs| {

@@ -345,6 +345,27 @@ impl Index {
         self.shared.progress.load(Ordering::Relaxed)
     }
 
+    /// How many times the watcher's queue overflowed and the index rescanned
+    /// (a cheap read, for loops that only need this of [`Index::status`]).
+    pub fn overflow_rescans(&self) -> u64 {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .overflow_rescans
+    }
+
+    /// The size and mtime of the file at a path as shown to agents; `None`
+    /// when the index has no such file (or it is a folder).
+    pub fn file(&self, shown: &str) -> Option<(u64, i64)> {
+        let store = self.read_store();
+        let id = hits::find_display_path(&store, shown)?;
+        (store.kind(id) == Kind::File).then(|| {
+            let m = store.meta(id);
+            (m.size, m.mtime)
+        })
+    }
+
     pub fn status(&self) -> Status {
         let mut s = self
             .shared

@@ -136,7 +136,7 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
         kept(&s, &literal("needle")).unwrap(),
         ["src/m03.rs", "src/needle.rs"]
     );
-    let (size, mtime) = name_index_file(&s.index, "src/m03.rs").unwrap();
+    let (size, mtime) = s.index.file("src/m03.rs").unwrap();
     let n = s
         .content
         .narrow(&literal("needle"), &[("src/m03.rs", mtime, size)])
@@ -148,7 +148,7 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
     fs::rename(t.path().join("src/m05.rs"), t.path().join("src/moved.rs")).unwrap();
     until("the changes", || {
         s.content.status().pending_files == 0
-            && name_index_file(&s.index, "src/new.rs").is_some()
+            && s.index.file("src/new.rs").is_some()
             && kept(&s, &literal("needle")).unwrap() == ["src/m03.rs", "src/new.rs"]
     });
     until("the rename", || {
