@@ -56,7 +56,8 @@ impl<'a> Args<'a> {
         )
     }
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
+    /// The value sent for `key`, when one was (`null` counts as not sent).
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
@@ -139,11 +140,6 @@ impl<'a> Args<'a> {
     }
 
     /// A problem with a combination of values rather than one value's type.
-    /// The value sent for `key`, when one was (`null` counts as not sent).
-    pub fn given(&self, key: &str) -> Option<&Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
     pub fn conflict(&self, key: &str, message: &str) -> ErrorData {
         let got = self.map.get(key).cloned().unwrap_or(Value::Null);
         invalid(

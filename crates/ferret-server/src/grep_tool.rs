@@ -308,8 +308,16 @@ fn execute(
     outcome.skipped.binary += narrowing.binary;
     let narrowing = content.is_some().then_some(narrowing);
     let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref());
+    let matched = matched_paths(&outcome);
+    // Files a grep matched count as used (less than a read) for relevance.
+    for path in matched.iter().take(20) {
+        index.record_use(path, 0.2);
+    }
     if call.links && outcome.stopped.is_none() {
-        result.content.extend(matched_links(roots, &outcome));
+        let named = matched
+            .into_iter()
+            .map(|shown| crate::links::Named { shown, facts: None });
+        result.content.extend(crate::links::links(roots, named));
     }
     result
 }
@@ -331,21 +339,17 @@ fn content_index_block(n: &ferret_grep::Narrowing) -> Value {
     }
 }
 
-/// Links to the files a grep answer names, in its order.
-fn matched_links(roots: &Roots, o: &ferret_grep::Outcome) -> Vec<ContentBlock> {
+/// The files a grep answer names, in its order, once each (whatever the
+/// output: lines, files or counts).
+fn matched_paths(o: &ferret_grep::Outcome) -> Vec<&str> {
     let mut seen = HashSet::new();
-    let paths: Vec<&str> = o
-        .lines
+    o.lines
         .iter()
         .map(|l| l.path.as_str())
         .chain(o.files.iter().map(String::as_str))
         .chain(o.counts.iter().map(|c| c.path.as_str()))
         .filter(|p| seen.insert(*p))
-        .collect();
-    let named = paths
-        .into_iter()
-        .map(|shown| crate::links::Named { shown, facts: None });
-    crate::links::links(roots, named)
+        .collect()
 }
 
 fn render_outcome(

@@ -193,7 +193,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     // silently dropped, so it is refused.
     if fuzzy {
         for key in ["sort", "descending", "group_by"] {
-            let sent = a.given(key);
+            let sent = a.get(key);
             let relevance = key == "sort" && sent.and_then(|v| v.as_str()) == Some("relevance");
             if sent.is_some() && !relevance {
                 return Err(a.conflict(

@@ -341,6 +341,7 @@ impl Ferret {
 
     fn diagnostics(&self) -> CallToolResult {
         let inner = &self.inner;
+        let task_counts = inner.tasks.counts();
         let policy = &inner.roots.policy;
         let limits = &policy.limits;
         let roots: Vec<_> = inner
@@ -416,8 +417,8 @@ impl Ferret {
             "locate": locate,
             "subscriptions": inner.hub.count(),
             "tasks": {
-                "running": inner.tasks.counts().0,
-                "kept": inner.tasks.counts().1,
+                "running": task_counts.0,
+                "kept": task_counts.1,
                 "after_ms": inner.task_after_ms.load(Ordering::Relaxed),
                 "kept_for_s": inner.tasks.limits().retention.as_secs(),
                 "running_per_client": inner.tasks.limits().running_per_client,
@@ -541,7 +542,14 @@ impl Ferret {
                 ));
             }
         };
-        let done = self.after_tool(&tool, args, done);
+        // A failure may look for near paths, which can wait for the first
+        // build: off the async workers.
+        let done = if done.is_error == Some(true) {
+            let (this, args) = (self.clone(), args.cloned());
+            blocking(move || this.after_tool(&tool, args.as_ref(), done)).await?
+        } else {
+            self.after_tool(&tool, args, done)
+        };
         Ok(CallToolResponse::from(done))
     }
 
@@ -556,9 +564,22 @@ impl Ferret {
         move |done| this.after_tool(&tool, args.as_ref(), done)
     }
 
+    /// The existing paths near a missing one (as an agent typed it), for
+    /// `suggested_paths`. Blocking: just after start it gives the first
+    /// build a moment before looking.
+    fn near_paths(&self, path: &str) -> Vec<String> {
+        let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(path) else {
+            return Vec::new();
+        };
+        let index = self.index();
+        index.wait_ready(std::time::Duration::from_secs(2));
+        index.suggest(&self.roots().display(root, &rel), 5)
+    }
+
     /// What every tool call shares once answered: a missing path gets the
-    /// existing paths near it (`suggested_paths`), and files read, edited or
-    /// matched count as used for the relevance order.
+    /// existing paths near it (`suggested_paths`), and files read or edited
+    /// count as used for the relevance order (grep records its matches
+    /// itself, from its outcome).
     fn after_tool(
         &self,
         tool: &str,
@@ -572,11 +593,8 @@ impl Ferret {
             if code == Some("NOT_FOUND")
                 && matches!(tool, "read" | "list" | "stat" | "edit")
                 && let Some(path) = args.and_then(|a| a.get("path")).and_then(|p| p.as_str())
-                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(path)
             {
-                // Just started: give the first build a moment before looking.
-                index.wait_ready(std::time::Duration::from_secs(2));
-                let near = index.suggest(&self.roots().display(root, &rel), 5);
+                let near = self.near_paths(path);
                 render::suggest_paths(&mut done, &near);
             }
             return done;
@@ -585,18 +603,6 @@ impl Ferret {
             "read" | "edit" | "write" => {
                 if let Some(path) = structured.and_then(|s| s["path"].as_str()) {
                     index.record_use(path, 1.0);
-                }
-            }
-            "grep" => {
-                let matched: Vec<String> = structured
-                    .and_then(|s| s["matches"].as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m["path"].as_str().map(str::to_string))
-                    .take(20)
-                    .collect();
-                for path in matched {
-                    index.record_use(&path, 0.2);
                 }
             }
             _ => {}
@@ -999,21 +1005,23 @@ impl ServerHandler for Ferret {
         let uri = request.uri.clone();
         let started = Instant::now();
         let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
-        let read = read.map_err(|mut e| {
+        let read = match read {
             // A missing file: the existing paths near it.
-            if (e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
-                || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND"))
-                && let Ok(path) = resources::path_of(&request.uri)
-                && let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(&path)
+            Err(mut e)
+                if e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
+                    || e.data.as_ref().is_some_and(|d| d["code"] == "NOT_FOUND") =>
             {
-                self.index().wait_ready(std::time::Duration::from_secs(2));
-                let near = self.index().suggest(&self.roots().display(root, &rel), 5);
-                if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
-                    data["suggested_paths"] = json!(near);
+                if let Ok(path) = resources::path_of(&request.uri) {
+                    let this = self.clone();
+                    let near = blocking(move || this.near_paths(&path)).await?;
+                    if let (false, Some(data)) = (near.is_empty(), e.data.as_mut()) {
+                        data["suggested_paths"] = json!(near);
+                    }
                 }
+                Err(e)
             }
-            e
-        });
+            other => other,
+        };
         let verdict = match &read {
             Ok(_) => "read".to_string(),
             Err(e) => format!("refused ({})", e.message),

@@ -2,7 +2,6 @@
 
 use std::{
     io::{IsTerminal, Write},
-    path::PathBuf,
     process::ExitCode,
     sync::atomic::AtomicU64,
     time::{Duration, Instant},
@@ -28,12 +27,6 @@ pub(crate) fn open_roots(
     Ok(Roots::open(&args.roots, policy)?)
 }
 
-/// The state folder, whether or not the index persists (the HTTP token lives
-/// there even with `--no-persist`).
-pub(crate) fn state_dir(index: &cli::IndexArgs) -> Option<PathBuf> {
-    index.state_dir_or_default()
-}
-
 pub(crate) fn index_config(
     roots: &Roots,
     args: &cli::RootArgs,
@@ -57,7 +50,7 @@ pub(crate) fn index_config(
     config.state_dir = if index.no_persist {
         None
     } else {
-        state_dir(index)
+        index.state_dir_or_default()
     };
     config.journal_max_age = index.journal_max_age;
     config.journal_max_rows = index.journal_max_entries;
@@ -309,7 +302,7 @@ fn serve_token(args: &cli::ServeArgs) -> anyhow::Result<Option<token::Token>> {
             "--token on the command line is visible to every account in `ps`; pass it in FERRET_TOKEN or with --token-file PATH instead"
         );
     }
-    token::resolve(args, true)
+    token::resolve(args)
 }
 
 /// `ferret token`: print the token `serve` uses with these flags, generating
@@ -327,16 +320,13 @@ pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
                 "the token is given with --token, FERRET_TOKEN or --token-file: change it there; --rotate replaces only the one ferret keeps in its state folder"
             );
         }
-        let path = token::state_path(state_dir(&serve.index).as_deref()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "there is no state folder (HOME is not set); give one with --state-dir DIR"
-            )
-        })?;
-        let secret = token::generate()?;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        token::replace(&path, &secret, true).map_err(|e| {
+        let path = token::state_path(serve.index.state_dir_or_default().as_deref())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "there is no state folder (neither XDG_STATE_HOME nor HOME is set); give one with --state-dir DIR"
+                )
+            })?;
+        let secret = token::rotate(&path).map_err(|e| {
             anyhow::anyhow!(
                 "cannot write {}: {e}; choose a writable --state-dir",
                 path.display()
@@ -349,8 +339,7 @@ pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let token =
-        token::resolve(serve, true)?.ok_or_else(|| anyhow::anyhow!("no token is configured"))?;
+    let token = token::resolve(serve)?.ok_or_else(|| anyhow::anyhow!("no token is configured"))?;
     println!("{}", token.secret);
     if let token::Origin::State {
         path,
@@ -473,21 +462,25 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
         eprintln!(
             "content index: {} files ({} of text) in {:.2}s{}{}",
             s.indexed_files,
-            human_bytes(s.indexed_bytes),
+            crate::doctor::mib(s.indexed_bytes),
             started.elapsed().as_secs_f64(),
             match content.file() {
                 Some(path) if s.loaded_from_disk => format!(
                     "; {} was up to date ({}), checked against the disk",
                     path.display(),
-                    human_bytes(s.size_bytes)
+                    crate::doctor::mib(s.size_bytes)
                 ),
-                Some(path) => format!("; saved {} ({})", path.display(), human_bytes(s.size_bytes)),
+                Some(path) => format!(
+                    "; saved {} ({})",
+                    path.display(),
+                    crate::doctor::mib(s.size_bytes)
+                ),
                 None => "; not saved (--no-persist)".into(),
             },
             if s.budget_reached {
                 format!(
                     "; the budget (--content-index-max-bytes {}) was reached: {} files are searched directly",
-                    human_bytes(s.max_total_bytes),
+                    crate::doctor::mib(s.max_total_bytes),
                     s.not_indexed.get("over_budget").copied().unwrap_or(0)
                 )
             } else {
@@ -496,15 +489,6 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn human_bytes(n: u64) -> String {
-    const MB: f64 = 1024.0 * 1024.0;
-    if n as f64 >= 1024.0 * MB {
-        format!("{:.1} GiB", n as f64 / (1024.0 * MB))
-    } else {
-        format!("{:.1} MiB", n as f64 / MB)
-    }
 }
 
 /// Run `work` (a content index build), showing on a terminal a bar of the

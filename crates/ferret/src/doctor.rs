@@ -90,7 +90,7 @@ impl Report {
     }
 }
 
-fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     match bytes {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
@@ -494,7 +494,7 @@ fn check_http(report: &mut Report, serve: &cli::ServeArgs) -> Option<Token> {
         );
         return None;
     }
-    let token = match token::resolve(serve, true) {
+    let token = match token::resolve(serve) {
         Ok(Some(t)) => {
             report.ok(
                 "token",

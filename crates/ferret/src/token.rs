@@ -85,7 +85,7 @@ pub fn state_path(state_dir: Option<&Path>) -> Option<PathBuf> {
 /// The token `serve` uses over HTTP with these flags: `None` with `--no-token`.
 /// `create`: generate the state folder's token when there is none yet (serve,
 /// `ferret token`); otherwise a missing one is `Ok(None)` too.
-pub fn resolve(args: &cli::ServeArgs, create: bool) -> anyhow::Result<Option<Token>> {
+pub fn resolve(args: &cli::ServeArgs) -> anyhow::Result<Option<Token>> {
     if args.no_token {
         return Ok(None);
     }
@@ -130,19 +130,6 @@ pub fn resolve(args: &cli::ServeArgs, create: bool) -> anyhow::Result<Option<Tok
             path.display()
         )
     };
-    if !create {
-        return match read(&path) {
-            Ok(secret) => Ok(Some(Token {
-                secret,
-                origin: Origin::State {
-                    path,
-                    created: false,
-                },
-            })),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(cannot(e)),
-        };
-    }
     let (secret, created) = load_or_create(&path).map_err(cannot)?;
     Ok(Some(Token {
         secret,
@@ -193,6 +180,24 @@ pub fn read(path: &Path) -> io::Result<String> {
     Ok(secret)
 }
 
+/// The folder of `path`, created for this account only (0700) when missing.
+fn private_folder_of(path: &Path) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// A new token at `path` in place of the old one (`ferret token --rotate`),
+/// its folder made as [`load_or_create`] makes it.
+pub fn rotate(path: &Path) -> io::Result<String> {
+    private_folder_of(path)?;
+    let secret = generate()?;
+    replace(path, &secret, true)?;
+    Ok(secret)
+}
+
 /// Read the token at `path`, or generate one there: written whole to a
 /// temporary file (0600) and linked into place, so a reader never sees half a
 /// token and two ferrets starting together end up with the same one.
@@ -202,11 +207,7 @@ pub fn load_or_create(path: &Path) -> io::Result<(String, bool)> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    private_folder_of(path)?;
     let secret = generate()?;
     replace(path, &secret, false)?;
     // Another process may have won the race: use what is there.
