@@ -109,8 +109,7 @@ pub async fn status(State(web): State<Web>) -> Result<Response, ApiError> {
             "roots": roots,
             "index": journal::status_json(s.index()),
             "journal_entries": s.index().journal_len(),
-            // `fuzzy` turns on the page's fuzzy switch once `search` has one.
-            "features": {"downloads": downloads, "token": token, "fuzzy": false, "grep": true},
+            "features": {"downloads": downloads, "token": token, "fuzzy": true, "grep": true},
         })
     })
     .await?;
@@ -119,12 +118,6 @@ pub async fn status(State(web): State<Web>) -> Result<Response, ApiError> {
 
 pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError> {
     let p = Params::parse(uri.query());
-    if p.flag(&["fuzzy"], false)? {
-        return Err(ApiError::bad_request(
-            "this ferret has no fuzzy matching yet",
-            "search without fuzzy=1",
-        ));
-    }
     let spec = SearchSpec {
         text: p.get(&["q"]).unwrap_or("").to_string(),
         options: query_options(&p)?,
@@ -138,6 +131,7 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
         descending: p.flag(&["desc"], false)?,
         offset: p.number(&["offset"], u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: p.number(&["limit"], MAX_PAGE)?.unwrap_or(100) as usize,
+        fuzzy: p.flag(&["fuzzy"], false)?,
     };
     let marker = Marker::for_query(&spec.text, &spec.options);
     let offset = spec.offset;

@@ -21,6 +21,10 @@ pub struct SearchSpec {
     pub descending: bool,
     pub offset: usize,
     pub limit: usize,
+    /// The query's plain words matched as subsequences of paths, best fit
+    /// first (the `search` tool's `fuzzy`); the rest of the query filters and
+    /// `sort` does not apply.
+    pub fuzzy: bool,
 }
 
 /// Compile `text` with `options`. `content:` is refused here (it is the grep
@@ -61,18 +65,39 @@ pub async fn run(
     source: Arc<dyn Source>,
     spec: SearchSpec,
 ) -> Result<(SearchOutcome, f64), ApiError> {
-    let query = compile(&spec.text, &spec.options)?;
+    let (text, words) = if spec.fuzzy {
+        let (rest, words) = ferret_query::split_words(&spec.text).map_err(|e| ApiError {
+            status: StatusCode::BAD_REQUEST,
+            code: "BAD_QUERY",
+            message: e.render(&spec.text),
+            hint: Some(format!("try `{}`", e.example)),
+        })?;
+        (rest, Some(words))
+    } else {
+        (spec.text.clone(), None)
+    };
+    let query = compile(&text, &spec.options)?;
     tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let outcome = source.index().search(&SearchRequest {
-            query: &query,
-            under: None,
-            sort: spec.sort,
-            descending: spec.descending,
-            offset: spec.offset,
-            limit: spec.limit,
-            group_by: None,
-        });
+        let index = source.index();
+        let outcome = match &words {
+            Some(words) => index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
+                words,
+                filter: &query,
+                under: None,
+                offset: spec.offset,
+                limit: spec.limit,
+            }),
+            None => index.search(&SearchRequest {
+                query: &query,
+                under: None,
+                sort: spec.sort,
+                descending: spec.descending,
+                offset: spec.offset,
+                limit: spec.limit,
+                group_by: None,
+            }),
+        };
         (outcome, started.elapsed().as_secs_f64() * 1000.0)
     })
     .await

@@ -357,13 +357,15 @@ async fn the_page_search_sorts_pages_and_marks_names() {
     );
     let bad = get(&f.app, "/ui/api/search?q=&limit=5000").await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    let fuzzy = get(&f.app, "/ui/api/search?q=rpt&fuzzy=1").await;
-    assert!(
-        json(fuzzy).await["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("fuzzy")
+    // Fuzzy: a guess finds the file, best fit first, filters still apply.
+    let fuzzy = json(get(&f.app, "/ui/api/search?q=rprt&fuzzy=1").await).await;
+    assert_eq!(
+        fuzzy["results"][0]["name"].as_str(),
+        Some("report.md"),
+        "{fuzzy}"
     );
+    let none = json(get(&f.app, "/ui/api/search?q=rprt%20ext:zzz&fuzzy=1").await).await;
+    assert_eq!(none["total"].as_u64(), Some(0), "{none}");
 }
 
 #[tokio::test]
