@@ -135,21 +135,30 @@ impl Cursor {
 
 /// The index's state as the status line shows it.
 pub fn status_json(index: &Index) -> Value {
-    let s = index.status();
-    let last = index
+    status_with(index, last_change(index))
+}
+
+/// The newest journalled change, as the status line shows it.
+fn last_change(index: &Index) -> Value {
+    index
         .changes(&ChangesQuery {
             limit: 1,
             ..ChangesQuery::default()
         })
         .ok()
-        .and_then(|(rows, _)| rows.first().map(change_json));
+        .and_then(|(rows, _)| rows.first().map(change_json))
+        .unwrap_or(Value::Null)
+}
+
+fn status_with(index: &Index, last_change: Value) -> Value {
+    let s = index.status();
     json!({
         "entries": s.entries,
         "ready": s.ready,
         "reconciling": s.reconciling,
         "updated_at": s.updated_at,
         "watcher": s.watcher,
-        "last_change": last,
+        "last_change": last_change,
     })
 }
 
@@ -163,7 +172,8 @@ pub fn action_param(params: &Params) -> Result<Option<Action>, ApiError> {
         .and_then(Action::parse))
 }
 
-/// Rows newer than the cursor (or the backlog, for a new stream) and the status.
+/// Rows newer than the cursor (or the backlog, for a new stream), and the
+/// newest change for the status line.
 fn read(
     index: &Index,
     action: Option<Action>,
@@ -175,7 +185,7 @@ fn read(
         limit: if since.is_some() { BATCH } else { BACKLOG },
         ..ChangesQuery::default()
     })?;
-    Ok((rows, status_json(index)))
+    Ok((rows, last_change(index)))
 }
 
 /// The event stream of one page.
@@ -195,15 +205,33 @@ pub fn stream(
             cursor.at_ms = at;
         }
         let mut last_status = Value::Null;
+        let mut last = Value::Null;
         let mut every = tokio::time::interval(STATUS_EVERY);
+        // The journal is read when the touch feed says something changed (and
+        // once at the start); the periodic tick only refreshes the status line
+        // (entries, watcher), which needs no journal query.
+        let mut rows_due = true;
         loop {
             let source2 = source.clone();
-            let got = tokio::task::spawn_blocking(move || read(source2.index(), action, since))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r);
+            let previous = last.clone();
+            let got = tokio::task::spawn_blocking(move || {
+                let index = source2.index();
+                let (rows, last) = if rows_due {
+                    read(index, action, since)?
+                } else {
+                    (Vec::new(), previous)
+                };
+                let status = status_with(index, last.clone());
+                Ok::<_, String>((rows, last, status))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
             let (rows, status) = match got {
-                Ok(r) => r,
+                Ok((rows, newest, status)) => {
+                    last = newest;
+                    (rows, status)
+                }
                 Err(e) => {
                     tracing::warn!("page: the journal could not be read: {e}");
                     (Vec::new(), last_status.clone())
@@ -231,8 +259,11 @@ pub fn stream(
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tx.closed() => return,
-                changed = ticks.changed() => if changed.is_err() { return },
-                _ = every.tick() => {}
+                changed = ticks.changed() => {
+                    if changed.is_err() { return }
+                    rows_due = true;
+                }
+                _ = every.tick() => rows_due = false,
             }
         }
     });
@@ -299,8 +330,9 @@ mod tests {
             matches!(ticked, Ok(Ok(()))),
             "no tick after a recorded change"
         );
-        let (rows, status) = read(&index, None, None).unwrap();
+        let (rows, last) = read(&index, None, None).unwrap();
         assert_eq!(rows[0].path, "new.txt");
-        assert_eq!(status["last_change"]["path"], "new.txt");
+        assert_eq!(last["path"], "new.txt");
+        assert_eq!(status_json(&index)["last_change"]["path"], "new.txt");
     }
 }
