@@ -462,25 +462,25 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
         eprintln!(
             "content index: {} files ({} of text) in {:.2}s{}{}",
             s.indexed_files,
-            crate::doctor::mib(s.indexed_bytes),
+            crate::units::mib(s.indexed_bytes),
             started.elapsed().as_secs_f64(),
             match content.file() {
                 Some(path) if s.loaded_from_disk => format!(
                     "; {} was up to date ({}), checked against the disk",
                     path.display(),
-                    crate::doctor::mib(s.size_bytes)
+                    crate::units::mib(s.size_bytes)
                 ),
                 Some(path) => format!(
                     "; saved {} ({})",
                     path.display(),
-                    crate::doctor::mib(s.size_bytes)
+                    crate::units::mib(s.size_bytes)
                 ),
                 None => "; not saved (--no-persist)".into(),
             },
             if s.budget_reached {
                 format!(
                     "; the budget (--content-index-max-bytes {}) was reached: {} files are searched directly",
-                    crate::doctor::mib(s.max_total_bytes),
+                    crate::units::mib(s.max_total_bytes),
                     s.not_indexed.get("over_budget").copied().unwrap_or(0)
                 )
             } else {

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::{
     cli, commands,
     token::{self, Token},
+    units::mib,
 };
 
 /// The `tools/list` answer must stay under this many bytes (agents pay for
@@ -87,14 +88,6 @@ impl Report {
     }
     fn failed(&self) -> bool {
         self.checks.iter().any(|c| c.status == Status::Fail)
-    }
-}
-
-pub(crate) fn mib(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
-        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
-        b => format!("{:.1} KiB", b as f64 / 1024.0),
     }
 }
 

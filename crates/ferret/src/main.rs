@@ -6,6 +6,7 @@ mod commands;
 mod doctor;
 mod shutdown;
 mod token;
+mod units;
 
 use ferret_cli::{cli, config};
 
