@@ -5,6 +5,7 @@ use ferret_index::{Index, IndexConfig, IndexRoot};
 use ferret_query::{Clock, Query};
 
 use super::*;
+use crate::file::Guarded;
 use crate::candidates::Globs;
 
 fn roots(dir: &Path) -> Roots {

@@ -1,0 +1,393 @@
+//! Searching one file: open it through its root, run ripgrep's searcher
+//! over it (or over a document's text), keep the lines the page still needs,
+//! and stop within one buffer's work when the search is stopped.
+
+use std::{
+    io::{self, Read},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    time::Instant,
+};
+
+use ferret_fs::{ErrorCode, Roots, Target, roots::OpenedFile, sniff};
+use grep_matcher::Matcher;
+use grep_searcher::{
+    BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+
+use crate::{Candidate, Line, Options, Output, RegexMatcher, Skipped, Stopped};
+
+/// Why the workers stop early.
+pub(crate) struct Control<'a> {
+    pub(crate) cancel: &'a AtomicBool,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) stopped: AtomicUsize,
+}
+
+pub(crate) const RUNNING: usize = 0;
+const TIMED_OUT: usize = 1;
+const CANCELLED: usize = 2;
+
+impl Control<'_> {
+    pub(crate) fn should_stop(&self) -> bool {
+        if self.stopped.load(Ordering::Relaxed) != RUNNING {
+            return true;
+        }
+        if self.cancel.load(Ordering::Relaxed) {
+            self.stopped.store(CANCELLED, Ordering::Relaxed);
+            return true;
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stopped.store(TIMED_OUT, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn stopped(&self) -> Option<Stopped> {
+        match self.stopped.load(Ordering::Relaxed) {
+            TIMED_OUT => Some(Stopped::Timeout),
+            CANCELLED => Some(Stopped::Cancelled),
+            _ => None,
+        }
+    }
+}
+
+/// The result of one file.
+#[derive(Default)]
+pub(crate) struct FileResult {
+    /// Matches and context lines kept (only while the page is not yet full).
+    pub(crate) items: Vec<Line>,
+    /// Matching lines (or multi-line matches).
+    pub(crate) count: u64,
+    pub(crate) bytes: u64,
+    pub(crate) scanned: bool,
+    pub(crate) skipped: Skipped,
+}
+
+pub(crate) fn build_searcher(options: &Options, multiline: bool) -> Searcher {
+    let mut b = SearcherBuilder::new();
+    b.line_number(true)
+        .multi_line(multiline)
+        .memory_map(grep_searcher::MmapChoice::never())
+        .binary_detection(BinaryDetection::quit(0));
+    if options.output == Output::Content {
+        b.before_context(options.before)
+            .after_context(options.after);
+    }
+    b.build()
+}
+
+/// A reader that counts bytes and gives up when the search is stopped.
+pub(crate) struct Guarded<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) control: &'a Control<'a>,
+    pub(crate) bytes: u64,
+}
+
+impl<R: Read> Read for Guarded<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.control.should_stop() {
+            // Not `Interrupted`: readers retry those.
+            return Err(io::Error::other(STOPPED));
+        }
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+const STOPPED: &str = "ferret-grep: stopped";
+
+pub(crate) fn search_one(
+    roots: &Roots,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    cand: &Candidate,
+    options: &Options,
+    control: &Control,
+    keep: Option<usize>,
+) -> FileResult {
+    let mut result = FileResult::default();
+    let skip = |r: &mut FileResult, f: fn(&mut Skipped)| f(&mut r.skipped);
+    let opened = match roots.resolve(&cand.path) {
+        Ok(Target::In(root, rel)) => roots.open_for_content(root, &rel, &cand.path),
+        Ok(Target::AllRoots) => {
+            skip(&mut result, |s| s.unreadable += 1);
+            return result;
+        }
+        Err(e) => Err(e),
+    };
+    let opened = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            match e.code {
+                ErrorCode::PathDenied => skip(&mut result, |s| s.sensitive += 1),
+                ErrorCode::NotFound | ErrorCode::IsDirectory => {
+                    skip(&mut result, |s| s.changed += 1)
+                }
+                _ => skip(&mut result, |s| s.unreadable += 1),
+            }
+            return result;
+        }
+    };
+    let size = opened.metadata.len();
+    let mut opened = opened;
+    // The head decides document, binary or text, and the encoding.
+    let mut head = vec![0u8; sniff::BINARY_SNIFF_BYTES];
+    let mut filled = 0;
+    loop {
+        match opened.file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(k) => {
+                filled += k;
+                if filled == head.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                skip(&mut result, |s| s.unreadable += 1);
+                return result;
+            }
+        }
+    }
+    head.truncate(filled);
+    if let Some(format) = roots.document_format(&cand.path, &head) {
+        if !options.documents {
+            skip(&mut result, |s| s.documents += 1);
+            return result;
+        }
+        return search_document(
+            roots, matcher, searcher, cand, opened, format, control, keep, options,
+        );
+    }
+    if size > options.max_file_bytes {
+        skip(&mut result, |s| s.too_large += 1);
+        return result;
+    }
+    let file = opened.file;
+    let complete = (filled as u64) >= size;
+    if !matches!(sniff::classify(&head), sniff::Content::Text) {
+        skip(&mut result, |s| s.binary += 1);
+        return result;
+    }
+    let detected = sniff::detect_encoding(&head, complete);
+    let legacy = sniff::bom(&head).is_none() && detected.encoding != encoding_rs::UTF_8;
+    let encoding = if legacy {
+        Encoding::new(detected.encoding.name()).ok()
+    } else {
+        None
+    };
+    searcher.set_binary_detection(if legacy || sniff::bom(&head).is_some() {
+        BinaryDetection::none()
+    } else {
+        BinaryDetection::quit(0)
+    });
+    // The encoding is a builder setting: rebuild only for the rare legacy file.
+    let mut legacy_searcher;
+    let searcher: &mut Searcher = if let Some(enc) = encoding {
+        let mut b = SearcherBuilder::new();
+        b.line_number(true)
+            .multi_line(searcher.multi_line())
+            .memory_map(grep_searcher::MmapChoice::never())
+            .binary_detection(BinaryDetection::none())
+            .encoding(Some(enc));
+        if options.output == Output::Content {
+            b.before_context(options.before)
+                .after_context(options.after);
+        }
+        legacy_searcher = b.build();
+        &mut legacy_searcher
+    } else {
+        searcher
+    };
+    let mut reader = Guarded {
+        inner: io::Cursor::new(head).chain(file),
+        control,
+        bytes: 0,
+    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
+    let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
+    result.bytes = reader.bytes;
+    match searched {
+        Err(e) if e.to_string().contains(STOPPED) => {
+            // Stopped mid-file: what it found so far is partial; keep the count.
+            result.scanned = false;
+            result.count = sink.count;
+            result.items = sink.items;
+            return result;
+        }
+        Err(_) => {
+            skip(&mut result, |s| s.changed += 1);
+            return result;
+        }
+        Ok(()) => {}
+    }
+    if sink.binary {
+        skip(&mut result, |s| s.binary += 1);
+        return result;
+    }
+    if control.stopped().is_some() {
+        result.count = sink.count;
+        result.items = sink.items;
+        return result;
+    }
+    // Shorter than when it was opened: truncated while searched.
+    if reader.bytes < size && !sink.first_only_done() {
+        skip(&mut result, |s| s.changed += 1);
+        return result;
+    }
+    result.scanned = true;
+    result.count = sink.count;
+    result.items = sink.items;
+    result
+}
+
+/// A document: its text (cached, or extracted now) searched as UTF-8 lines,
+/// each line found given its page, slide, sheet or chapter.
+#[allow(clippy::too_many_arguments)]
+fn search_document(
+    roots: &Roots,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    cand: &Candidate,
+    opened: OpenedFile,
+    format: ferret_fs::ferret_docs::Format,
+    control: &Control,
+    keep: Option<usize>,
+    options: &Options,
+) -> FileResult {
+    let mut result = FileResult::default();
+    let doc = match roots.document_text(opened, format, &cand.path, &|| control.should_stop()) {
+        Ok(doc) => doc,
+        Err(e) => {
+            match e.code {
+                _ if control.stopped().is_some() => {}
+                ErrorCode::TooLarge => result.skipped.too_large += 1,
+                _ => result.skipped.unreadable += 1,
+            }
+            return result;
+        }
+    };
+    let mut sink = Collect::new(matcher, &cand.path, keep, options, control);
+    searcher.set_binary_detection(BinaryDetection::none());
+    let searched = searcher.search_slice(matcher, doc.text.as_bytes(), &mut sink);
+    searcher.set_binary_detection(BinaryDetection::quit(0));
+    result.bytes = doc.text.len() as u64;
+    result.count = sink.count;
+    result.items = sink.items;
+    for item in &mut result.items {
+        item.part = ferret_fs::document::part_of(&doc, item.line);
+    }
+    result.scanned = searched.is_ok() && control.stopped().is_none();
+    result
+}
+
+struct Collect<'a> {
+    matcher: &'a RegexMatcher,
+    path: &'a str,
+    /// Keep at most this many matches' lines (`None`: count only).
+    keep: Option<usize>,
+    kept: usize,
+    items: Vec<Line>,
+    count: u64,
+    binary: bool,
+    first_only: bool,
+    max_line_chars: usize,
+    control: &'a Control<'a>,
+}
+
+impl<'a> Collect<'a> {
+    fn new(
+        matcher: &'a RegexMatcher,
+        path: &'a str,
+        keep: Option<usize>,
+        options: &Options,
+        control: &'a Control<'a>,
+    ) -> Collect<'a> {
+        Collect {
+            matcher,
+            path,
+            keep,
+            kept: 0,
+            items: Vec::new(),
+            count: 0,
+            binary: false,
+            first_only: options.output == Output::Files,
+            max_line_chars: options.max_line_chars,
+            control,
+        }
+    }
+
+    fn first_only_done(&self) -> bool {
+        self.first_only && self.count > 0
+    }
+
+    fn keeping(&self) -> bool {
+        self.keep.is_some_and(|k| self.kept < k)
+    }
+
+    fn line(&self, number: u64, bytes: &[u8], context: bool) -> Line {
+        let (text, clipped) = clip(self.matcher, bytes, self.max_line_chars);
+        Line {
+            path: self.path.to_string(),
+            line: number,
+            text,
+            context,
+            clipped,
+            part: None,
+        }
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.count += 1;
+        if self.keeping() {
+            let number = mat.line_number().unwrap_or(0);
+            let item = self.line(number, mat.bytes(), false);
+            self.items.push(item);
+            self.kept += 1;
+        }
+        Ok(!self.first_only && !self.control.should_stop())
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let after_kept =
+            matches!(ctx.kind(), SinkContextKind::After) && self.items.last().is_some();
+        if self.keeping() || (after_kept && self.keep.is_some()) {
+            let item = self.line(ctx.line_number().unwrap_or(0), ctx.bytes(), true);
+            self.items.push(item);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+/// The line as text without its terminator, clipped around the first match when
+/// longer than `max_chars`.
+fn clip(matcher: &RegexMatcher, bytes: &[u8], max_chars: usize) -> (String, bool) {
+    let mut end = bytes.len();
+    while end > 0 && (bytes[end - 1] == b'\n' || bytes[end - 1] == b'\r') {
+        end -= 1;
+    }
+    let bytes = &bytes[..end];
+    let text = String::from_utf8_lossy(bytes);
+    if max_chars == 0 || text.len() <= max_chars || text.chars().count() <= max_chars {
+        return (text.into_owned(), false);
+    }
+    let at = matcher.find(bytes).ok().flatten().map_or(0, |m| {
+        String::from_utf8_lossy(&bytes[..m.start()]).chars().count()
+    });
+    let total = text.chars().count();
+    let start = at.saturating_sub(max_chars / 4).min(total - max_chars);
+    let clipped: String = text.chars().skip(start).take(max_chars).collect();
+    (clipped, true)
+}
+
