@@ -13,150 +13,149 @@ pub use crate::window::{
 use crate::window::{ReadRequest, TextWindow};
 use crate::{
     error::{ErrorCode, FsError, FsResult},
-    roots::{OpenedFile, Roots, rfc3339},
+    facts::rfc3339,
+    roots::{OpenedFile, Roots},
     sniff, text,
 };
 
-impl Roots {
-    /// The document format of a file whose name is `name` and whose content
-    /// starts with `head`, when this server reads documents.
-    pub fn document_format(&self, name: &str, head: &[u8]) -> Option<Format> {
-        self.documents.as_ref()?;
-        Format::detect(name, head)
-    }
+/// The document format of a file whose name is `name` and whose content
+/// starts with `head`, when this server reads documents.
+pub(crate) fn document_format(roots: &Roots, name: &str, head: &[u8]) -> Option<Format> {
+    roots.documents.as_ref()?;
+    Format::detect(name, head)
+}
 
-    /// The text of an opened document, from the cache or extracted.
-    pub fn document_text(
-        &self,
-        opened: OpenedFile,
-        format: Format,
-        shown: &str,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> FsResult<Arc<Extracted>> {
-        let Some(docs) = &self.documents else {
-            return Err(FsError::new(
-                ErrorCode::BinaryContent,
-                format!("`{shown}` is a {format} document; this server does not read documents"),
-            ));
-        };
-        let file = opened.file.into_std();
-        let key = Key::of(&file).map_err(|e| FsError::from_io(&e, shown))?;
-        docs.text(file, key, format, stop)
-            .map_err(|e| doc_error(&e, format, shown))
-    }
+/// The text of an opened document, from the cache or extracted.
+pub(crate) fn document_text(
+    roots: &Roots,
+    opened: OpenedFile,
+    format: Format,
+    shown: &str,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> FsResult<Arc<Extracted>> {
+    let Some(docs) = &roots.documents else {
+        return Err(FsError::new(
+            ErrorCode::BinaryContent,
+            format!("`{shown}` is a {format} document; this server does not read documents"),
+        ));
+    };
+    let file = opened.file.into_std();
+    let key = Key::of(&file).map_err(|e| FsError::from_io(&e, shown))?;
+    docs.text(file, key, format, stop)
+        .map_err(|e| doc_error(&e, format, shown))
+}
 
-    pub(crate) fn read_document(
-        &self,
-        opened: OpenedFile,
-        format: Format,
-        path: String,
-        shown: &str,
-        request: &ReadRequest,
-    ) -> FsResult<TextWindow> {
-        let size = opened.metadata.len();
-        let modified = rfc3339(opened.metadata.modified());
-        let doc = self.document_text(opened, format, shown, &|| false)?;
-        if !doc.meta.text_layer {
-            return Err(no_text(&doc, shown));
-        }
-        let (first, last) = match &request.selection {
-            None => (1, doc.lines.max(1)),
-            Some(sel) => select(&doc, sel, shown)?,
-        };
-        let window = request.window(request.start(first, last), last, &self.policy.limits);
-        let utf8 = sniff::detect_encoding(b"", true);
-        let scan = text::scan_lines(doc.text.as_bytes(), &utf8, &window, false)
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        let next = scan.next_start_line.filter(|&n| n <= last);
-        let starts = doc
-            .parts
-            .iter()
-            .filter(|p| p.first_line > window.start && p.first_line <= scan.last_line)
-            .filter_map(|p| {
-                Some(PartStart {
-                    part: part_of(&doc, p.first_line)?,
-                    line: p.first_line,
-                })
+pub(crate) fn read_document(
+    roots: &Roots,
+    opened: OpenedFile,
+    format: Format,
+    path: String,
+    shown: &str,
+    request: &ReadRequest,
+) -> FsResult<TextWindow> {
+    let size = opened.metadata.len();
+    let modified = rfc3339(opened.metadata.modified());
+    let doc = document_text(roots, opened, format, shown, &|| false)?;
+    if !doc.meta.text_layer {
+        return Err(no_text(&doc, shown));
+    }
+    let (first, last) = match &request.selection {
+        None => (1, doc.lines.max(1)),
+        Some(sel) => select(&doc, sel, shown)?,
+    };
+    let window = request.window(request.start(first, last), last, &roots.policy.limits);
+    let utf8 = sniff::detect_encoding(b"", true);
+    let scan = text::scan_lines(doc.text.as_bytes(), &utf8, &window, false)
+        .map_err(|e| FsError::from_io(&e, shown))?;
+    let next = scan.next_start_line.filter(|&n| n <= last);
+    let starts = doc
+        .parts
+        .iter()
+        .filter(|p| p.first_line > window.start && p.first_line <= scan.last_line)
+        .filter_map(|p| {
+            Some(PartStart {
+                part: part_of(&doc, p.first_line)?,
+                line: p.first_line,
             })
-            .collect();
-        let sheets = doc
-            .parts
-            .iter()
-            .filter(|p| p.kind == PartKind::Sheet)
-            .filter_map(|p| p.name.clone())
-            .collect();
-        let document = DocumentWindow {
-            format: format.name(),
-            part_kind: format.part_kind().map(PartKind::name),
-            parts: doc.parts.len() as u32,
-            sheets,
-            first: part_of(&doc, window.start),
-            starts,
-            selected: request.selection.as_ref().map(|s| match s {
-                Selection::Pages(a, b) if a == b => format!("{} {a}", part_word(format)),
-                Selection::Pages(a, u32::MAX) => format!("{}s {a}-", part_word(format)),
-                Selection::Pages(a, b) => format!("{}s {a}-{b}", part_word(format)),
-                Selection::Sheet(name) => format!("sheet {name}"),
-            }),
-            title: doc.meta.title.clone(),
-            author: doc.meta.author.clone(),
-        };
-        Ok(TextWindow {
-            path,
-            size,
-            total_lines: Some(doc.lines),
-            start_line: scan.first_line,
-            end_line: scan.last_line,
-            next_start_line: next,
-            truncated: scan.truncated,
-            encoding: "utf-8".into(),
-            line_endings: "lf",
-            clipped_lines: scan.clipped,
-            text: scan.text,
-            modified,
-            checksum: None,
-            document: Some(Box::new(document)),
-            numbering: crate::text::Numbering::FromStart,
         })
-    }
+        .collect();
+    let sheets = doc
+        .parts
+        .iter()
+        .filter(|p| p.kind == PartKind::Sheet)
+        .filter_map(|p| p.name.clone())
+        .collect();
+    let document = DocumentWindow {
+        format: format.name(),
+        part_kind: format.part_kind().map(PartKind::name),
+        parts: doc.parts.len() as u32,
+        sheets,
+        first: part_of(&doc, window.start),
+        starts,
+        selected: request.selection.as_ref().map(|s| match s {
+            Selection::Pages(a, b) if a == b => format!("{} {a}", part_word(format)),
+            Selection::Pages(a, u32::MAX) => format!("{}s {a}-", part_word(format)),
+            Selection::Pages(a, b) => format!("{}s {a}-{b}", part_word(format)),
+            Selection::Sheet(name) => format!("sheet {name}"),
+        }),
+        title: doc.meta.title.clone(),
+        author: doc.meta.author.clone(),
+    };
+    Ok(TextWindow {
+        path,
+        size,
+        total_lines: Some(doc.lines),
+        start_line: scan.first_line,
+        end_line: scan.last_line,
+        next_start_line: next,
+        truncated: scan.truncated,
+        encoding: "utf-8".into(),
+        line_endings: "lf",
+        clipped_lines: scan.clipped,
+        text: scan.text,
+        modified,
+        checksum: None,
+        document: Some(Box::new(document)),
+        numbering: crate::text::Numbering::FromStart,
+    })
+}
 
-    pub(crate) fn stat_document(
-        &self,
-        opened: OpenedFile,
-        format: Format,
-        shown: &str,
-    ) -> (DocumentInfo, Option<u64>) {
-        let mut info = DocumentInfo {
-            format: format.name(),
-            pages: None,
-            slides: None,
-            chapters: None,
-            sheets: Vec::new(),
-            title: None,
-            author: None,
-            text_layer: false,
-            unreadable: None,
-        };
-        match self.document_text(opened, format, shown, &|| false) {
-            Err(e) => {
-                info.unreadable = Some(e.message);
-                (info, None)
-            }
-            Ok(doc) => {
-                let count = |kind| doc.parts.iter().filter(|p| p.kind == kind).count() as u32;
-                info.pages = doc
-                    .meta
-                    .pages
-                    .filter(|_| !matches!(format, Format::Pptx | Format::Odp));
-                info.slides =
-                    matches!(format, Format::Pptx | Format::Odp).then(|| count(PartKind::Slide));
-                info.chapters = (format == Format::Epub).then(|| count(PartKind::Chapter));
-                info.sheets = doc.parts.iter().filter_map(|p| p.name.clone()).collect();
-                info.title = doc.meta.title.clone();
-                info.author = doc.meta.author.clone();
-                info.text_layer = doc.meta.text_layer;
-                (info, Some(doc.lines))
-            }
+pub(crate) fn stat_document(
+    roots: &Roots,
+    opened: OpenedFile,
+    format: Format,
+    shown: &str,
+) -> (DocumentInfo, Option<u64>) {
+    let mut info = DocumentInfo {
+        format: format.name(),
+        pages: None,
+        slides: None,
+        chapters: None,
+        sheets: Vec::new(),
+        title: None,
+        author: None,
+        text_layer: false,
+        unreadable: None,
+    };
+    match document_text(roots, opened, format, shown, &|| false) {
+        Err(e) => {
+            info.unreadable = Some(e.message);
+            (info, None)
+        }
+        Ok(doc) => {
+            let count = |kind| doc.parts.iter().filter(|p| p.kind == kind).count() as u32;
+            info.pages = doc
+                .meta
+                .pages
+                .filter(|_| !matches!(format, Format::Pptx | Format::Odp));
+            info.slides =
+                matches!(format, Format::Pptx | Format::Odp).then(|| count(PartKind::Slide));
+            info.chapters = (format == Format::Epub).then(|| count(PartKind::Chapter));
+            info.sheets = doc.parts.iter().filter_map(|p| p.name.clone()).collect();
+            info.title = doc.meta.title.clone();
+            info.author = doc.meta.author.clone();
+            info.text_layer = doc.meta.text_layer;
+            (info, Some(doc.lines))
         }
     }
 }

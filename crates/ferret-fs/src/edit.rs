@@ -297,169 +297,167 @@ fn apply_lines(
     Ok(())
 }
 
-impl Roots {
-    /// `edit`: apply every edit in order to the file's text, or none of them.
-    pub fn edit(&self, input: &str, request: &EditRequest) -> FsResult<EditOutcome> {
-        let shown = input.trim();
-        let (root, rel) = self.write_target(input)?;
-        let landing = self.land(root, &rel, shown, true)?;
-        let meta = match &landing.existing {
-            None => {
-                return Err(FsError::not_found(shown)
-                    .hint("`edit` changes existing files; create it with `write`")
-                    .suggest("write"));
-            }
-            Some(m) if m.is_dir() => {
-                return Err(
-                    FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                        .hint("`edit` changes files; `list` shows what the folder holds")
-                        .suggest("list"),
-                );
-            }
-            Some(m) if !m.is_file() => {
-                return Err(FsError::new(
-                    ErrorCode::IoError,
-                    format!("`{shown}` is not a regular file (a device, socket or FIFO)"),
-                ));
-            }
-            Some(m) => m.clone(),
-        };
-        crate::write::check_writable(root, &landing.real, shown)?;
-        let limit = self.policy.limits.max_file_bytes;
-        if meta.len() > limit {
+/// `edit`: apply every edit in order to the file's text, or none of them.
+pub(crate) fn edit(roots: &Roots, input: &str, request: &EditRequest) -> FsResult<EditOutcome> {
+    let shown = input.trim();
+    let (root, rel) = crate::write::write_target(roots, input)?;
+    let landing = crate::write::land(roots, root, &rel, shown, true)?;
+    let meta = match &landing.existing {
+        None => {
+            return Err(FsError::not_found(shown)
+                .hint("`edit` changes existing files; create it with `write`")
+                .suggest("write"));
+        }
+        Some(m) if m.is_dir() => {
+            return Err(
+                FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
+                    .hint("`edit` changes files; `list` shows what the folder holds")
+                    .suggest("list"),
+            );
+        }
+        Some(m) if !m.is_file() => {
             return Err(FsError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "`{shown}` is {} bytes, over the {limit} byte limit for editing; nothing was written",
-                    meta.len()
-                ),
-            )
-            .hint("the operator can raise --max-file-bytes"));
-        }
-        let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
-        let (mut file, _) = open_real(root, &landing.real).map_err(io_err)?;
-        let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
-        drop(file);
-        match sniff::classify(&bytes) {
-            Content::Text => {}
-            Content::Image(f) => {
-                return Err(FsError::new(
-                    ErrorCode::BinaryContent,
-                    format!("`{shown}` is a {} image, not text", f.name()),
-                )
-                .suggest("stat"));
-            }
-            Content::Binary(kind) => {
-                return Err(FsError::new(
-                    ErrorCode::BinaryContent,
-                    format!("`{shown}` is binary ({kind}), not text; nothing was written"),
-                )
-                .hint("binary files cannot be edited; replace them with `write` mode overwrite")
-                .suggest("stat")
-                .detail("type", kind));
-            }
-        }
-        let previous_checksum = checksum(&bytes);
-        match &request.expected_checksum {
-            Some(expected) if *expected != previous_checksum => {
-                return Err(mismatch(shown, expected, Some(&previous_checksum)));
-            }
-            None if request
-                .edits
-                .iter()
-                .any(|e| matches!(e, EditOp::Lines { .. })) =>
-            {
-                return Err(FsError::new(
-                    ErrorCode::ChecksumMismatch,
-                    "line edits need expected_checksum (line numbers are only meaningful for the version you read); nothing was written",
-                )
-                .hint("`read` the file and pass its checksum as expected_checksum")
-                .suggest("read"));
-            }
-            _ => {}
-        }
-        let codec = Codec::detect(&bytes);
-        let old_text = codec.decode(&bytes, shown)?;
-        let endings = Endings::of(&old_text);
-        let mut text = old_text.clone();
-        let mut replacements = 0;
-        for (i, op) in request.edits.iter().enumerate() {
-            match op {
-                EditOp::Text {
-                    old_text,
-                    new_text,
-                    replace_all,
-                } => {
-                    replacements += apply_text(
-                        &mut text,
-                        i,
-                        old_text,
-                        new_text,
-                        *replace_all,
-                        endings,
-                        shown,
-                    )?;
-                }
-                EditOp::Lines {
-                    start,
-                    end,
-                    action,
-                    content,
-                } => {
-                    apply_lines(&mut text, i, (*start, *end), *action, content, endings)?;
-                    replacements += 1;
-                }
-            }
-        }
-        let mut new_bytes = codec.bom.clone();
-        new_bytes.extend_from_slice(&codec.encode(&text, shown)?);
-        if new_bytes.len() as u64 > limit {
-            return Err(FsError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "`{shown}` would grow to {} bytes, over the {limit} byte limit; nothing was written",
-                    new_bytes.len()
-                ),
+                ErrorCode::IoError,
+                format!("`{shown}` is not a regular file (a device, socket or FIFO)"),
             ));
         }
-        let path = self.display(root, &rel);
-        let real_shown = self.display(root, &landing.real);
-        let (diff, diff_truncated) = unified_diff(
-            &path,
-            &old_text,
-            &text,
-            self.policy.limits.max_response_bytes / 2,
-        );
-        let changed = new_bytes != bytes;
-        let mut outcome = EditOutcome {
-            real_path: (real_shown != path).then(|| real_shown.clone()),
-            path,
-            diff,
-            diff_truncated,
-            replacements,
-            changed,
-            checksum: checksum(&new_bytes),
-            previous_checksum,
-            size: new_bytes.len() as u64,
-            encoding: codec.label.clone(),
-            line_endings: endings.name(),
-            dry_run: request.dry_run,
-            changes: Vec::new(),
-        };
-        if request.dry_run || !changed {
-            return Ok(outcome);
-        }
-        replace_atomically(
-            root,
-            &landing.real,
-            &mut &new_bytes[..],
-            Keep::of(&meta),
-            false,
+        Some(m) => m.clone(),
+    };
+    crate::write::check_writable(root, &landing.real, shown)?;
+    let limit = roots.policy.limits.max_file_bytes;
+    if meta.len() > limit {
+        return Err(FsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "`{shown}` is {} bytes, over the {limit} byte limit for editing; nothing was written",
+                meta.len()
+            ),
         )
-        .map_err(|e| write_failed(&e, shown))?;
-        outcome.changes = vec![FileChange::new("modified", real_shown, "file")];
-        Ok(outcome)
+        .hint("the operator can raise --max-file-bytes"));
     }
+    let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
+    let (mut file, _) = open_real(root, &landing.real).map_err(io_err)?;
+    let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
+    drop(file);
+    match sniff::classify(&bytes) {
+        Content::Text => {}
+        Content::Image(f) => {
+            return Err(FsError::new(
+                ErrorCode::BinaryContent,
+                format!("`{shown}` is a {} image, not text", f.name()),
+            )
+            .suggest("stat"));
+        }
+        Content::Binary(kind) => {
+            return Err(FsError::new(
+                ErrorCode::BinaryContent,
+                format!("`{shown}` is binary ({kind}), not text; nothing was written"),
+            )
+            .hint("binary files cannot be edited; replace them with `write` mode overwrite")
+            .suggest("stat")
+            .detail("type", kind));
+        }
+    }
+    let previous_checksum = checksum(&bytes);
+    match &request.expected_checksum {
+        Some(expected) if *expected != previous_checksum => {
+            return Err(mismatch(shown, expected, Some(&previous_checksum)));
+        }
+        None if request
+            .edits
+            .iter()
+            .any(|e| matches!(e, EditOp::Lines { .. })) =>
+        {
+            return Err(FsError::new(
+                ErrorCode::ChecksumMismatch,
+                "line edits need expected_checksum (line numbers are only meaningful for the version you read); nothing was written",
+            )
+            .hint("`read` the file and pass its checksum as expected_checksum")
+            .suggest("read"));
+        }
+        _ => {}
+    }
+    let codec = Codec::detect(&bytes);
+    let old_text = codec.decode(&bytes, shown)?;
+    let endings = Endings::of(&old_text);
+    let mut text = old_text.clone();
+    let mut replacements = 0;
+    for (i, op) in request.edits.iter().enumerate() {
+        match op {
+            EditOp::Text {
+                old_text,
+                new_text,
+                replace_all,
+            } => {
+                replacements += apply_text(
+                    &mut text,
+                    i,
+                    old_text,
+                    new_text,
+                    *replace_all,
+                    endings,
+                    shown,
+                )?;
+            }
+            EditOp::Lines {
+                start,
+                end,
+                action,
+                content,
+            } => {
+                apply_lines(&mut text, i, (*start, *end), *action, content, endings)?;
+                replacements += 1;
+            }
+        }
+    }
+    let mut new_bytes = codec.bom.clone();
+    new_bytes.extend_from_slice(&codec.encode(&text, shown)?);
+    if new_bytes.len() as u64 > limit {
+        return Err(FsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "`{shown}` would grow to {} bytes, over the {limit} byte limit; nothing was written",
+                new_bytes.len()
+            ),
+        ));
+    }
+    let path = roots.display(root, &rel);
+    let real_shown = roots.display(root, &landing.real);
+    let (diff, diff_truncated) = unified_diff(
+        &path,
+        &old_text,
+        &text,
+        roots.policy.limits.max_response_bytes / 2,
+    );
+    let changed = new_bytes != bytes;
+    let mut outcome = EditOutcome {
+        real_path: (real_shown != path).then(|| real_shown.clone()),
+        path,
+        diff,
+        diff_truncated,
+        replacements,
+        changed,
+        checksum: checksum(&new_bytes),
+        previous_checksum,
+        size: new_bytes.len() as u64,
+        encoding: codec.label.clone(),
+        line_endings: endings.name(),
+        dry_run: request.dry_run,
+        changes: Vec::new(),
+    };
+    if request.dry_run || !changed {
+        return Ok(outcome);
+    }
+    replace_atomically(
+        root,
+        &landing.real,
+        &mut &new_bytes[..],
+        Keep::of(&meta),
+        false,
+    )
+    .map_err(|e| write_failed(&e, shown))?;
+    outcome.changes = vec![FileChange::new("modified", real_shown, "file")];
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::{
     error::{ErrorCode, FsError, FsResult},
-    roots::{Root, Roots, Target, kind_name, rfc3339},
+    facts::{kind_name, rfc3339},
+    roots::{Root, Roots, Target},
 };
 
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
@@ -146,82 +147,80 @@ pub fn validate_glob(pattern: &str) -> Result<(), String> {
         .map_err(|e| e.kind().to_string())
 }
 
-impl Roots {
-    pub fn list(&self, input: &str, request: &ListRequest) -> FsResult<ListOutcome> {
-        let shown = input.trim();
-        let glob = match &request.glob {
-            Some(g) => Some(
-                GlobBuilder::new(g)
-                    .literal_separator(g.contains('/'))
-                    .build()
-                    .map_err(|e| {
-                        FsError::new(ErrorCode::IoError, format!("glob `{g}` is invalid: {e}"))
-                    })?
-                    .compile_matcher(),
-            ),
-            None => None,
-        };
-        let mut walk = Walk {
-            roots: self,
-            request,
-            glob,
-            hidden: request.hidden.unwrap_or(self.policy.hidden),
-            ignored: request.ignored.unwrap_or(self.policy.no_ignore),
-            entries: Vec::new(),
-            skipped: Skipped::default(),
-            capped: false,
-        };
-        let path = match self.resolve(input)? {
-            Target::AllRoots => {
-                for (index, root) in self.roots().iter().enumerate() {
-                    walk.add_root_entry(index, root);
-                    if request.depth > 1 {
-                        let levels = walk.ignore_levels_down_to(root, Path::new(""));
-                        walk.visit(index, root, Path::new(""), PathBuf::new(), 2, levels);
-                    }
+pub(crate) fn list(roots: &Roots, input: &str, request: &ListRequest) -> FsResult<ListOutcome> {
+    let shown = input.trim();
+    let glob = match &request.glob {
+        Some(g) => Some(
+            GlobBuilder::new(g)
+                .literal_separator(g.contains('/'))
+                .build()
+                .map_err(|e| {
+                    FsError::new(ErrorCode::IoError, format!("glob `{g}` is invalid: {e}"))
+                })?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let mut walk = Walk {
+        roots,
+        request,
+        glob,
+        hidden: request.hidden.unwrap_or(roots.policy.hidden),
+        ignored: request.ignored.unwrap_or(roots.policy.no_ignore),
+        entries: Vec::new(),
+        skipped: Skipped::default(),
+        capped: false,
+    };
+    let path = match roots.resolve(input)? {
+        Target::AllRoots => {
+            for (index, root) in roots.roots().iter().enumerate() {
+                walk.add_root_entry(index, root);
+                if request.depth > 1 {
+                    let levels = walk.ignore_levels_down_to(root, Path::new(""));
+                    walk.visit(index, root, Path::new(""), PathBuf::new(), 2, levels);
                 }
-                ".".to_string()
             }
-            Target::In(root, rel) => {
-                let real = self.real_path(root, &rel, shown)?;
-                let meta = root
-                    .dir()
-                    .metadata(real.as_os_path())
-                    .map_err(|e| FsError::from_io(&e, shown))?;
-                if !meta.is_dir() {
-                    return Err(FsError::new(
-                        ErrorCode::NotDirectory,
-                        format!("`{shown}` is a file, not a folder"),
-                    )
-                    .hint("call `read` to see its content, `stat` for its metadata")
-                    .suggest("read"));
-                }
-                let index = self
-                    .roots()
-                    .iter()
-                    .position(|r| std::ptr::eq(r, root))
-                    .unwrap_or(0);
-                let start = real.as_os_path().to_path_buf();
-                let start = if real.is_root() {
-                    PathBuf::new()
-                } else {
-                    start
-                };
-                // A folder this account may not read is an error, not an empty list.
-                crate::open::folder(root.dir(), &start).map_err(|e| FsError::from_io(&e, shown))?;
-                let levels = walk.ignore_levels_down_to(root, &start);
-                // Shown paths keep the spelling asked for, even through an in-root symlink.
-                let shown_base = if rel.is_root() {
-                    PathBuf::new()
-                } else {
-                    PathBuf::from(rel.as_str())
-                };
-                walk.visit(index, root, &start, shown_base, 1, levels);
-                self.display(root, &rel)
+            ".".to_string()
+        }
+        Target::In(root, rel) => {
+            let real = roots.real_path(root, &rel, shown)?;
+            let meta = root
+                .dir()
+                .metadata(real.as_os_path())
+                .map_err(|e| FsError::from_io(&e, shown))?;
+            if !meta.is_dir() {
+                return Err(FsError::new(
+                    ErrorCode::NotDirectory,
+                    format!("`{shown}` is a file, not a folder"),
+                )
+                .hint("call `read` to see its content, `stat` for its metadata")
+                .suggest("read"));
             }
-        };
-        Ok(walk.finish(path))
-    }
+            let index = roots
+                .roots()
+                .iter()
+                .position(|r| std::ptr::eq(r, root))
+                .unwrap_or(0);
+            let start = real.as_os_path().to_path_buf();
+            let start = if real.is_root() {
+                PathBuf::new()
+            } else {
+                start
+            };
+            // A folder this account may not read is an error, not an empty list.
+            crate::open::folder(root.dir(), &start).map_err(|e| FsError::from_io(&e, shown))?;
+            let levels = walk.ignore_levels_down_to(root, &start);
+            // Shown paths keep the spelling asked for, even through an in-root symlink.
+            let shown_base = if rel.is_root() {
+                PathBuf::new()
+            } else {
+                PathBuf::from(rel.as_str())
+            };
+            walk.visit(index, root, &start, shown_base, 1, levels);
+            roots.display(root, &rel)
+        }
+    };
+    Ok(walk.finish(path))
 }
 
 impl Walk<'_> {

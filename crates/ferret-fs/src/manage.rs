@@ -154,498 +154,505 @@ fn already_exists(shown: &str) -> FsError {
     .hint("pass overwrite: true to replace it, or choose another destination")
 }
 
-impl Roots {
-    /// `manage`: move, copy, delete or create a folder.
-    pub fn manage(&self, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
-        match request.op {
-            ManageOp::Delete => self.delete(input, request),
-            ManageOp::Mkdir => self.mkdir(input, request),
-            ManageOp::Copy | ManageOp::Move => {
-                let to = request.to.as_deref().ok_or_else(|| {
-                    FsError::new(ErrorCode::NotFound, "move and copy need `to`")
-                        .hint("give the destination path in `to`")
-                })?;
-                if request.op == ManageOp::Copy {
-                    self.copy(input, to, request)
-                } else {
-                    self.move_entry(input, to, request)
-                }
+/// `manage`: move, copy, delete or create a folder.
+pub(crate) fn manage(
+    roots: &Roots,
+    input: &str,
+    request: &ManageRequest,
+) -> FsResult<ManageOutcome> {
+    match request.op {
+        ManageOp::Delete => delete(roots, input, request),
+        ManageOp::Mkdir => mkdir(roots, input, request),
+        ManageOp::Copy | ManageOp::Move => {
+            let to = request.to.as_deref().ok_or_else(|| {
+                FsError::new(ErrorCode::NotFound, "move and copy need `to`")
+                    .hint("give the destination path in `to`")
+            })?;
+            if request.op == ManageOp::Copy {
+                copy(roots, input, to, request)
+            } else {
+                move_entry(roots, input, to, request)
             }
         }
     }
+}
 
-    /// The entry a path names, its final symlink not followed.
-    fn locate_entry(
-        &self,
-        root: &Root,
-        rel: &RelPath,
-        shown: &str,
-    ) -> FsResult<(RelPath, Metadata)> {
-        let (parent, leaf) = split_parent(rel);
-        let real_parent = self.resolve_links(root, parent.as_os_path(), shown)?;
-        let real = real_parent.join(&leaf);
-        let meta = root
-            .dir()
-            .symlink_metadata(real.as_os_path())
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        Ok((real, meta))
-    }
+/// The entry a path names, its final symlink not followed.
+fn locate_entry(
+    roots: &Roots,
+    root: &Root,
+    rel: &RelPath,
+    shown: &str,
+) -> FsResult<(RelPath, Metadata)> {
+    let (parent, leaf) = split_parent(rel);
+    let real_parent = roots.resolve_links(root, parent.as_os_path(), shown)?;
+    let real = real_parent.join(&leaf);
+    let meta = root
+        .dir()
+        .symlink_metadata(real.as_os_path())
+        .map_err(|e| FsError::from_io(&e, shown))?;
+    Ok((real, meta))
+}
 
-    /// Refuse a tree that holds a sensitive file (by either of its names).
-    fn check_tree(
-        &self,
-        bases: &[&RelPath],
-        entries: &[(String, Kind)],
-        shown: &str,
-    ) -> FsResult<()> {
-        for (sub, kind) in entries {
-            for base in bases {
-                if self.sensitive_target(&base.join(sub), *kind == Kind::Dir) {
-                    return Err(FsError::new(
-                        ErrorCode::PathDenied,
-                        format!("`{shown}` holds a sensitive file (`{sub}`); nothing was changed"),
-                    )
-                    .hint("ferret never moves, copies or deletes keys and credentials; ask the user to do it"));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn never_a_root(shown: &str, what: &str) -> FsError {
-        FsError::new(
-            ErrorCode::PathDenied,
-            format!("`{shown}` is a served root; ferret never {what} a root"),
-        )
-        .hint("act on paths inside the root")
-    }
-
-    fn delete(&self, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
-        let shown = input.trim();
-        let (root, rel) = self.write_target(input)?;
-        if rel.is_root() {
-            return Err(Self::never_a_root(shown, "deletes"));
-        }
-        let (real, meta) = self.locate_entry(root, &rel, shown)?;
-        let kind = Kind::of(meta.file_type());
-        let is_dir = kind == Kind::Dir;
-        if self.sensitive_target(&rel, is_dir) || self.sensitive_target(&real, is_dir) {
-            return Err(FsError::denied(shown));
-        }
-        let mut entries = 0;
-        if is_dir {
-            let tree = walk(root, &real, shown)?;
-            entries = tree.len() as u64;
-            if entries > 0 && !request.recursive {
+/// Refuse a tree that holds a sensitive file (by either of its names).
+fn check_tree(
+    roots: &Roots,
+    bases: &[&RelPath],
+    entries: &[(String, Kind)],
+    shown: &str,
+) -> FsResult<()> {
+    for (sub, kind) in entries {
+        for base in bases {
+            if crate::write::sensitive_target(roots, &base.join(sub), *kind == Kind::Dir) {
                 return Err(FsError::new(
-                    ErrorCode::DirectoryNotEmpty,
-                    format!("`{shown}` is a folder with {entries} entries; nothing was deleted"),
+                    ErrorCode::PathDenied,
+                    format!("`{shown}` holds a sensitive file (`{sub}`); nothing was changed"),
                 )
-                .hint("pass recursive: true to delete it with everything in it")
-                .detail("entries", entries.to_string()));
+                .hint("ferret never moves, copies or deletes keys and credentials; ask the user to do it"));
             }
-            self.check_tree(&[&rel, &real], &tree, shown)?;
         }
-        let path = self.display(root, &real);
-        let mut outcome = ManageOutcome {
-            op: "delete",
-            path: path.clone(),
-            to: None,
-            kind: kind.name(),
-            entries,
-            created: false,
-            replaced: false,
-            dry_run: request.dry_run,
-            summary: if is_dir {
-                format!("delete folder {path} and its {entries} entries")
-            } else {
-                format!("delete {} {path}", kind.name())
-            },
-            changes: Vec::new(),
-        };
-        if request.dry_run {
-            return Ok(outcome);
-        }
-        let (dir, leaf) = open_parent(root, &real).map_err(|e| FsError::from_io(&e, shown))?;
-        let result = if is_dir {
-            if entries == 0 {
-                dir.remove_dir(&leaf)
-            } else {
-                dir.remove_dir_all(&leaf)
-            }
-        } else {
-            dir.remove_file(&leaf)
-        };
-        result.map_err(|e| FsError::from_io(&e, shown))?;
-        sync_dir(&dir);
-        outcome.changes = vec![FileChange::new("deleted", path, kind.name())];
-        Ok(outcome)
     }
+    Ok(())
+}
 
-    fn mkdir(&self, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
-        let shown = input.trim();
-        let (root, rel) = self.write_target(input)?;
-        let mut outcome = ManageOutcome {
-            op: "mkdir",
-            path: self.display(root, &rel),
-            to: None,
-            kind: "dir",
-            entries: 0,
-            created: false,
-            replaced: false,
-            dry_run: request.dry_run,
-            summary: String::new(),
-            changes: Vec::new(),
-        };
-        if rel.is_root() {
+fn never_a_root(shown: &str, what: &str) -> FsError {
+    FsError::new(
+        ErrorCode::PathDenied,
+        format!("`{shown}` is a served root; ferret never {what} a root"),
+    )
+    .hint("act on paths inside the root")
+}
+
+fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
+    let shown = input.trim();
+    let (root, rel) = crate::write::write_target(roots, input)?;
+    if rel.is_root() {
+        return Err(never_a_root(shown, "deletes"));
+    }
+    let (real, meta) = locate_entry(roots, root, &rel, shown)?;
+    let kind = Kind::of(meta.file_type());
+    let is_dir = kind == Kind::Dir;
+    if crate::write::sensitive_target(roots, &rel, is_dir)
+        || crate::write::sensitive_target(roots, &real, is_dir)
+    {
+        return Err(FsError::denied(shown));
+    }
+    let mut entries = 0;
+    if is_dir {
+        let tree = walk(root, &real, shown)?;
+        entries = tree.len() as u64;
+        if entries > 0 && !request.recursive {
+            return Err(FsError::new(
+                ErrorCode::DirectoryNotEmpty,
+                format!("`{shown}` is a folder with {entries} entries; nothing was deleted"),
+            )
+            .hint("pass recursive: true to delete it with everything in it")
+            .detail("entries", entries.to_string()));
+        }
+        check_tree(roots, &[&rel, &real], &tree, shown)?;
+    }
+    let path = roots.display(root, &real);
+    let mut outcome = ManageOutcome {
+        op: "delete",
+        path: path.clone(),
+        to: None,
+        kind: kind.name(),
+        entries,
+        created: false,
+        replaced: false,
+        dry_run: request.dry_run,
+        summary: if is_dir {
+            format!("delete folder {path} and its {entries} entries")
+        } else {
+            format!("delete {} {path}", kind.name())
+        },
+        changes: Vec::new(),
+    };
+    if request.dry_run {
+        return Ok(outcome);
+    }
+    let (dir, leaf) = open_parent(root, &real).map_err(|e| FsError::from_io(&e, shown))?;
+    let result = if is_dir {
+        if entries == 0 {
+            dir.remove_dir(&leaf)
+        } else {
+            dir.remove_dir_all(&leaf)
+        }
+    } else {
+        dir.remove_file(&leaf)
+    };
+    result.map_err(|e| FsError::from_io(&e, shown))?;
+    sync_dir(&dir);
+    outcome.changes = vec![FileChange::new("deleted", path, kind.name())];
+    Ok(outcome)
+}
+
+fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
+    let shown = input.trim();
+    let (root, rel) = crate::write::write_target(roots, input)?;
+    let mut outcome = ManageOutcome {
+        op: "mkdir",
+        path: roots.display(root, &rel),
+        to: None,
+        kind: "dir",
+        entries: 0,
+        created: false,
+        replaced: false,
+        dry_run: request.dry_run,
+        summary: String::new(),
+        changes: Vec::new(),
+    };
+    if rel.is_root() {
+        outcome.summary = format!("{} already exists", outcome.path);
+        return Ok(outcome);
+    }
+    if crate::write::sensitive_target(roots, &rel, true) {
+        return Err(FsError::denied(shown));
+    }
+    let landing = crate::write::land(roots, root, &rel, shown, true)?;
+    if crate::write::sensitive_target(roots, &landing.real, true) {
+        return Err(FsError::denied(shown));
+    }
+    match &landing.existing {
+        Some(m) if m.is_dir() => {
             outcome.summary = format!("{} already exists", outcome.path);
             return Ok(outcome);
         }
-        if self.sensitive_target(&rel, true) {
-            return Err(FsError::denied(shown));
+        Some(_) => {
+            return Err(FsError::new(
+                ErrorCode::AlreadyExists,
+                format!("`{shown}` already exists and is not a folder"),
+            ));
         }
-        let landing = self.land(root, &rel, shown, true)?;
-        if self.sensitive_target(&landing.real, true) {
-            return Err(FsError::denied(shown));
+        None => {}
+    }
+    outcome.created = true;
+    outcome.summary = format!("create folder {}", outcome.path);
+    if request.dry_run {
+        return Ok(outcome);
+    }
+    let mut changes = crate::write::create_missing(roots, root, &landing, shown)?;
+    match root.dir().create_dir(landing.real.as_os_path()) {
+        Ok(()) => changes.push(FileChange::new(
+            "created",
+            roots.display(root, &landing.real),
+            "dir",
+        )),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => outcome.created = false,
+        Err(e) => return Err(FsError::from_io(&e, shown)),
+    }
+    outcome.changes = changes;
+    Ok(outcome)
+}
+
+fn destination<'a>(roots: &'a Roots, to: &str) -> FsResult<(&'a Root, RelPath)> {
+    crate::write::write_target(roots, to)
+}
+
+fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
+    let shown = input.trim();
+    let to_shown = to.trim();
+    let (sroot, srel) = match roots.resolve(input)? {
+        Target::AllRoots => {
+            return Err(FsError::new(
+                ErrorCode::IsDirectory,
+                "`.` is the list of roots and cannot be copied",
+            )
+            .hint("copy one root or a path inside it"));
         }
-        match &landing.existing {
+        Target::In(r, rel) => (r, rel),
+    };
+    let sreal = roots.resolve_links(sroot, srel.as_os_path(), shown)?;
+    let smeta = sroot
+        .dir()
+        .metadata(sreal.as_os_path())
+        .map_err(|e| FsError::from_io(&e, shown))?;
+    let is_dir = smeta.is_dir();
+    if crate::write::sensitive_target(roots, &srel, is_dir)
+        || crate::write::sensitive_target(roots, &sreal, is_dir)
+    {
+        return Err(FsError::denied(shown));
+    }
+    if !is_dir && !smeta.is_file() {
+        return Err(FsError::new(
+            ErrorCode::IoError,
+            format!("`{shown}` is not a regular file or folder"),
+        ));
+    }
+    let (droot, drel) = destination(roots, to)?;
+    let dland = crate::write::land(roots, droot, &drel, to_shown, true)?;
+    let dreal = dland.real.clone();
+    let mut replaced = false;
+    let mut tree = Vec::new();
+    if is_dir {
+        if !request.recursive {
+            return Err(FsError::new(
+                ErrorCode::IsDirectory,
+                format!("`{shown}` is a folder; nothing was copied"),
+            )
+            .hint("pass recursive: true to copy it with its content"));
+        }
+        if std::ptr::eq(sroot, droot) && is_under(&dreal, &sreal) {
+            return Err(FsError::new(
+                ErrorCode::IoError,
+                format!("cannot copy `{shown}` into itself (`{to_shown}`)"),
+            ));
+        }
+        tree = walk(sroot, &sreal, shown)?;
+        check_tree(roots, &[&srel, &sreal, &drel, &dreal], &tree, shown)?;
+        match &dland.existing {
             Some(m) if m.is_dir() => {
-                outcome.summary = format!("{} already exists", outcome.path);
-                return Ok(outcome);
+                if !request.overwrite {
+                    return Err(already_exists(to_shown));
+                }
+                replaced = true;
             }
             Some(_) => {
                 return Err(FsError::new(
                     ErrorCode::AlreadyExists,
-                    format!("`{shown}` already exists and is not a folder"),
+                    format!("`{to_shown}` exists and is a file; a folder cannot replace it"),
                 ));
             }
             None => {}
         }
-        outcome.created = true;
-        outcome.summary = format!("create folder {}", outcome.path);
-        if request.dry_run {
-            return Ok(outcome);
-        }
-        let mut changes = self.create_missing(root, &landing, shown)?;
-        match root.dir().create_dir(landing.real.as_os_path()) {
-            Ok(()) => changes.push(FileChange::new(
-                "created",
-                self.display(root, &landing.real),
-                "dir",
-            )),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => outcome.created = false,
-            Err(e) => return Err(FsError::from_io(&e, shown)),
-        }
-        outcome.changes = changes;
-        Ok(outcome)
-    }
-
-    fn destination<'a>(&'a self, to: &str) -> FsResult<(&'a Root, RelPath)> {
-        self.write_target(to)
-    }
-
-    fn copy(&self, input: &str, to: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
-        let shown = input.trim();
-        let to_shown = to.trim();
-        let (sroot, srel) = match self.resolve(input)? {
-            Target::AllRoots => {
+    } else {
+        match &dland.existing {
+            Some(m) if m.is_dir() => {
                 return Err(FsError::new(
-                    ErrorCode::IsDirectory,
-                    "`.` is the list of roots and cannot be copied",
+                    ErrorCode::AlreadyExists,
+                    format!("`{to_shown}` is a folder; nothing was copied"),
                 )
-                .hint("copy one root or a path inside it"));
+                .hint("give the full destination path, including the file name"));
             }
-            Target::In(r, rel) => (r, rel),
-        };
-        let sreal = self.resolve_links(sroot, srel.as_os_path(), shown)?;
-        let smeta = sroot
-            .dir()
-            .metadata(sreal.as_os_path())
-            .map_err(|e| FsError::from_io(&e, shown))?;
-        let is_dir = smeta.is_dir();
-        if self.sensitive_target(&srel, is_dir) || self.sensitive_target(&sreal, is_dir) {
-            return Err(FsError::denied(shown));
+            Some(_) if !request.overwrite => return Err(already_exists(to_shown)),
+            Some(_) => replaced = true,
+            None => {}
         }
-        if !is_dir && !smeta.is_file() {
-            return Err(FsError::new(
-                ErrorCode::IoError,
-                format!("`{shown}` is not a regular file or folder"),
-            ));
-        }
-        let (droot, drel) = self.destination(to)?;
-        let dland = self.land(droot, &drel, to_shown, true)?;
-        let dreal = dland.real.clone();
-        let mut replaced = false;
-        let mut tree = Vec::new();
-        if is_dir {
-            if !request.recursive {
-                return Err(FsError::new(
-                    ErrorCode::IsDirectory,
-                    format!("`{shown}` is a folder; nothing was copied"),
-                )
-                .hint("pass recursive: true to copy it with its content"));
-            }
-            if std::ptr::eq(sroot, droot) && is_under(&dreal, &sreal) {
-                return Err(FsError::new(
-                    ErrorCode::IoError,
-                    format!("cannot copy `{shown}` into itself (`{to_shown}`)"),
-                ));
-            }
-            tree = walk(sroot, &sreal, shown)?;
-            self.check_tree(&[&srel, &sreal, &drel, &dreal], &tree, shown)?;
-            match &dland.existing {
-                Some(m) if m.is_dir() => {
-                    if !request.overwrite {
-                        return Err(already_exists(to_shown));
-                    }
-                    replaced = true;
+    }
+    let from = roots.display(sroot, &srel);
+    let dest = roots.display(droot, &dreal);
+    let mut outcome = ManageOutcome {
+        op: "copy",
+        path: from.clone(),
+        to: Some(dest.clone()),
+        kind: if is_dir { "dir" } else { "file" },
+        entries: tree.len() as u64,
+        created: dland.existing.is_none(),
+        replaced,
+        dry_run: request.dry_run,
+        summary: if is_dir {
+            format!(
+                "copy folder {from} ({} entries) to {dest}{}",
+                tree.len(),
+                if replaced {
+                    ", merging into the existing folder"
+                } else {
+                    ""
                 }
-                Some(_) => {
+            )
+        } else {
+            format!(
+                "copy {from} to {dest}{}",
+                if replaced { ", replacing it" } else { "" }
+            )
+        },
+        changes: Vec::new(),
+    };
+    if request.dry_run {
+        return Ok(outcome);
+    }
+    let mut changes = crate::write::create_missing(roots, droot, &dland, to_shown)?;
+    if is_dir {
+        if dland.existing.is_none() {
+            droot
+                .dir()
+                .create_dir(dreal.as_os_path())
+                .map_err(|e| FsError::from_io(&e, to_shown))?;
+        }
+        copy_tree(
+            sroot,
+            &sreal,
+            droot,
+            &dreal,
+            &tree,
+            false,
+            to_shown,
+            request.meter.as_deref(),
+        )?;
+    } else {
+        let keep = Keep {
+            mode: Some(smeta.mode() & 0o7777),
+            owner: None,
+        };
+        copy_file(
+            sroot,
+            &sreal,
+            droot,
+            &dreal,
+            keep,
+            !request.overwrite,
+            shown,
+            to_shown,
+        )?;
+    }
+    changes.push(FileChange::new(
+        if replaced { "modified" } else { "created" },
+        dest,
+        outcome.kind,
+    ));
+    outcome.changes = changes;
+    Ok(outcome)
+}
+
+fn move_entry(
+    roots: &Roots,
+    input: &str,
+    to: &str,
+    request: &ManageRequest,
+) -> FsResult<ManageOutcome> {
+    let shown = input.trim();
+    let to_shown = to.trim();
+    let (sroot, srel) = crate::write::write_target(roots, input)?;
+    if srel.is_root() {
+        return Err(never_a_root(shown, "moves"));
+    }
+    let (sreal, smeta) = locate_entry(roots, sroot, &srel, shown)?;
+    let kind = Kind::of(smeta.file_type());
+    let is_dir = kind == Kind::Dir;
+    if crate::write::sensitive_target(roots, &srel, is_dir)
+        || crate::write::sensitive_target(roots, &sreal, is_dir)
+    {
+        return Err(FsError::denied(shown));
+    }
+    let (droot, drel) = destination(roots, to)?;
+    let dland = crate::write::land(roots, droot, &drel, to_shown, false)?;
+    let dreal = dland.real.clone();
+    let same_root = std::ptr::eq(sroot, droot);
+    if same_root && dreal == sreal {
+        return Err(FsError::new(
+            ErrorCode::AlreadyExists,
+            format!("`{shown}` and `{to_shown}` are the same path; nothing was moved"),
+        ));
+    }
+    if is_dir && same_root && is_under(&dreal, &sreal) {
+        return Err(FsError::new(
+            ErrorCode::IoError,
+            format!("cannot move `{shown}` into itself (`{to_shown}`)"),
+        ));
+    }
+    let tree = if is_dir {
+        let tree = walk(sroot, &sreal, shown)?;
+        check_tree(roots, &[&srel, &sreal, &drel, &dreal], &tree, shown)?;
+        tree
+    } else {
+        Vec::new()
+    };
+    let replaced = dland.existing.is_some();
+    if replaced && !request.overwrite {
+        return Err(already_exists(to_shown));
+    }
+    let from = roots.display(sroot, &sreal);
+    let dest = roots.display(droot, &dreal);
+    let (sparent, _) = split_parent(&sreal);
+    let (dparent, _) = split_parent(&dreal);
+    let action = if same_root && sparent == dparent {
+        "renamed"
+    } else {
+        "moved"
+    };
+    let mut outcome = ManageOutcome {
+        op: "move",
+        path: from.clone(),
+        to: Some(dest.clone()),
+        kind: kind.name(),
+        entries: tree.len() as u64,
+        created: false,
+        replaced,
+        dry_run: request.dry_run,
+        summary: format!(
+            "move {} {from} to {dest}{}",
+            kind.name(),
+            if replaced { ", replacing it" } else { "" }
+        ),
+        changes: Vec::new(),
+    };
+    if request.dry_run {
+        return Ok(outcome);
+    }
+    let mut changes = crate::write::create_missing(roots, droot, &dland, to_shown)?;
+    let (sdir, sleaf) = open_parent(sroot, &sreal).map_err(|e| FsError::from_io(&e, shown))?;
+    let (ddir, dleaf) = open_parent(droot, &dreal).map_err(|e| FsError::from_io(&e, to_shown))?;
+    match sdir.rename(&sleaf, &ddir, &dleaf) {
+        Ok(()) => {
+            sync_dir(&ddir);
+            sync_dir(&sdir);
+        }
+        // EXDEV: the roots are on different file systems; copy, then delete.
+        Err(e) if e.raw_os_error() == Some(18) => {
+            if let Some(existing) = &dland.existing {
+                if existing.is_dir() {
+                    ddir.remove_dir(&dleaf)
+                        .map_err(|e| dir_error(&e, to_shown))?;
+                } else if is_dir {
                     return Err(FsError::new(
-                        ErrorCode::AlreadyExists,
-                        format!("`{to_shown}` exists and is a file; a folder cannot replace it"),
+                        ErrorCode::NotDirectory,
+                        format!("`{to_shown}` is a file; a folder cannot replace it"),
                     ));
                 }
-                None => {}
             }
-        } else {
-            match &dland.existing {
-                Some(m) if m.is_dir() => {
-                    return Err(FsError::new(
-                        ErrorCode::AlreadyExists,
-                        format!("`{to_shown}` is a folder; nothing was copied"),
-                    )
-                    .hint("give the full destination path, including the file name"));
+            match kind {
+                Kind::Dir => {
+                    ddir.create_dir(&dleaf)
+                        .map_err(|e| FsError::from_io(&e, to_shown))?;
+                    copy_tree(
+                        sroot,
+                        &sreal,
+                        droot,
+                        &dreal,
+                        &tree,
+                        true,
+                        to_shown,
+                        request.meter.as_deref(),
+                    )?;
+                    sdir.remove_dir_all(&sleaf)
+                        .map_err(|e| FsError::from_io(&e, shown))?;
                 }
-                Some(_) if !request.overwrite => return Err(already_exists(to_shown)),
-                Some(_) => replaced = true,
-                None => {}
-            }
-        }
-        let from = self.display(sroot, &srel);
-        let dest = self.display(droot, &dreal);
-        let mut outcome = ManageOutcome {
-            op: "copy",
-            path: from.clone(),
-            to: Some(dest.clone()),
-            kind: if is_dir { "dir" } else { "file" },
-            entries: tree.len() as u64,
-            created: dland.existing.is_none(),
-            replaced,
-            dry_run: request.dry_run,
-            summary: if is_dir {
-                format!(
-                    "copy folder {from} ({} entries) to {dest}{}",
-                    tree.len(),
+                Kind::Symlink => {
+                    let target = sdir
+                        .read_link_contents(&sleaf)
+                        .map_err(|e| FsError::from_io(&e, shown))?;
                     if replaced {
-                        ", merging into the existing folder"
-                    } else {
-                        ""
+                        let _ = ddir.remove_file(&dleaf);
                     }
-                )
-            } else {
-                format!(
-                    "copy {from} to {dest}{}",
-                    if replaced { ", replacing it" } else { "" }
-                )
-            },
-            changes: Vec::new(),
-        };
-        if request.dry_run {
-            return Ok(outcome);
-        }
-        let mut changes = self.create_missing(droot, &dland, to_shown)?;
-        if is_dir {
-            if dland.existing.is_none() {
-                droot
-                    .dir()
-                    .create_dir(dreal.as_os_path())
-                    .map_err(|e| FsError::from_io(&e, to_shown))?;
-            }
-            copy_tree(
-                sroot,
-                &sreal,
-                droot,
-                &dreal,
-                &tree,
-                false,
-                to_shown,
-                request.meter.as_deref(),
-            )?;
-        } else {
-            let keep = Keep {
-                mode: Some(smeta.mode() & 0o7777),
-                owner: None,
-            };
-            copy_file(
-                sroot,
-                &sreal,
-                droot,
-                &dreal,
-                keep,
-                !request.overwrite,
-                shown,
-                to_shown,
-            )?;
-        }
-        changes.push(FileChange::new(
-            if replaced { "modified" } else { "created" },
-            dest,
-            outcome.kind,
-        ));
-        outcome.changes = changes;
-        Ok(outcome)
-    }
-
-    fn move_entry(
-        &self,
-        input: &str,
-        to: &str,
-        request: &ManageRequest,
-    ) -> FsResult<ManageOutcome> {
-        let shown = input.trim();
-        let to_shown = to.trim();
-        let (sroot, srel) = self.write_target(input)?;
-        if srel.is_root() {
-            return Err(Self::never_a_root(shown, "moves"));
-        }
-        let (sreal, smeta) = self.locate_entry(sroot, &srel, shown)?;
-        let kind = Kind::of(smeta.file_type());
-        let is_dir = kind == Kind::Dir;
-        if self.sensitive_target(&srel, is_dir) || self.sensitive_target(&sreal, is_dir) {
-            return Err(FsError::denied(shown));
-        }
-        let (droot, drel) = self.destination(to)?;
-        let dland = self.land(droot, &drel, to_shown, false)?;
-        let dreal = dland.real.clone();
-        let same_root = std::ptr::eq(sroot, droot);
-        if same_root && dreal == sreal {
-            return Err(FsError::new(
-                ErrorCode::AlreadyExists,
-                format!("`{shown}` and `{to_shown}` are the same path; nothing was moved"),
-            ));
-        }
-        if is_dir && same_root && is_under(&dreal, &sreal) {
-            return Err(FsError::new(
-                ErrorCode::IoError,
-                format!("cannot move `{shown}` into itself (`{to_shown}`)"),
-            ));
-        }
-        let tree = if is_dir {
-            let tree = walk(sroot, &sreal, shown)?;
-            self.check_tree(&[&srel, &sreal, &drel, &dreal], &tree, shown)?;
-            tree
-        } else {
-            Vec::new()
-        };
-        let replaced = dland.existing.is_some();
-        if replaced && !request.overwrite {
-            return Err(already_exists(to_shown));
-        }
-        let from = self.display(sroot, &sreal);
-        let dest = self.display(droot, &dreal);
-        let (sparent, _) = split_parent(&sreal);
-        let (dparent, _) = split_parent(&dreal);
-        let action = if same_root && sparent == dparent {
-            "renamed"
-        } else {
-            "moved"
-        };
-        let mut outcome = ManageOutcome {
-            op: "move",
-            path: from.clone(),
-            to: Some(dest.clone()),
-            kind: kind.name(),
-            entries: tree.len() as u64,
-            created: false,
-            replaced,
-            dry_run: request.dry_run,
-            summary: format!(
-                "move {} {from} to {dest}{}",
-                kind.name(),
-                if replaced { ", replacing it" } else { "" }
-            ),
-            changes: Vec::new(),
-        };
-        if request.dry_run {
-            return Ok(outcome);
-        }
-        let mut changes = self.create_missing(droot, &dland, to_shown)?;
-        let (sdir, sleaf) = open_parent(sroot, &sreal).map_err(|e| FsError::from_io(&e, shown))?;
-        let (ddir, dleaf) =
-            open_parent(droot, &dreal).map_err(|e| FsError::from_io(&e, to_shown))?;
-        match sdir.rename(&sleaf, &ddir, &dleaf) {
-            Ok(()) => {
-                sync_dir(&ddir);
-                sync_dir(&sdir);
-            }
-            // EXDEV: the roots are on different file systems; copy, then delete.
-            Err(e) if e.raw_os_error() == Some(18) => {
-                if let Some(existing) = &dland.existing {
-                    if existing.is_dir() {
-                        ddir.remove_dir(&dleaf)
-                            .map_err(|e| dir_error(&e, to_shown))?;
-                    } else if is_dir {
-                        return Err(FsError::new(
-                            ErrorCode::NotDirectory,
-                            format!("`{to_shown}` is a file; a folder cannot replace it"),
-                        ));
-                    }
+                    ddir.symlink_contents(&target, &dleaf)
+                        .map_err(|e| FsError::from_io(&e, to_shown))?;
+                    sdir.remove_file(&sleaf)
+                        .map_err(|e| FsError::from_io(&e, shown))?;
                 }
-                match kind {
-                    Kind::Dir => {
-                        ddir.create_dir(&dleaf)
-                            .map_err(|e| FsError::from_io(&e, to_shown))?;
-                        copy_tree(
-                            sroot,
-                            &sreal,
-                            droot,
-                            &dreal,
-                            &tree,
-                            true,
-                            to_shown,
-                            request.meter.as_deref(),
-                        )?;
-                        sdir.remove_dir_all(&sleaf)
-                            .map_err(|e| FsError::from_io(&e, shown))?;
-                    }
-                    Kind::Symlink => {
-                        let target = sdir
-                            .read_link_contents(&sleaf)
-                            .map_err(|e| FsError::from_io(&e, shown))?;
-                        if replaced {
-                            let _ = ddir.remove_file(&dleaf);
-                        }
-                        ddir.symlink_contents(&target, &dleaf)
-                            .map_err(|e| FsError::from_io(&e, to_shown))?;
-                        sdir.remove_file(&sleaf)
-                            .map_err(|e| FsError::from_io(&e, shown))?;
-                    }
-                    _ => {
-                        copy_file(
-                            sroot,
-                            &sreal,
-                            droot,
-                            &dreal,
-                            Keep::of(&smeta),
-                            false,
-                            shown,
-                            to_shown,
-                        )?;
-                        sdir.remove_file(&sleaf)
-                            .map_err(|e| FsError::from_io(&e, shown))?;
-                    }
+                _ => {
+                    copy_file(
+                        sroot,
+                        &sreal,
+                        droot,
+                        &dreal,
+                        Keep::of(&smeta),
+                        false,
+                        shown,
+                        to_shown,
+                    )?;
+                    sdir.remove_file(&sleaf)
+                        .map_err(|e| FsError::from_io(&e, shown))?;
                 }
-                sync_dir(&sdir);
             }
-            Err(e) => return Err(dir_error(&e, to_shown)),
+            sync_dir(&sdir);
         }
-        let mut change = FileChange::new(action, dest, kind.name());
-        change.old_path = Some(from);
-        changes.push(change);
-        outcome.changes = changes;
-        Ok(outcome)
+        Err(e) => return Err(dir_error(&e, to_shown)),
     }
+    let mut change = FileChange::new(action, dest, kind.name());
+    change.old_path = Some(from);
+    changes.push(change);
+    outcome.changes = changes;
+    Ok(outcome)
 }
 
 /// ENOTEMPTY / EEXIST from a rename onto a folder: the folder has content.

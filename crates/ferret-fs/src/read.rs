@@ -10,8 +10,9 @@ use sha2::{Digest, Sha256};
 pub use crate::window::{Image, ReadOutcome, ReadRequest, TextWindow};
 use crate::{
     error::{ErrorCode, FsError, FsResult},
+    facts::rfc3339,
     newlines,
-    roots::{Roots, Target, rfc3339},
+    roots::{Roots, Target},
     sniff::{self, Content, Detected},
     text::{self, Numbering},
 };
@@ -45,176 +46,173 @@ pub fn image_dimensions(bytes: &[u8]) -> (Option<u64>, Option<u64>) {
     }
 }
 
-impl Roots {
-    /// Read a window of a text file, or an image as image data.
-    pub fn read(&self, input: &str, request: &ReadRequest) -> FsResult<ReadOutcome> {
-        let shown = input.trim();
-        let (root, rel) = match self.resolve(input)? {
-            Target::AllRoots => {
-                return Err(
-                    FsError::new(ErrorCode::IsDirectory, "`.` is the list of roots")
-                        .hint("call `list` to see them")
-                        .suggest("list"),
-                );
-            }
-            Target::In(root, rel) => (root, rel),
-        };
-        let mut opened = self.open_for_content(root, &rel, shown)?;
-        let path = self.display(root, &rel);
-        let size = opened.metadata.len();
-        let modified = rfc3339(opened.metadata.modified());
-        let limits = &self.policy.limits;
-        let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
-        let mut head = read_up_to(&mut opened.file, HEAD_BYTES).map_err(io_err)?;
-        if let Some(format) = self.document_format(opened.real.as_str(), &head) {
-            return self
-                .read_document(opened, format, path, shown, request)
-                .map(ReadOutcome::Text);
+/// Read a window of a text file, or an image as image data.
+pub(crate) fn read(roots: &Roots, input: &str, request: &ReadRequest) -> FsResult<ReadOutcome> {
+    let shown = input.trim();
+    let (root, rel) = match roots.resolve(input)? {
+        Target::AllRoots => {
+            return Err(
+                FsError::new(ErrorCode::IsDirectory, "`.` is the list of roots")
+                    .hint("call `list` to see them")
+                    .suggest("list"),
+            );
         }
-        if request.selection.is_some() {
-            return Err(FsError::new(
-                ErrorCode::NotFound,
-                format!("`{shown}` is not a document: it has no pages or sheets"),
-            )
-            .hint("`pages` and `sheet` are for PDF, Office, OpenDocument and EPUB files; read text by `start_line`"));
-        }
-
-        match sniff::classify(&head) {
-            Content::Image(format) => {
-                if size > limits.max_image_bytes {
-                    return Err(FsError::new(
-                        ErrorCode::TooLarge,
-                        format!(
-                            "`{shown}` is a {} image of {size} bytes, over the {} byte image limit",
-                            format.name(),
-                            limits.max_image_bytes
-                        ),
-                    )
-                    .hint("`stat` gives its dimensions; the operator can raise --max-image-bytes")
-                    .suggest("stat"));
-                }
-                let rest = read_up_to(&mut opened.file, limits.max_image_bytes as usize)
-                    .map_err(io_err)?;
-                head.extend_from_slice(&rest);
-                let (width, height) = image_dimensions(&head);
-                return Ok(ReadOutcome::Image(Image {
-                    path,
-                    format,
-                    checksum: checksum(&head),
-                    bytes: head,
-                    width,
-                    height,
-                    modified,
-                }));
-            }
-            Content::Binary(kind) => {
-                return Err(FsError::new(
-                    ErrorCode::BinaryContent,
-                    format!("`{shown}` is binary ({kind}, {size} bytes), not text"),
-                )
-                .hint("`stat` gives its size and checksum; binary content is not returned")
-                .suggest("stat")
-                .detail("size", size.to_string())
-                .detail("type", kind));
-            }
-            Content::Text => {}
-        }
-
-        let whole = size <= limits.max_file_bytes;
-        let mut numbering = Numbering::FromStart;
-        let total_lines;
-        let (scan, detected, checksum) = if whole {
-            let rest =
-                read_up_to(&mut opened.file, limits.max_file_bytes as usize + 1).map_err(io_err)?;
-            head.extend_from_slice(&rest);
-            let detected = sniff::detect_encoding(&head, true);
-            let start = match request.from_end {
-                Some(_) => request.start(1, newlines::count(&head, &detected)),
-                None => request.start_line.max(1),
-            };
-            let window = request.window(start, u64::MAX, limits);
-            let scan = text::scan_lines(&head[..], &detected, &window, true).map_err(io_err)?;
-            total_lines = scan.total_lines;
-            (scan, detected, Some(checksum(&head)))
-        } else {
-            // Large file: never read whole into memory. Its lines are counted
-            // (and its checksum computed, when asked) in one streaming pass.
-            let detected = sniff::detect_encoding(&head, false);
-            let file = &mut opened.file;
-            let (counted, sum) =
-                if request.checksum || (request.count_lines && request.from_end.is_none()) {
-                    count_to_end(file, size, &detected, request).map_err(io_err)?
-                } else {
-                    (None, None)
-                };
-            let mut total = counted;
-            let scan = match request.from_end {
-                None => {
-                    file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-                    let window = request.window(request.start_line.max(1), u64::MAX, limits);
-                    text::scan_lines(&mut *file, &detected, &window, false).map_err(io_err)?
-                }
-                Some(n) => {
-                    // A tail: found by reading back from the end, decoded
-                    // from where it starts.
-                    let tail = newlines::find_tail(file, size, &detected, n, TAIL_REACH)
-                        .map_err(io_err)?;
-                    file.seek(SeekFrom::Start(tail.offset)).map_err(io_err)?;
-                    let from_tail = Detected {
-                        bom_len: if tail.offset == 0 {
-                            detected.bom_len
-                        } else {
-                            0
-                        },
-                        ..detected.clone()
-                    };
-                    let mut window = request.window(1, tail.lines.max(1), limits);
-                    let before = counted.map(|t| t.saturating_sub(tail.lines));
-                    window.numbering = match before {
-                        Some(b) => Numbering::After(b),
-                        None if tail.whole => Numbering::FromStart,
-                        None => Numbering::FromEnd(tail.lines),
-                    };
-                    if tail.whole {
-                        total = Some(tail.lines);
-                    }
-                    numbering = window.numbering;
-                    let mut scan =
-                        text::scan_lines(&mut *file, &from_tail, &window, false).map_err(io_err)?;
-                    scan.truncated |= tail.cut;
-                    if let Numbering::After(b) = numbering {
-                        shift(&mut scan, b);
-                        numbering = Numbering::FromStart;
-                    }
-                    scan
-                }
-            };
-            total_lines = total;
-            (scan, detected, sum)
-        };
-        let encoding = if scan.replaced && detected.encoding == encoding_rs::UTF_8 {
-            "utf-8-lossy".to_string()
-        } else {
-            detected.label.clone()
-        };
-        Ok(ReadOutcome::Text(TextWindow {
-            path,
-            size,
-            total_lines,
-            start_line: scan.first_line,
-            end_line: scan.last_line,
-            next_start_line: scan.next_start_line,
-            truncated: scan.truncated,
-            encoding,
-            line_endings: scan.line_endings(),
-            clipped_lines: scan.clipped,
-            text: scan.text,
-            modified,
-            checksum,
-            document: None,
-            numbering,
-        }))
+        Target::In(root, rel) => (root, rel),
+    };
+    let mut opened = roots.open_for_content(root, &rel, shown)?;
+    let path = roots.display(root, &rel);
+    let size = opened.metadata.len();
+    let modified = rfc3339(opened.metadata.modified());
+    let limits = &roots.policy.limits;
+    let io_err = |e: std::io::Error| FsError::from_io(&e, shown);
+    let mut head = read_up_to(&mut opened.file, HEAD_BYTES).map_err(io_err)?;
+    if let Some(format) = crate::document::document_format(roots, opened.real.as_str(), &head) {
+        return crate::document::read_document(roots, opened, format, path, shown, request)
+            .map(ReadOutcome::Text);
     }
+    if request.selection.is_some() {
+        return Err(FsError::new(
+            ErrorCode::NotFound,
+            format!("`{shown}` is not a document: it has no pages or sheets"),
+        )
+        .hint("`pages` and `sheet` are for PDF, Office, OpenDocument and EPUB files; read text by `start_line`"));
+    }
+
+    match sniff::classify(&head) {
+        Content::Image(format) => {
+            if size > limits.max_image_bytes {
+                return Err(FsError::new(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "`{shown}` is a {} image of {size} bytes, over the {} byte image limit",
+                        format.name(),
+                        limits.max_image_bytes
+                    ),
+                )
+                .hint("`stat` gives its dimensions; the operator can raise --max-image-bytes")
+                .suggest("stat"));
+            }
+            let rest =
+                read_up_to(&mut opened.file, limits.max_image_bytes as usize).map_err(io_err)?;
+            head.extend_from_slice(&rest);
+            let (width, height) = image_dimensions(&head);
+            return Ok(ReadOutcome::Image(Image {
+                path,
+                format,
+                checksum: checksum(&head),
+                bytes: head,
+                width,
+                height,
+                modified,
+            }));
+        }
+        Content::Binary(kind) => {
+            return Err(FsError::new(
+                ErrorCode::BinaryContent,
+                format!("`{shown}` is binary ({kind}, {size} bytes), not text"),
+            )
+            .hint("`stat` gives its size and checksum; binary content is not returned")
+            .suggest("stat")
+            .detail("size", size.to_string())
+            .detail("type", kind));
+        }
+        Content::Text => {}
+    }
+
+    let whole = size <= limits.max_file_bytes;
+    let mut numbering = Numbering::FromStart;
+    let total_lines;
+    let (scan, detected, checksum) = if whole {
+        let rest =
+            read_up_to(&mut opened.file, limits.max_file_bytes as usize + 1).map_err(io_err)?;
+        head.extend_from_slice(&rest);
+        let detected = sniff::detect_encoding(&head, true);
+        let start = match request.from_end {
+            Some(_) => request.start(1, newlines::count(&head, &detected)),
+            None => request.start_line.max(1),
+        };
+        let window = request.window(start, u64::MAX, limits);
+        let scan = text::scan_lines(&head[..], &detected, &window, true).map_err(io_err)?;
+        total_lines = scan.total_lines;
+        (scan, detected, Some(checksum(&head)))
+    } else {
+        // Large file: never read whole into memory. Its lines are counted
+        // (and its checksum computed, when asked) in one streaming pass.
+        let detected = sniff::detect_encoding(&head, false);
+        let file = &mut opened.file;
+        let (counted, sum) =
+            if request.checksum || (request.count_lines && request.from_end.is_none()) {
+                count_to_end(file, size, &detected, request).map_err(io_err)?
+            } else {
+                (None, None)
+            };
+        let mut total = counted;
+        let scan = match request.from_end {
+            None => {
+                file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+                let window = request.window(request.start_line.max(1), u64::MAX, limits);
+                text::scan_lines(&mut *file, &detected, &window, false).map_err(io_err)?
+            }
+            Some(n) => {
+                // A tail: found by reading back from the end, decoded
+                // from where it starts.
+                let tail =
+                    newlines::find_tail(file, size, &detected, n, TAIL_REACH).map_err(io_err)?;
+                file.seek(SeekFrom::Start(tail.offset)).map_err(io_err)?;
+                let from_tail = Detected {
+                    bom_len: if tail.offset == 0 {
+                        detected.bom_len
+                    } else {
+                        0
+                    },
+                    ..detected.clone()
+                };
+                let mut window = request.window(1, tail.lines.max(1), limits);
+                let before = counted.map(|t| t.saturating_sub(tail.lines));
+                window.numbering = match before {
+                    Some(b) => Numbering::After(b),
+                    None if tail.whole => Numbering::FromStart,
+                    None => Numbering::FromEnd(tail.lines),
+                };
+                if tail.whole {
+                    total = Some(tail.lines);
+                }
+                numbering = window.numbering;
+                let mut scan =
+                    text::scan_lines(&mut *file, &from_tail, &window, false).map_err(io_err)?;
+                scan.truncated |= tail.cut;
+                if let Numbering::After(b) = numbering {
+                    shift(&mut scan, b);
+                    numbering = Numbering::FromStart;
+                }
+                scan
+            }
+        };
+        total_lines = total;
+        (scan, detected, sum)
+    };
+    let encoding = if scan.replaced && detected.encoding == encoding_rs::UTF_8 {
+        "utf-8-lossy".to_string()
+    } else {
+        detected.label.clone()
+    };
+    Ok(ReadOutcome::Text(TextWindow {
+        path,
+        size,
+        total_lines,
+        start_line: scan.first_line,
+        end_line: scan.last_line,
+        next_start_line: scan.next_start_line,
+        truncated: scan.truncated,
+        encoding,
+        line_endings: scan.line_endings(),
+        clipped_lines: scan.clipped,
+        text: scan.text,
+        modified,
+        checksum,
+        document: None,
+        numbering,
+    }))
 }
 
 /// Renumber a pass that started after `before` lines.

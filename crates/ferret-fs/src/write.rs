@@ -114,152 +114,150 @@ pub(crate) struct Landing {
     pub missing_dirs: Vec<RelPath>,
 }
 
-impl Roots {
-    /// The root and path of a write, refused on a read-only root and on `.`.
-    pub(crate) fn write_target(&self, input: &str) -> FsResult<(&Root, RelPath)> {
-        match self.resolve(input)? {
-            Target::AllRoots => Err(FsError::new(
-                ErrorCode::IsDirectory,
-                "`.` is the list of roots, not something to write",
-            )
-            .hint("start the path with a root's name")),
-            Target::In(root, rel) => {
-                if !root.writable {
-                    return Err(read_only(root));
-                }
-                Ok((root, rel))
+/// The root and path of a write, refused on a read-only root and on `.`.
+pub(crate) fn write_target<'a>(roots: &'a Roots, input: &str) -> FsResult<(&'a Root, RelPath)> {
+    match roots.resolve(input)? {
+        Target::AllRoots => Err(FsError::new(
+            ErrorCode::IsDirectory,
+            "`.` is the list of roots, not something to write",
+        )
+        .hint("start the path with a root's name")),
+        Target::In(root, rel) => {
+            if !root.writable {
+                return Err(read_only(root));
             }
+            Ok((root, rel))
         }
     }
+}
 
-    /// Sensitive by its name, or a folder whose entries all are (`.ssh`, `.git/objects`).
-    pub(crate) fn sensitive_target(&self, rel: &RelPath, is_dir: bool) -> bool {
-        let deny = &self.policy.deny;
-        !rel.is_root() && (deny.is_sensitive(rel) || (is_dir && deny.is_sensitive(&rel.join("x"))))
+/// Sensitive by its name, or a folder whose entries all are (`.ssh`, `.git/objects`).
+pub(crate) fn sensitive_target(roots: &Roots, rel: &RelPath, is_dir: bool) -> bool {
+    let deny = &roots.policy.deny;
+    !rel.is_root() && (deny.is_sensitive(rel) || (is_dir && deny.is_sensitive(&rel.join("x"))))
+}
+
+/// Resolve where a write to `rel` lands. With `follow_leaf`, an existing final
+/// symlink is followed (written through); otherwise the link itself is the target.
+pub(crate) fn land(
+    roots: &Roots,
+    root: &Root,
+    rel: &RelPath,
+    shown: &str,
+    follow_leaf: bool,
+) -> FsResult<Landing> {
+    if rel.is_root() {
+        return Err(FsError::new(
+            ErrorCode::IsDirectory,
+            format!("`{shown}` is a root folder"),
+        )
+        .hint("give a path inside the root"));
     }
-
-    /// Resolve where a write to `rel` lands. With `follow_leaf`, an existing final
-    /// symlink is followed (written through); otherwise the link itself is the target.
-    pub(crate) fn land(
-        &self,
-        root: &Root,
-        rel: &RelPath,
-        shown: &str,
-        follow_leaf: bool,
-    ) -> FsResult<Landing> {
-        if rel.is_root() {
+    if roots.policy.deny.is_sensitive(rel) {
+        return Err(FsError::denied(shown));
+    }
+    let (parent, leaf) = split_parent(rel);
+    // The deepest folder of the path that exists; the rest must be created.
+    let parts: Vec<&str> = parent.components().collect();
+    let mut found = None;
+    for keep in (0..=parts.len()).rev() {
+        let prefix = RelPath::from_components(parts[..keep].iter().copied());
+        match roots.resolve_links(root, prefix.as_os_path(), shown) {
+            Ok(real) => {
+                found = Some((keep, real));
+                break;
+            }
+            Err(e) if e.code == ErrorCode::NotFound && keep > 0 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let (keep, mut real_parent) = found.ok_or_else(|| FsError::not_found(shown))?;
+    if !real_parent.is_root() {
+        let meta = root
+            .dir()
+            .metadata(real_parent.as_os_path())
+            .map_err(|e| FsError::from_io(&e, shown))?;
+        if !meta.is_dir() {
             return Err(FsError::new(
-                ErrorCode::IsDirectory,
-                format!("`{shown}` is a root folder"),
-            )
-            .hint("give a path inside the root"));
+                ErrorCode::NotDirectory,
+                format!("a component of `{shown}` is a file, not a folder"),
+            ));
         }
-        if self.policy.deny.is_sensitive(rel) {
-            return Err(FsError::denied(shown));
+    }
+    let landing = if keep < parts.len() {
+        let mut missing_dirs = Vec::new();
+        for part in &parts[keep..] {
+            real_parent = real_parent.join(part);
+            missing_dirs.push(real_parent.clone());
         }
-        let (parent, leaf) = split_parent(rel);
-        // The deepest folder of the path that exists; the rest must be created.
-        let parts: Vec<&str> = parent.components().collect();
-        let mut found = None;
-        for keep in (0..=parts.len()).rev() {
-            let prefix = RelPath::from_components(parts[..keep].iter().copied());
-            match self.resolve_links(root, prefix.as_os_path(), shown) {
-                Ok(real) => {
-                    found = Some((keep, real));
-                    break;
-                }
-                Err(e) if e.code == ErrorCode::NotFound && keep > 0 => continue,
-                Err(e) => return Err(e),
-            }
+        Landing {
+            real: real_parent.join(&leaf),
+            existing: None,
+            missing_dirs,
         }
-        let (keep, mut real_parent) = found.ok_or_else(|| FsError::not_found(shown))?;
-        if !real_parent.is_root() {
-            let meta = root
-                .dir()
-                .metadata(real_parent.as_os_path())
-                .map_err(|e| FsError::from_io(&e, shown))?;
-            if !meta.is_dir() {
-                return Err(FsError::new(
-                    ErrorCode::NotDirectory,
-                    format!("a component of `{shown}` is a file, not a folder"),
-                ));
-            }
-        }
-        let landing = if keep < parts.len() {
-            let mut missing_dirs = Vec::new();
-            for part in &parts[keep..] {
-                real_parent = real_parent.join(part);
-                missing_dirs.push(real_parent.clone());
-            }
-            Landing {
-                real: real_parent.join(&leaf),
+    } else {
+        let direct = real_parent.join(&leaf);
+        match root.dir().symlink_metadata(direct.as_os_path()) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Landing {
+                real: direct,
                 existing: None,
-                missing_dirs,
-            }
-        } else {
-            let direct = real_parent.join(&leaf);
-            match root.dir().symlink_metadata(direct.as_os_path()) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Landing {
-                    real: direct,
-                    existing: None,
+                missing_dirs: Vec::new(),
+            },
+            Err(e) => return Err(FsError::from_io(&e, shown)),
+            Ok(meta) if meta.is_symlink() && follow_leaf => {
+                let real = roots
+                    .resolve_links(root, direct.as_os_path(), shown)
+                    .map_err(|e| {
+                        if e.code == ErrorCode::NotFound {
+                            FsError::new(
+                                ErrorCode::NotFound,
+                                format!("`{shown}` is a symlink whose target does not exist"),
+                            )
+                            .hint("write to the target's own path, or remove the link with manage op delete")
+                        } else {
+                            e
+                        }
+                    })?;
+                let existing = root
+                    .dir()
+                    .symlink_metadata(real.as_os_path())
+                    .map_err(|e| FsError::from_io(&e, shown))?;
+                Landing {
+                    real,
+                    existing: Some(existing),
                     missing_dirs: Vec::new(),
-                },
-                Err(e) => return Err(FsError::from_io(&e, shown)),
-                Ok(meta) if meta.is_symlink() && follow_leaf => {
-                    let real = self
-                        .resolve_links(root, direct.as_os_path(), shown)
-                        .map_err(|e| {
-                            if e.code == ErrorCode::NotFound {
-                                FsError::new(
-                                    ErrorCode::NotFound,
-                                    format!("`{shown}` is a symlink whose target does not exist"),
-                                )
-                                .hint("write to the target's own path, or remove the link with manage op delete")
-                            } else {
-                                e
-                            }
-                        })?;
-                    let existing = root
-                        .dir()
-                        .symlink_metadata(real.as_os_path())
-                        .map_err(|e| FsError::from_io(&e, shown))?;
-                    Landing {
-                        real,
-                        existing: Some(existing),
-                        missing_dirs: Vec::new(),
-                    }
                 }
-                Ok(meta) => Landing {
-                    real: direct,
-                    existing: Some(meta),
-                    missing_dirs: Vec::new(),
-                },
             }
-        };
-        let is_dir = landing.existing.as_ref().is_some_and(|m| m.is_dir());
-        if self.sensitive_target(rel, is_dir) || self.sensitive_target(&landing.real, is_dir) {
-            return Err(FsError::denied(shown));
+            Ok(meta) => Landing {
+                real: direct,
+                existing: Some(meta),
+                missing_dirs: Vec::new(),
+            },
         }
-        Ok(landing)
+    };
+    let is_dir = landing.existing.as_ref().is_some_and(|m| m.is_dir());
+    if sensitive_target(roots, rel, is_dir) || sensitive_target(roots, &landing.real, is_dir) {
+        return Err(FsError::denied(shown));
     }
+    Ok(landing)
+}
 
-    /// Create the folders a landing lacks; returns their changes.
-    pub(crate) fn create_missing(
-        &self,
-        root: &Root,
-        landing: &Landing,
-        shown: &str,
-    ) -> FsResult<Vec<FileChange>> {
-        let mut changes = Vec::new();
-        for dir in &landing.missing_dirs {
-            match root.dir().create_dir(dir.as_os_path()) {
-                Ok(()) => changes.push(FileChange::new("created", self.display(root, dir), "dir")),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(FsError::from_io(&e, shown)),
-            }
+/// Create the folders a landing lacks; returns their changes.
+pub(crate) fn create_missing(
+    roots: &Roots,
+    root: &Root,
+    landing: &Landing,
+    shown: &str,
+) -> FsResult<Vec<FileChange>> {
+    let mut changes = Vec::new();
+    for dir in &landing.missing_dirs {
+        match root.dir().create_dir(dir.as_os_path()) {
+            Ok(()) => changes.push(FileChange::new("created", roots.display(root, dir), "dir")),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(FsError::from_io(&e, shown)),
         }
-        Ok(changes)
     }
+    Ok(changes)
 }
 
 /// Removes the temporary file unless the rename consumed it.
@@ -506,163 +504,161 @@ pub struct WriteOutcome {
     pub changes: Vec<FileChange>,
 }
 
-impl Roots {
-    /// `write`: create, overwrite or append to a file, atomically.
-    pub fn write(&self, input: &str, request: &WriteRequest) -> FsResult<WriteOutcome> {
-        let shown = input.trim();
-        let (root, rel) = self.write_target(input)?;
-        let landing = self.land(root, &rel, shown, true)?;
-        if !landing.missing_dirs.is_empty() && !request.create_dirs {
+/// `write`: create, overwrite or append to a file, atomically.
+pub(crate) fn write(roots: &Roots, input: &str, request: &WriteRequest) -> FsResult<WriteOutcome> {
+    let shown = input.trim();
+    let (root, rel) = write_target(roots, input)?;
+    let landing = land(roots, root, &rel, shown, true)?;
+    if !landing.missing_dirs.is_empty() && !request.create_dirs {
+        return Err(FsError::new(
+            ErrorCode::NotFound,
+            format!(
+                "the folder of `{shown}` does not exist and create_dirs is false; nothing was written"
+            ),
+        )
+        .hint("pass create_dirs: true, or create it with manage op mkdir"));
+    }
+    let limit = roots.policy.limits.max_file_bytes;
+    let too_large = |size: u64| {
+        FsError::new(
+            ErrorCode::TooLarge,
+            format!("`{shown}` would be {size} bytes, over the {limit} byte file limit; nothing was written"),
+        )
+        .hint("write smaller files; the operator can raise --max-file-bytes")
+    };
+    if request.content.len() as u64 > limit {
+        return Err(too_large(request.content.len() as u64));
+    }
+    let existing = match &landing.existing {
+        Some(m) if m.is_dir() => {
+            return Err(
+                FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
+                    .hint("write to a file path inside it"),
+            );
+        }
+        Some(m) if !m.is_file() => {
             return Err(FsError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "the folder of `{shown}` does not exist and create_dirs is false; nothing was written"
-                ),
-            )
-            .hint("pass create_dirs: true, or create it with manage op mkdir"));
+                ErrorCode::IoError,
+                format!("`{shown}` is not a regular file (a device, socket or FIFO)"),
+            ));
         }
-        let limit = self.policy.limits.max_file_bytes;
-        let too_large = |size: u64| {
-            FsError::new(
-                ErrorCode::TooLarge,
-                format!("`{shown}` would be {size} bytes, over the {limit} byte file limit; nothing was written"),
-            )
-            .hint("write smaller files; the operator can raise --max-file-bytes")
-        };
-        if request.content.len() as u64 > limit {
-            return Err(too_large(request.content.len() as u64));
+        other => other.clone(),
+    };
+    if existing.is_some() && request.mode == WriteMode::Create {
+        return Err(FsError::new(
+            ErrorCode::AlreadyExists,
+            format!("`{shown}` already exists; nothing was written"),
+        )
+        .hint("use mode `overwrite` (with expected_checksum from `read`) or `append`, or `edit` to change part of it")
+        .suggest("edit"));
+    }
+    if existing.is_some() {
+        check_writable(root, &landing.real, shown)?;
+    }
+    let io_err = |e: io::Error| FsError::from_io(&e, shown);
+    // The old content, when there is one and it is small enough to hold.
+    let mut old: Option<Vec<u8>> = None;
+    let mut previous_checksum = None;
+    if existing.is_some() {
+        // Sizes from the open file, not from the path looked at before.
+        let (mut file, meta) = open_real(root, &landing.real).map_err(io_err)?;
+        if meta.len() <= limit {
+            let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
+            previous_checksum = Some(checksum(&bytes));
+            old = Some(bytes);
+        } else if request.mode == WriteMode::Append {
+            return Err(too_large(meta.len() + request.content.len() as u64));
+        } else if request.expected_checksum.is_some() {
+            previous_checksum = Some(checksum_stream(&mut file).map_err(io_err)?);
         }
-        let existing = match &landing.existing {
-            Some(m) if m.is_dir() => {
-                return Err(
-                    FsError::new(ErrorCode::IsDirectory, format!("`{shown}` is a folder"))
-                        .hint("write to a file path inside it"),
-                );
-            }
-            Some(m) if !m.is_file() => {
+    }
+    if let Some(expected) = &request.expected_checksum
+        && request.mode != WriteMode::Create
+        && previous_checksum.as_deref() != Some(expected.as_str())
+    {
+        return Err(mismatch(shown, expected, previous_checksum.as_deref()));
+    }
+    let mut encoding = None;
+    let new_bytes: Vec<u8> = match (request.mode, &old) {
+        (WriteMode::Append, Some(old)) if !old.is_empty() => {
+            if !matches!(sniff::classify(old), Content::Text) {
                 return Err(FsError::new(
-                    ErrorCode::IoError,
-                    format!("`{shown}` is not a regular file (a device, socket or FIFO)"),
-                ));
+                    ErrorCode::BinaryContent,
+                    format!("`{shown}` is binary; text is not appended to it"),
+                )
+                .hint("use mode `overwrite` to replace it"));
             }
-            other => other.clone(),
-        };
-        if existing.is_some() && request.mode == WriteMode::Create {
+            let codec = crate::codec::Codec::detect(old);
+            let added = codec.encode(&request.content, shown)?;
+            encoding = Some(codec.label.clone());
+            let mut all = old.clone();
+            all.extend_from_slice(&added);
+            all
+        }
+        _ => request.content.as_bytes().to_vec(),
+    };
+    if new_bytes.len() as u64 > limit {
+        return Err(too_large(new_bytes.len() as u64));
+    }
+    let path = roots.display(root, &rel);
+    let real_shown = roots.display(root, &landing.real);
+    let (diff, diff_truncated) = match &old {
+        Some(old_bytes) if request.mode != WriteMode::Create => {
+            match (text_for_diff(old_bytes), text_for_diff(&new_bytes)) {
+                (Some(a), Some(b)) => {
+                    let (d, t) =
+                        unified_diff(&path, &a, &b, roots.policy.limits.max_response_bytes / 2);
+                    (Some(d), t)
+                }
+                _ => (None, false),
+            }
+        }
+        _ => (None, false),
+    };
+    let new_checksum = checksum(&new_bytes);
+    let created = existing.is_none();
+    let mut outcome = WriteOutcome {
+        real_path: (real_shown != path).then(|| real_shown.clone()),
+        path,
+        mode: request.mode.as_str(),
+        created,
+        bytes_written: if request.mode == WriteMode::Append {
+            (new_bytes.len() - old.as_ref().map_or(0, |o| o.len())) as u64
+        } else {
+            new_bytes.len() as u64
+        },
+        size: new_bytes.len() as u64,
+        checksum: new_checksum,
+        previous_checksum,
+        diff,
+        diff_truncated,
+        encoding,
+        dry_run: request.dry_run,
+        changes: Vec::new(),
+    };
+    if request.dry_run {
+        return Ok(outcome);
+    }
+    let mut changes = create_missing(roots, root, &landing, shown)?;
+    let keep = existing.as_ref().map(Keep::of).unwrap_or_default();
+    match replace_atomically(root, &landing.real, &mut &new_bytes[..], keep, created) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             return Err(FsError::new(
                 ErrorCode::AlreadyExists,
-                format!("`{shown}` already exists; nothing was written"),
+                format!("`{shown}` was created by someone else meanwhile; nothing was written"),
             )
-            .hint("use mode `overwrite` (with expected_checksum from `read`) or `append`, or `edit` to change part of it")
-            .suggest("edit"));
+            .hint("read it, then use mode `overwrite` with its expected_checksum"));
         }
-        if existing.is_some() {
-            check_writable(root, &landing.real, shown)?;
-        }
-        let io_err = |e: io::Error| FsError::from_io(&e, shown);
-        // The old content, when there is one and it is small enough to hold.
-        let mut old: Option<Vec<u8>> = None;
-        let mut previous_checksum = None;
-        if existing.is_some() {
-            // Sizes from the open file, not from the path looked at before.
-            let (mut file, meta) = open_real(root, &landing.real).map_err(io_err)?;
-            if meta.len() <= limit {
-                let bytes = read_up_to(&mut file, limit as usize + 1).map_err(io_err)?;
-                previous_checksum = Some(checksum(&bytes));
-                old = Some(bytes);
-            } else if request.mode == WriteMode::Append {
-                return Err(too_large(meta.len() + request.content.len() as u64));
-            } else if request.expected_checksum.is_some() {
-                previous_checksum = Some(checksum_stream(&mut file).map_err(io_err)?);
-            }
-        }
-        if let Some(expected) = &request.expected_checksum
-            && request.mode != WriteMode::Create
-            && previous_checksum.as_deref() != Some(expected.as_str())
-        {
-            return Err(mismatch(shown, expected, previous_checksum.as_deref()));
-        }
-        let mut encoding = None;
-        let new_bytes: Vec<u8> = match (request.mode, &old) {
-            (WriteMode::Append, Some(old)) if !old.is_empty() => {
-                if !matches!(sniff::classify(old), Content::Text) {
-                    return Err(FsError::new(
-                        ErrorCode::BinaryContent,
-                        format!("`{shown}` is binary; text is not appended to it"),
-                    )
-                    .hint("use mode `overwrite` to replace it"));
-                }
-                let codec = crate::codec::Codec::detect(old);
-                let added = codec.encode(&request.content, shown)?;
-                encoding = Some(codec.label.clone());
-                let mut all = old.clone();
-                all.extend_from_slice(&added);
-                all
-            }
-            _ => request.content.as_bytes().to_vec(),
-        };
-        if new_bytes.len() as u64 > limit {
-            return Err(too_large(new_bytes.len() as u64));
-        }
-        let path = self.display(root, &rel);
-        let real_shown = self.display(root, &landing.real);
-        let (diff, diff_truncated) = match &old {
-            Some(old_bytes) if request.mode != WriteMode::Create => {
-                match (text_for_diff(old_bytes), text_for_diff(&new_bytes)) {
-                    (Some(a), Some(b)) => {
-                        let (d, t) =
-                            unified_diff(&path, &a, &b, self.policy.limits.max_response_bytes / 2);
-                        (Some(d), t)
-                    }
-                    _ => (None, false),
-                }
-            }
-            _ => (None, false),
-        };
-        let new_checksum = checksum(&new_bytes);
-        let created = existing.is_none();
-        let mut outcome = WriteOutcome {
-            real_path: (real_shown != path).then(|| real_shown.clone()),
-            path,
-            mode: request.mode.as_str(),
-            created,
-            bytes_written: if request.mode == WriteMode::Append {
-                (new_bytes.len() - old.as_ref().map_or(0, |o| o.len())) as u64
-            } else {
-                new_bytes.len() as u64
-            },
-            size: new_bytes.len() as u64,
-            checksum: new_checksum,
-            previous_checksum,
-            diff,
-            diff_truncated,
-            encoding,
-            dry_run: request.dry_run,
-            changes: Vec::new(),
-        };
-        if request.dry_run {
-            return Ok(outcome);
-        }
-        let mut changes = self.create_missing(root, &landing, shown)?;
-        let keep = existing.as_ref().map(Keep::of).unwrap_or_default();
-        match replace_atomically(root, &landing.real, &mut &new_bytes[..], keep, created) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                return Err(FsError::new(
-                    ErrorCode::AlreadyExists,
-                    format!("`{shown}` was created by someone else meanwhile; nothing was written"),
-                )
-                .hint("read it, then use mode `overwrite` with its expected_checksum"));
-            }
-            Err(e) => return Err(write_failed(&e, shown)),
-        }
-        changes.push(FileChange::new(
-            if created { "created" } else { "modified" },
-            real_shown,
-            "file",
-        ));
-        outcome.changes = changes;
-        Ok(outcome)
+        Err(e) => return Err(write_failed(&e, shown)),
     }
+    changes.push(FileChange::new(
+        if created { "created" } else { "modified" },
+        real_shown,
+        "file",
+    ));
+    outcome.changes = changes;
+    Ok(outcome)
 }
 
 /// Refuse to change a file this account may not write. The atomic rename

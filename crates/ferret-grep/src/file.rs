@@ -11,7 +11,8 @@ use std::{
 use ferret_fs::{ErrorCode, Roots, Target, roots::OpenedFile, sniff};
 use grep_matcher::Matcher;
 use grep_searcher::{
-    BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+    BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind,
+    SinkMatch,
 };
 
 use crate::{Candidate, Line, Options, Output, RegexMatcher, Skipped, Stopped};
@@ -390,4 +391,3 @@ fn clip(matcher: &RegexMatcher, bytes: &[u8], max_chars: usize) -> (String, bool
     let clipped: String = text.chars().skip(start).take(max_chars).collect();
     (clipped, true)
 }
-

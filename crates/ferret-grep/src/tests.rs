@@ -5,8 +5,8 @@ use ferret_index::{Index, IndexConfig, IndexRoot};
 use ferret_query::{Clock, Query};
 
 use super::*;
-use crate::file::Guarded;
 use crate::candidates::Globs;
+use crate::file::Guarded;
 
 fn roots(dir: &Path) -> Roots {
     Roots::open(&[dir.to_str().unwrap().parse().unwrap()], Policy::default()).unwrap()

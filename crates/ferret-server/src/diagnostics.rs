@@ -99,7 +99,6 @@ impl Ferret {
         let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
         render::ok(structured, text)
     }
-
 }
 
 /// Whether documents are read as text, and how often their text came from

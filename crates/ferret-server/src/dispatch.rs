@@ -323,7 +323,6 @@ impl Ferret {
             .unwrap_or_default();
         format!("http {:016x} {name}", token.finish())
     }
-
 }
 
 /// Progress of a search: the first build of the index, then (with `content:`)

@@ -313,7 +313,6 @@ impl Ferret {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
-
 }
 
 /// Serve one client over stdin/stdout until it closes stdin. A client that

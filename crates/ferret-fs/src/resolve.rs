@@ -1,0 +1,337 @@
+//! From what an agent typed to a root and a path inside it, and to the file
+//! opened there: the root chosen by name or by absolute path, symlinks
+//! followed one component at a time through the root's handle, never out of
+//! it, and a file opened for its content without following any.
+
+use std::{io, path::Path};
+
+use crate::{
+    error::{ErrorCode, FsError, FsResult},
+    path::{self, Refusal, RelPath, Requested},
+    roots::{OpenedFile, Root, Roots, Target},
+};
+
+/// Turn what an agent typed into a root and a relative path, or refuse it
+/// before any file-system call.
+pub(crate) fn resolve<'a>(roots: &'a Roots, input: &str) -> FsResult<Target<'a>> {
+    let shown = input.trim();
+    let requested = path::normalize(input).map_err(|refusal| match refusal {
+        Refusal::NulByte => {
+            FsError::outside(&shown.replace('\0', "\\0")).hint("paths cannot contain NUL bytes")
+        }
+        Refusal::ParentComponent => FsError::outside(shown)
+            .hint("`..` is never accepted; give the path from the root, e.g. `src/main.rs`"),
+        Refusal::WindowsPath => FsError::outside(shown)
+            .hint("drive letters and UNC paths do not exist here; use a path relative to a root"),
+    })?;
+    match requested {
+        Requested::Relative(parts) => resolve_relative(roots, &parts, shown),
+        Requested::Absolute(parts) => resolve_absolute(roots, &parts, shown),
+    }
+}
+
+fn resolve_relative<'a>(roots: &'a Roots, parts: &[String], shown: &str) -> FsResult<Target<'a>> {
+    if !roots.is_multi() {
+        let rel = RelPath::from_components(parts.iter().map(String::as_str));
+        return Ok(Target::In(&roots.roots()[0], rel));
+    }
+    let Some((first, rest)) = parts.split_first() else {
+        return Ok(Target::AllRoots);
+    };
+    match roots.roots().iter().find(|r| &r.name == first) {
+        Some(root) => Ok(Target::In(
+            root,
+            RelPath::from_components(rest.iter().map(String::as_str)),
+        )),
+        None => Err(FsError::not_found(shown).hint(format!(
+            "with several roots a path starts with a root name: {}",
+            roots.root_names()
+        ))),
+    }
+}
+
+fn resolve_absolute<'a>(roots: &'a Roots, parts: &[String], shown: &str) -> FsResult<Target<'a>> {
+    let mut best: Option<(&Root, &[String])> = None;
+    for root in roots.roots() {
+        for base in [&root.path, &root.given] {
+            let base = path::absolute_components(base);
+            if let Some(rest) = path::strip_base(parts, &base)
+                && best.is_none_or(|(_, b)| rest.len() < b.len())
+            {
+                best = Some((root, rest));
+            }
+        }
+    }
+    match best {
+        Some((root, rest)) => Ok(Target::In(
+            root,
+            RelPath::from_components(rest.iter().map(String::as_str)),
+        )),
+        None => Err(FsError::outside(shown).hint(format!(
+            "absolute paths must lie inside a root ({}); prefer paths relative to a root",
+            roots
+                .roots()
+                .iter()
+                .map(|r| r.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Resolve symlinks inside the root; a link that leads out is `PATH_OUTSIDE_ROOT`,
+/// a dangling one `NOT_FOUND`.
+pub(crate) fn real_path(root: &Root, rel: &RelPath, shown: &str) -> FsResult<RelPath> {
+    resolve_links(root, rel.as_os_path(), shown)
+}
+
+/// Follow symlinks one component at a time through the root handle.
+///
+/// Written by hand because the kernel's `RESOLVE_BENEATH` (and so cap-std's
+/// `canonicalize`) refuses every absolute symlink, even one that points back
+/// inside the root, and projects do contain those. Each component is checked
+/// with `symlink_metadata` under a prefix already known to hold no symlink, so
+/// nothing is followed implicitly; a `..` can never climb above the root; an
+/// absolute target is accepted only when it lies inside this root. The result
+/// holds no symlink, and every later open still goes through the handle.
+pub(crate) fn resolve_links(root: &Root, path: &Path, shown: &str) -> FsResult<RelPath> {
+    const MAX_HOPS: usize = 40;
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::Normal(s) => {
+                todo.push_back(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
+            }
+            std::path::Component::CurDir => {}
+            _ => return Err(FsError::outside(shown)),
+        }
+    }
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        if part == "." {
+            continue;
+        }
+        if part == ".." {
+            if done.pop().is_none() {
+                return Err(FsError::outside(shown));
+            }
+            continue;
+        }
+        done.push(part);
+        let candidate = done.join("/");
+        let meta = root
+            .dir()
+            .symlink_metadata(&candidate)
+            .map_err(|e| FsError::from_io(&e, shown))?;
+        if !meta.is_symlink() {
+            if !todo.is_empty() && !meta.is_dir() {
+                return Err(FsError::from_io(
+                    &io::Error::from(io::ErrorKind::NotADirectory),
+                    shown,
+                ));
+            }
+            continue;
+        }
+        hops += 1;
+        if hops > MAX_HOPS {
+            return Err(FsError::new(
+                ErrorCode::IoError,
+                format!("`{shown}` goes through a symlink loop"),
+            ));
+        }
+        done.pop();
+        let target = root
+            .dir()
+            .read_link_contents(&candidate)
+            .map_err(|e| FsError::from_io(&e, shown))?;
+        let mut parts: Vec<String> = Vec::new();
+        if target.is_absolute() {
+            parts = target_parts_from_root(&target, root).ok_or_else(|| FsError::outside(shown))?;
+            done.clear();
+        } else {
+            for c in target.components() {
+                match c {
+                    std::path::Component::Normal(s) => {
+                        parts.push(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
+                    }
+                    std::path::Component::ParentDir => parts.push("..".into()),
+                    _ => {}
+                }
+            }
+        }
+        for p in parts.into_iter().rev() {
+            todo.push_front(p);
+        }
+    }
+    Ok(RelPath::from_components(done.iter().map(String::as_str)))
+}
+
+fn not_utf8(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::IoError,
+        format!("`{shown}` goes through a name that is not valid UTF-8"),
+    )
+}
+
+/// The components of an absolute symlink target below the root, keeping `..` so
+/// that the resolver applies them physically. `None` when it starts elsewhere.
+fn target_parts_from_root(target: &Path, root: &Root) -> Option<Vec<String>> {
+    for base in [&root.path, &root.given] {
+        if let Ok(rest) = target.strip_prefix(base) {
+            return rest
+                .components()
+                .map(|c| match c {
+                    std::path::Component::Normal(s) => s.to_str().map(str::to_string),
+                    std::path::Component::ParentDir => Some("..".into()),
+                    _ => Some(".".into()),
+                })
+                .collect();
+        }
+    }
+    None
+}
+
+/// [`Roots::open_for_content`]: a regular file opened for its content.
+pub(crate) fn open_for_content(
+    roots: &Roots,
+    root: &Root,
+    rel: &RelPath,
+    shown: &str,
+) -> FsResult<OpenedFile> {
+    if roots.policy.deny.is_sensitive(rel) {
+        return Err(FsError::denied(shown));
+    }
+    let opened = |real: RelPath| match crate::open::file(root.dir(), real.as_os_path()) {
+        Ok((file, metadata)) => Ok(OpenedFile {
+            file,
+            metadata,
+            real,
+        }),
+        Err(e) => Err(e),
+    };
+    match opened(rel.clone()) {
+        Ok(file) => return Ok(file),
+        Err(e)
+            if e.kind() == io::ErrorKind::IsADirectory
+                || crate::open::not_regular(&e).is_some() =>
+        {
+            return Err(FsError::from_io(&e, shown));
+        }
+        // A symlink on the way, or an error the resolver words better.
+        Err(_) => {}
+    }
+    let real = roots.real_path(root, rel, shown)?;
+    roots.check_not_sensitive(rel, &real, shown)?;
+    opened(real).map_err(|e| FsError::from_io(&e, shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Policy;
+
+    fn two_roots() -> (tempfile::TempDir, Roots) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("code/src")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("notes")).unwrap();
+        let specs = vec![
+            format!("{}", tmp.path().join("code").display())
+                .parse()
+                .unwrap(),
+            format!("n={}", tmp.path().join("notes").display())
+                .parse()
+                .unwrap(),
+        ];
+        let roots = Roots::open(&specs, Policy::default()).unwrap();
+        (tmp, roots)
+    }
+
+    #[test]
+    fn multi_root_paths_start_with_the_root_name() {
+        let (tmp, roots) = two_roots();
+        assert!(matches!(roots.resolve(".").unwrap(), Target::AllRoots));
+        match roots.resolve("code/src").unwrap() {
+            Target::In(r, rel) => {
+                assert_eq!(r.name, "code");
+                assert_eq!(rel.as_str(), "src");
+                assert_eq!(roots.display(r, &rel), "code/src");
+            }
+            t => panic!("{t:?}"),
+        }
+        assert_eq!(
+            roots.resolve("nope/x").unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        let abs = tmp.path().join("notes/a.md");
+        match roots.resolve(abs.to_str().unwrap()).unwrap() {
+            Target::In(r, rel) => assert_eq!((r.name.as_str(), rel.as_str()), ("n", "a.md")),
+            t => panic!("{t:?}"),
+        }
+    }
+
+    #[test]
+    fn outside_and_sibling_prefixes_are_refused() {
+        let (tmp, roots) = two_roots();
+        let sibling = format!("{}-evil/x", tmp.path().join("code").display());
+        for p in [
+            "/etc/passwd",
+            sibling.as_str(),
+            "code/../notes",
+            "C:\\x",
+            "a\0b",
+        ] {
+            assert_eq!(
+                roots.resolve(p).unwrap_err().code,
+                ErrorCode::PathOutsideRoot,
+                "{p}"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+    use crate::{Policy, RootSpec};
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn links_resolve_inside_and_are_refused_outside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("out")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        let canonical = std::fs::canonicalize(&root).unwrap();
+        symlink("a/b/f.txt", root.join("rel")).unwrap();
+        symlink(canonical.join("a/b"), root.join("abs_dir")).unwrap();
+        symlink(canonical.join("a/../a/b/f.txt"), root.join("abs_dotdot")).unwrap();
+        symlink("../out", root.join("up")).unwrap();
+        symlink(canonical.join("../out"), root.join("abs_up")).unwrap();
+        symlink("b/../../..", root.join("a/climb")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        let spec: RootSpec = root.display().to_string().parse().unwrap();
+        let roots = Roots::open(&[spec], Policy::default()).unwrap();
+        let r = &roots.roots()[0];
+        let real = |p: &str| {
+            roots
+                .resolve_links(r, Path::new(p), p)
+                .map(|x| x.as_str().to_string())
+        };
+        assert_eq!(real("rel").unwrap(), "a/b/f.txt");
+        assert_eq!(real("abs_dir/f.txt").unwrap(), "a/b/f.txt");
+        assert_eq!(real("abs_dotdot").unwrap(), "a/b/f.txt");
+        assert_eq!(real("a/b/f.txt").unwrap(), "a/b/f.txt");
+        for bad in ["up", "up/x", "abs_up", "a/climb", "a/climb/out"] {
+            assert_eq!(
+                real(bad).unwrap_err().code,
+                ErrorCode::PathOutsideRoot,
+                "{bad}"
+            );
+        }
+        assert_eq!(real("missing/x").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(real("loop").unwrap_err().code, ErrorCode::IoError);
+        assert_eq!(real("rel/x").unwrap_err().code, ErrorCode::NotDirectory);
+    }
+}
