@@ -4,6 +4,7 @@
 use crate::{
     codec::Codec,
     error::{ErrorCode, FsError, FsResult},
+    facts::Kind,
     near::nearest_lines,
     read::{checksum, read_up_to},
     roots::Roots,
@@ -456,7 +457,7 @@ pub(crate) fn edit(roots: &Roots, input: &str, request: &EditRequest) -> FsResul
         false,
     )
     .map_err(|e| write_failed(&e, shown))?;
-    outcome.changes = vec![FileChange::new("modified", real_shown, "file")];
+    outcome.changes = vec![FileChange::new("modified", real_shown, Kind::File)];
     Ok(outcome)
 }
 

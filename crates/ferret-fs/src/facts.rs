@@ -1,15 +1,18 @@
 //! How entries are described to agents: their kind and their times.
 
-/// `file`, `dir`, `symlink` or `other`, as the contract names kinds.
-pub fn kind_name(file_type: cap_std::fs::FileType) -> &'static str {
+pub use ferret_query::Kind;
+
+/// What a file type is, a symlink never followed (shown by its
+/// [`Kind::as_str`] name: `file`, `dir`, `symlink` or `other`).
+pub fn kind_of(file_type: cap_std::fs::FileType) -> Kind {
     if file_type.is_symlink() {
-        "symlink"
+        Kind::Symlink
     } else if file_type.is_dir() {
-        "dir"
+        Kind::Dir
     } else if file_type.is_file() {
-        "file"
+        Kind::File
     } else {
-        "other"
+        Kind::Other
     }
 }
 

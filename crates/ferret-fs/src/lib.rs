@@ -52,6 +52,7 @@ pub use write::{FileChange, WriteMode, WriteOutcome, WriteRequest};
 
 use std::{path::Path, sync::Arc};
 
+use facts::Kind;
 use ferret_docs::{Extracted, Format};
 use path::RelPath;
 use roots::OpenedFile;
@@ -115,7 +116,7 @@ impl Roots {
 
     /// What `input` names, or `None` when nothing is there. Metadata only:
     /// nothing is opened or read, and a symlink is reported as one.
-    pub fn entry_kind(&self, input: &str) -> Option<&'static str> {
+    pub fn entry_kind(&self, input: &str) -> Option<Kind> {
         crate::stat::entry_kind(self, input)
     }
 

@@ -15,7 +15,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::{
     error::{ErrorCode, FsError, FsResult},
-    facts::{kind_name, rfc3339},
+    facts::{Kind, kind_of, rfc3339},
     roots::{Root, Roots, Target},
 };
 
@@ -77,7 +77,7 @@ impl Default for ListRequest {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ListEntry {
     pub path: String,
-    pub kind: &'static str,
+    pub kind: Kind,
     pub size: Option<u64>,
     pub modified: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -228,7 +228,7 @@ impl Walk<'_> {
         let meta = root.dir().dir_metadata().ok();
         self.entries.push(ListEntry {
             path: root.name.clone(),
-            kind: "dir",
+            kind: Kind::Dir,
             size: meta.as_ref().map(|m| m.len()),
             modified: meta.as_ref().and_then(|m| rfc3339(m.modified())),
             children: None,
@@ -354,7 +354,7 @@ impl Walk<'_> {
             } else {
                 rel_shown
             };
-            let kind = kind_name(file_type);
+            let kind = kind_of(file_type);
             let entry = ListEntry {
                 path: display,
                 kind,
@@ -393,9 +393,9 @@ impl Walk<'_> {
     fn matches(&self, entry: &ListEntry, shown_path: &Path, _level: u32) -> bool {
         let kind_ok = match self.request.kind {
             KindFilter::Any => true,
-            KindFilter::File => entry.kind == "file",
-            KindFilter::Dir => entry.kind == "dir",
-            KindFilter::Symlink => entry.kind == "symlink",
+            KindFilter::File => entry.kind == Kind::File,
+            KindFilter::Dir => entry.kind == Kind::Dir,
+            KindFilter::Symlink => entry.kind == Kind::Symlink,
         };
         let glob_ok = match &self.glob {
             None => true,
@@ -417,9 +417,9 @@ impl Walk<'_> {
         let mut counts = Counts::default();
         for e in &self.entries {
             match e.kind {
-                "file" => counts.files += 1,
-                "dir" => counts.dirs += 1,
-                "symlink" => counts.symlinks += 1,
+                Kind::File => counts.files += 1,
+                Kind::Dir => counts.dirs += 1,
+                Kind::Symlink => counts.symlinks += 1,
                 _ => counts.other += 1,
             }
         }
@@ -430,7 +430,7 @@ impl Walk<'_> {
                 SortKey::Name => a.name.cmp(&b.name),
                 SortKey::Size => a.size.cmp(&b.size),
                 SortKey::Modified => a.modified_key.cmp(&b.modified_key),
-                SortKey::Kind => a.kind.cmp(b.kind),
+                SortKey::Kind => a.kind.as_str().cmp(b.kind.as_str()),
             };
             primary.then_with(|| a.path.cmp(&b.path))
         });

@@ -9,10 +9,11 @@
 
 use std::io;
 
-use cap_std::fs::{FileType, Metadata, MetadataExt};
+use cap_std::fs::{Metadata, MetadataExt};
 
 use crate::{
     error::{ErrorCode, FsError, FsResult},
+    facts::{Kind, kind_of},
     path::RelPath,
     roots::{Root, Roots, Target},
     write::{
@@ -58,7 +59,7 @@ pub struct ManageOutcome {
     pub path: String,
     pub to: Option<String>,
     /// `file`, `dir` or `symlink`.
-    pub kind: &'static str,
+    pub kind: Kind,
     /// Entries affected below a folder (0 for a file).
     pub entries: u64,
     /// For mkdir: whether the folder was (or would be) created.
@@ -69,37 +70,6 @@ pub struct ManageOutcome {
     pub summary: String,
     #[serde(skip)]
     pub changes: Vec<FileChange>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    File,
-    Dir,
-    Symlink,
-    Other,
-}
-
-impl Kind {
-    fn of(ft: FileType) -> Kind {
-        if ft.is_symlink() {
-            Kind::Symlink
-        } else if ft.is_dir() {
-            Kind::Dir
-        } else if ft.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::File => "file",
-            Kind::Dir => "dir",
-            Kind::Symlink => "symlink",
-            Kind::Other => "other",
-        }
-    }
 }
 
 /// Everything below `base` (a real folder), parents before children; symlinks
@@ -126,7 +96,7 @@ fn walk(root: &Root, base: &RelPath, shown: &str) -> FsResult<Vec<(String, Kind)
                     format!("`{shown}` holds a name that is not valid UTF-8"),
                 ));
             };
-            let kind = Kind::of(entry.file_type().map_err(|e| FsError::from_io(&e, shown))?);
+            let kind = kind_of(entry.file_type().map_err(|e| FsError::from_io(&e, shown))?);
             let child = if sub.is_empty() {
                 name.to_string()
             } else {
@@ -230,7 +200,7 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
         return Err(never_a_root(shown, "deletes"));
     }
     let (real, meta) = locate_entry(roots, root, &rel, shown)?;
-    let kind = Kind::of(meta.file_type());
+    let kind = kind_of(meta.file_type());
     let is_dir = kind == Kind::Dir;
     if crate::write::sensitive_target(roots, &rel, is_dir)
         || crate::write::sensitive_target(roots, &real, is_dir)
@@ -256,7 +226,7 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
         op: "delete",
         path: path.clone(),
         to: None,
-        kind: kind.name(),
+        kind,
         entries,
         created: false,
         replaced: false,
@@ -264,7 +234,7 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
         summary: if is_dir {
             format!("delete folder {path} and its {entries} entries")
         } else {
-            format!("delete {} {path}", kind.name())
+            format!("delete {} {path}", kind)
         },
         changes: Vec::new(),
     };
@@ -283,7 +253,7 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
     };
     result.map_err(|e| FsError::from_io(&e, shown))?;
     sync_dir(&dir);
-    outcome.changes = vec![FileChange::new("deleted", path, kind.name())];
+    outcome.changes = vec![FileChange::new("deleted", path, kind)];
     Ok(outcome)
 }
 
@@ -294,7 +264,7 @@ fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manage
         op: "mkdir",
         path: roots.display(root, &rel),
         to: None,
-        kind: "dir",
+        kind: Kind::Dir,
         entries: 0,
         created: false,
         replaced: false,
@@ -336,7 +306,7 @@ fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manage
         Ok(()) => changes.push(FileChange::new(
             "created",
             roots.display(root, &landing.real),
-            "dir",
+            Kind::Dir,
         )),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => outcome.created = false,
         Err(e) => return Err(FsError::from_io(&e, shown)),
@@ -435,7 +405,7 @@ fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResu
         op: "copy",
         path: from.clone(),
         to: Some(dest.clone()),
-        kind: if is_dir { "dir" } else { "file" },
+        kind: if is_dir { Kind::Dir } else { Kind::File },
         entries: tree.len() as u64,
         created: dland.existing.is_none(),
         replaced,
@@ -517,7 +487,7 @@ fn move_entry(
         return Err(never_a_root(shown, "moves"));
     }
     let (sreal, smeta) = locate_entry(roots, sroot, &srel, shown)?;
-    let kind = Kind::of(smeta.file_type());
+    let kind = kind_of(smeta.file_type());
     let is_dir = kind == Kind::Dir;
     if crate::write::sensitive_target(roots, &srel, is_dir)
         || crate::write::sensitive_target(roots, &sreal, is_dir)
@@ -564,14 +534,14 @@ fn move_entry(
         op: "move",
         path: from.clone(),
         to: Some(dest.clone()),
-        kind: kind.name(),
+        kind,
         entries: tree.len() as u64,
         created: false,
         replaced,
         dry_run: request.dry_run,
         summary: format!(
             "move {} {from} to {dest}{}",
-            kind.name(),
+            kind,
             if replaced { ", replacing it" } else { "" }
         ),
         changes: Vec::new(),
@@ -648,7 +618,7 @@ fn move_entry(
         }
         Err(e) => return Err(dir_error(&e, to_shown)),
     }
-    let mut change = FileChange::new(action, dest, kind.name());
+    let mut change = FileChange::new(action, dest, kind);
     change.old_path = Some(from);
     changes.push(change);
     outcome.changes = changes;

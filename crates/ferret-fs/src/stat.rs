@@ -3,7 +3,7 @@
 use crate::{
     document::DocumentInfo,
     error::{FsError, FsResult},
-    facts::{kind_name, rfc3339},
+    facts::{Kind, kind_of, rfc3339},
     read::{checksum, image_dimensions, read_up_to},
     roots::{Roots, Target},
     sniff::{self, Content},
@@ -20,7 +20,7 @@ pub struct ImageInfo {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StatInfo {
     pub path: String,
-    pub kind: &'static str,
+    pub kind: Kind,
     pub size: Option<u64>,
     pub modified: Option<String>,
     pub created: Option<String>,
@@ -48,14 +48,14 @@ pub struct StatInfo {
 /// What `input` names (`file`, `dir`, `symlink`, `other`), or `None` when
 /// nothing is there. Metadata only: nothing is opened or read, and a
 /// symlink is reported as one.
-pub(crate) fn entry_kind(roots: &Roots, input: &str) -> Option<&'static str> {
+pub(crate) fn entry_kind(roots: &Roots, input: &str) -> Option<Kind> {
     match roots.resolve(input).ok()? {
-        Target::AllRoots => Some("dir"),
+        Target::AllRoots => Some(Kind::Dir),
         Target::In(root, rel) => root
             .dir()
             .symlink_metadata(rel.as_os_path())
             .ok()
-            .map(|m| kind_name(m.file_type())),
+            .map(|m| kind_of(m.file_type())),
     }
 }
 
@@ -81,7 +81,7 @@ pub(crate) fn stat(roots: &Roots, input: &str) -> FsResult<StatInfo> {
         Target::AllRoots => {
             return Ok(StatInfo {
                 path: ".".into(),
-                kind: "dir",
+                kind: Kind::Dir,
                 size: None,
                 modified: None,
                 created: None,
@@ -103,7 +103,7 @@ pub(crate) fn stat(roots: &Roots, input: &str) -> FsResult<StatInfo> {
         .dir()
         .symlink_metadata(rel.as_os_path())
         .map_err(|e| FsError::from_io(&e, shown))?;
-    let kind = kind_name(lmeta.file_type());
+    let kind = kind_of(lmeta.file_type());
     let (meta, symlink_target, real) = if lmeta.is_symlink() {
         match roots.real_path(root, &rel, shown) {
             Ok(real) => {

@@ -31,6 +31,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{
     error::{ErrorCode, FsError, FsResult},
+    facts::Kind,
     path::RelPath,
     read::{checksum, read_up_to},
     roots::{Root, Roots, Target},
@@ -49,11 +50,11 @@ pub struct FileChange {
     pub path: String,
     pub old_path: Option<String>,
     /// `file`, `dir` or `symlink`.
-    pub kind: &'static str,
+    pub kind: Kind,
 }
 
 impl FileChange {
-    pub(crate) fn new(action: &'static str, path: String, kind: &'static str) -> Self {
+    pub(crate) fn new(action: &'static str, path: String, kind: Kind) -> Self {
         FileChange {
             action,
             path,
@@ -252,7 +253,11 @@ pub(crate) fn create_missing(
     let mut changes = Vec::new();
     for dir in &landing.missing_dirs {
         match root.dir().create_dir(dir.as_os_path()) {
-            Ok(()) => changes.push(FileChange::new("created", roots.display(root, dir), "dir")),
+            Ok(()) => changes.push(FileChange::new(
+                "created",
+                roots.display(root, dir),
+                Kind::Dir,
+            )),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(FsError::from_io(&e, shown)),
         }
@@ -655,7 +660,7 @@ pub(crate) fn write(roots: &Roots, input: &str, request: &WriteRequest) -> FsRes
     changes.push(FileChange::new(
         if created { "created" } else { "modified" },
         real_shown,
-        "file",
+        Kind::File,
     ));
     outcome.changes = changes;
     Ok(outcome)

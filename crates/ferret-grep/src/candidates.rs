@@ -7,7 +7,7 @@ use std::{borrow::Cow, collections::HashSet};
 
 use ferret_fs::{FsError, KindFilter, ListRequest, Roots, Target};
 use ferret_index::{EntryId, Index, SearchRequest, SortKey};
-use ferret_query::{Clock, Entry, Options as QueryOptions, Query};
+use ferret_query::{Clock, Entry, Kind, Options as QueryOptions, Query};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// A file to search, as shown to agents, with its modification time (Unix s)
@@ -207,9 +207,9 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                 continue;
             };
             for e in listed.entries {
-                if e.kind == "file" && !seen.contains(&e.path) {
+                if e.kind == Kind::File && !seen.contains(&e.path) {
                     push_walked(&e, &query, &scope.globs, &rel_of, &mut seen, &mut out);
-                } else if e.kind == "dir" {
+                } else if e.kind == Kind::Dir {
                     let name = e.path.rsplit('/').next().unwrap_or("").to_string();
                     let known = index.has_child(id, name.as_bytes());
                     if !known {
@@ -319,7 +319,7 @@ fn walk_into(
         return;
     };
     for e in listed.entries {
-        if e.kind == "file" && !seen.contains(&e.path) {
+        if e.kind == Kind::File && !seen.contains(&e.path) {
             push_walked(&e, query, globs, rel_of, seen, out);
         }
     }
@@ -377,7 +377,7 @@ impl Entry for Walked<'_> {
         Cow::Borrowed(self.rel.as_bytes())
     }
     fn kind(&self) -> ferret_query::Kind {
-        ferret_query::Kind::File
+        Kind::File
     }
     fn size(&self) -> u64 {
         self.size

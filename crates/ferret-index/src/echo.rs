@@ -215,7 +215,7 @@ mod tests {
             action: Action::Modified,
             path: path.into(),
             old_path: None,
-            kind: "file",
+            kind: ferret_query::Kind::File,
             at_ms: 0,
             by,
         }

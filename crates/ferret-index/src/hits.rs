@@ -6,7 +6,7 @@ use crate::store::{EntryId, Kind, Store, UNKNOWN_TIME};
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Hit {
     pub path: String,
-    pub kind: &'static str,
+    pub kind: ferret_query::Kind,
     pub size: Option<u64>,
     pub modified: Option<String>,
     pub created: Option<String>,
@@ -61,7 +61,7 @@ pub fn hit(store: &Store, id: EntryId) -> Hit {
     let meta = store.meta(id);
     Hit {
         path: display_path(store, id),
-        kind: kind.name(),
+        kind: crate::store::query_kind(kind),
         size: (kind != Kind::Dir).then_some(meta.size),
         modified: rfc3339(meta.mtime),
         created: rfc3339(meta.btime),

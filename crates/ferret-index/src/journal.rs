@@ -44,7 +44,7 @@ pub struct Change {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
-    pub kind: &'static str,
+    pub kind: ferret_query::Kind,
     /// Unix milliseconds.
     #[serde(skip)]
     pub at_ms: i64,
@@ -67,15 +67,6 @@ pub struct Journal {
     pub max_age_ms: i64,
     pub max_rows: u64,
     writes_since_prune: u64,
-}
-
-fn kind_static(k: &str) -> &'static str {
-    match k {
-        "file" => "file",
-        "dir" => "dir",
-        "symlink" => "symlink",
-        _ => "other",
-    }
 }
 
 impl Journal {
@@ -146,7 +137,7 @@ impl Journal {
                     c.path,
                     name,
                     c.old_path,
-                    c.kind,
+                    c.kind.as_str(),
                     c.by
                 ])?;
             }
@@ -237,7 +228,7 @@ impl Journal {
                 action: Action::parse(&action).unwrap_or(Action::Modified),
                 path: r.get(1)?,
                 old_path: r.get(2)?,
-                kind: kind_static(&kind),
+                kind: ferret_query::Kind::from_name(&kind),
                 at_ms: r.get(4)?,
                 by: if by == "ferret" { "ferret" } else { "external" },
             })
@@ -255,7 +246,7 @@ mod tests {
             action,
             path: path.into(),
             old_path: None,
-            kind: "file",
+            kind: ferret_query::Kind::File,
             at_ms,
             by: "external",
         }

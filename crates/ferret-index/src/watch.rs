@@ -397,7 +397,7 @@ fn change(store: &Store, id: EntryId, action: Action, old_path: Option<String>) 
         action,
         path: display_path(store, id),
         old_path,
-        kind: store.kind(id).name(),
+        kind: crate::store::query_kind(store.kind(id)),
         at_ms: now_ms(),
         by: "external",
     }

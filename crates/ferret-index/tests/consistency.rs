@@ -26,7 +26,7 @@ fn contents(index: &Index) -> BTreeSet<(String, &'static str)> {
         })
         .hits
         .into_iter()
-        .map(|h| (h.path, h.kind))
+        .map(|h| (h.path, h.kind.as_str()))
         .collect()
 }
 

@@ -158,7 +158,7 @@ fn all_paths(index: &Index) -> Vec<(String, &'static str)> {
         })
         .hits
         .into_iter()
-        .map(|h| (h.path, h.kind))
+        .map(|h| (h.path, h.kind.as_str()))
         .collect()
 }
 

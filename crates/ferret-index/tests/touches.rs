@@ -67,7 +67,7 @@ fn ferrets_own_changes_reach_the_feed() {
         action: ferret_index::Action::Modified,
         path: "notes.txt".into(),
         old_path: None,
-        kind: "file",
+        kind: ferret_query::Kind::File,
         at_ms: 0,
         by: "ferret",
     }]);

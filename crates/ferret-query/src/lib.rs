@@ -154,6 +154,42 @@ pub enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The name the tools contract gives this kind: `file`, `dir`, `symlink`
+    /// or `other` (`docs/tools.md`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Dir => "dir",
+            Kind::Symlink => "symlink",
+            Kind::Other => "other",
+        }
+    }
+
+    /// The kind [`Kind::as_str`] names; anything else is [`Kind::Other`].
+    pub fn from_name(name: &str) -> Kind {
+        match name {
+            "file" => Kind::File,
+            "dir" => Kind::Dir,
+            "symlink" => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Serialised as its contract name (`"dir"`), as every answer shows it.
+impl serde::Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Defaults from the search tool's parameters, applied to every plain term. Modifiers
 /// in the query override them (`nocase:` undoes `match_case`, and so on).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -617,7 +617,7 @@ pub fn content_search(
     let files: Vec<ferret_grep::Candidate> = all
         .hits
         .iter()
-        .filter(|h| h.kind == "file")
+        .filter(|h| h.kind == ferret_query::Kind::File)
         .map(|h| ferret_grep::Candidate {
             path: h.path.clone(),
             mtime: h

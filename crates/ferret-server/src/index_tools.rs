@@ -340,7 +340,7 @@ pub fn search_showing(
                 Some(id) => under = Some(id),
                 None => {
                     warning = Some(match roots.entry_kind(path) {
-                        Some("dir") => format!(
+                        Some(ferret_query::Kind::Dir) => format!(
                             "`{shown}` exists but is not indexed (hidden or ignored); `list` it with hidden/ignored, or start ferret with --hidden/--no-ignore"
                         ),
                         Some(_) => format!(
@@ -423,7 +423,11 @@ pub fn search_showing(
     } else {
         for h in &outcome.hits {
             let size = h.size.map(human_size).unwrap_or_else(|| "-".into());
-            let slash = if h.kind == "dir" { "/" } else { "" };
+            let slash = if h.kind == ferret_query::Kind::Dir {
+                "/"
+            } else {
+                ""
+            };
             let score = h.score.map(|s| format!("{s:>7.1} ")).unwrap_or_default();
             text.push_str(&format!(
                 "{score}{size:>7} {} {}{slash}\n",
@@ -488,7 +492,7 @@ pub fn search_showing(
         let files = outcome
             .hits
             .iter()
-            .filter(|h| h.kind == "file")
+            .filter(|h| h.kind == ferret_query::Kind::File)
             .map(|h| crate::links::Named {
                 shown: &h.path,
                 facts: h.size.map(|size| (size, h.modified.clone())),

@@ -240,12 +240,16 @@ fn orient(
         Ok(listing) => {
             for e in &listing.entries {
                 let detail = match (e.kind, e.children, e.size) {
-                    ("dir", Some(n), _) => plural(n, "entry", "entries"),
-                    ("dir", None, _) => String::new(),
+                    (ferret_query::Kind::Dir, Some(n), _) => plural(n, "entry", "entries"),
+                    (ferret_query::Kind::Dir, None, _) => String::new(),
                     (_, _, Some(size)) => human_size(size),
                     _ => String::new(),
                 };
-                let slash = if e.kind == "dir" { "/" } else { "" };
+                let slash = if e.kind == ferret_query::Kind::Dir {
+                    "/"
+                } else {
+                    ""
+                };
                 data.push_str(&format!("  {}{slash}  {detail}\n", e.name));
             }
             if listing.truncated {

@@ -39,8 +39,8 @@ fn is_default(v: &Value) -> bool {
 }
 
 /// A path as lists show it: folders end in `/`, so the kind needs no field.
-pub fn shown_entry(path: &str, kind: &str) -> String {
-    if kind == "dir" && !path.ends_with('/') {
+pub fn shown_entry(path: &str, kind: ferret_query::Kind) -> String {
+    if kind == ferret_query::Kind::Dir && !path.ends_with('/') {
         format!("{path}/")
     } else {
         path.to_string()
@@ -214,8 +214,8 @@ mod tests {
             v,
             json!({"c": [], "e": 0, "f": true, "g": {"i": "x"}, "j": [{"l": 1}]})
         );
-        assert_eq!(shown_entry("src", "dir"), "src/");
-        assert_eq!(shown_entry("a.rs", "file"), "a.rs");
+        assert_eq!(shown_entry("src", ferret_query::Kind::Dir), "src/");
+        assert_eq!(shown_entry("a.rs", ferret_query::Kind::File), "a.rs");
     }
 
     #[test]

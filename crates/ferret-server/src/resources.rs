@@ -205,7 +205,7 @@ fn folder_listing(roots: &Roots, path: &str, uri: &str) -> Result<ResourceConten
     let mut text = String::new();
     for e in &outcome.entries {
         text.push_str(&e.name);
-        if e.kind == "dir" {
+        if e.kind == ferret_query::Kind::Dir {
             text.push('/');
         }
         text.push('\n');

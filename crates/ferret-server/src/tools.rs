@@ -498,9 +498,9 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
     let mut lines = String::new();
     for e in &outcome.entries {
         let marker = match e.kind {
-            "dir" => "d",
-            "symlink" => "l",
-            "file" => "f",
+            ferret_query::Kind::Dir => "d",
+            ferret_query::Kind::Symlink => "l",
+            ferret_query::Kind::File => "f",
             _ => "?",
         };
         let size = e.size.map(human_size).unwrap_or_else(|| "-".into());
@@ -508,7 +508,11 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
             .children
             .map(|c| format!(" ({})", ferret_fs::list::plural(c, "entry", "entries")))
             .unwrap_or_default();
-        let slash = if e.kind == "dir" { "/" } else { "" };
+        let slash = if e.kind == ferret_query::Kind::Dir {
+            "/"
+        } else {
+            ""
+        };
         lines.push_str(&format!(
             "{marker} {size:>7} {} {}{slash}{children}\n",
             e.modified.as_deref().unwrap_or("-"),

@@ -96,7 +96,11 @@ pub fn answer(roots: &Roots, outcome: &SearchOutcome, columns: Columns) -> Value
 fn row(roots: &Roots, hit: &Hit, columns: Columns) -> Value {
     let (parent, name) = search::split(&hit.path);
     let mut o = Map::new();
-    let kind = if hit.kind == "dir" { "folder" } else { "file" };
+    let kind = if hit.kind == ferret_query::Kind::Dir {
+        "folder"
+    } else {
+        "file"
+    };
     o.insert("type".into(), kind.into());
     o.insert("name".into(), name.into());
     if columns.path {
@@ -190,7 +194,7 @@ mod tests {
             hits: vec![
                 Hit {
                     path: "docs/report.pdf".into(),
-                    kind: "file",
+                    kind: ferret_query::Kind::File,
                     size: Some(12_345),
                     modified: Some("1970-01-01T00:00:01Z".into()),
                     created: None,
@@ -198,7 +202,7 @@ mod tests {
                 },
                 Hit {
                     path: "docs".into(),
-                    kind: "dir",
+                    kind: ferret_query::Kind::Dir,
                     size: None,
                     modified: None,
                     created: None,

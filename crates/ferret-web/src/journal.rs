@@ -281,7 +281,7 @@ mod tests {
             action: Action::Created,
             path: path.into(),
             old_path: None,
-            kind: "file",
+            kind: ferret_query::Kind::File,
             at_ms,
             by: "external",
         }

@@ -24,7 +24,7 @@ pub struct PreviewRequest {
 
 pub fn preview(roots: &Roots, request: &PreviewRequest) -> Result<Value, ApiError> {
     let path = request.path.as_str();
-    if roots.entry_kind(path) == Some("dir") {
+    if roots.entry_kind(path) == Some(ferret_query::Kind::Dir) {
         return folder(roots, path);
     }
     let read = ReadRequest {

@@ -512,7 +512,7 @@ async fn the_journal_streams_changes_as_they_are_recorded() {
         action,
         path: path.into(),
         old_path: None,
-        kind: "file",
+        kind: ferret_query::Kind::File,
         at_ms: now,
         by: "external",
     };
