@@ -19,6 +19,8 @@
 mod base;
 mod hits;
 mod orders;
+mod plan;
+mod request;
 mod trim;
 mod wire;
 pub use trim::map_large_allocations;

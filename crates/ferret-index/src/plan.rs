@@ -1,0 +1,563 @@
+//! The planner: where a search's candidates can come from. A query splits
+//! into its name terms (answered once per distinct name) and the rest; the
+//! *driver* is the smallest exact source of candidates (the entries bearing
+//! the matching names, a run of the size or time order, the subtrees below a
+//! path term's folders, or everything), and the [`Plan`] says what the driver
+//! does not guarantee, so that each candidate is checked for that alone.
+
+use ferret_query::{Query, Range};
+
+pub(crate) use crate::names::{extension, fold_into};
+use crate::orders::{self as base, skipped};
+use crate::request::SearchRequest;
+use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
+
+/// Below this many candidates, checking runs on one thread.
+pub(crate) const PARALLEL_FROM: usize = 40_000;
+
+/// The sorted names matching a name-only query, as a list and a bit set, with
+/// how many entries of the orders bear them.
+pub(crate) struct NameSet {
+    pub(crate) ids: Vec<u32>,
+    pub(crate) bits: Vec<u64>,
+    pub(crate) entries: usize,
+}
+
+impl NameSet {
+    #[inline]
+    pub(crate) fn contains(&self, name: u32) -> bool {
+        self.bits
+            .get(name as usize / 64)
+            .is_some_and(|w| w & (1 << (name % 64)) != 0)
+    }
+}
+
+/// How many threads for `n` pieces of work, worth threads from `from` on.
+pub(crate) fn threads_for(n: usize, from: usize) -> usize {
+    if n < from {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(8)
+    }
+}
+
+/// `f` over `items` in chunks, on several threads from `from` items on; the
+/// results in order.
+pub(crate) fn par_chunks<T: Sync, R: Send>(
+    items: &[T],
+    from: usize,
+    f: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    let threads = threads_for(items.len(), from);
+    if threads == 1 {
+        return f(items);
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                let f = &f;
+                scope.spawn(move || f(part))
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+pub(crate) fn par_filter(ids: Vec<u32>, keep: impl Fn(u32) -> bool + Sync) -> Vec<u32> {
+    par_chunks(&ids, PARALLEL_FROM, |part| {
+        part.iter().copied().filter(|&i| keep(i)).collect()
+    })
+}
+
+/// The sorted names for which `name_q` holds.
+pub(crate) fn match_names(store: &Store, name_q: &Query) -> NameSet {
+    let names = &store.names;
+    let sorted = names.sorted_len();
+    let literals: Vec<Vec<u8>> = name_q.required_name_literals();
+    // One list narrows enough; checking the names does the rest. The extension
+    // lists are exact but for hash collisions; a trigram bound is an upper bound.
+    let exts = name_q.required_extensions();
+    let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
+    let trigram_bound = names.candidates_bound(&literals);
+    // The commonest query, one plain substring, is checked in place on ASCII
+    // names (other names go through the query itself).
+    let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
+    let verify = |k: u32| {
+        let name = names.get(k);
+        match plain {
+            Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle),
+            _ => name_q.matches_name(name),
+        }
+    };
+    let ids = match (exts, ext_count, trigram_bound) {
+        (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
+            let listed = names.with_extensions(&e);
+            // An extension list is exactly the names with that extension.
+            if name_q.is_extension_list() {
+                listed
+            } else {
+                par_filter(listed, verify)
+            }
+        }
+        (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        // A word too short for the trigram lists: one pass over the names.
+        _ if plain.is_some_and(|l| l.is_ascii()) => names.scan(plain.unwrap_or_default(), &|k| {
+            name_q.matches_name(names.get(k))
+        }),
+        _ => par_filter((0..sorted).collect(), verify),
+    };
+    let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
+    let mut entries = 0;
+    for &k in &ids {
+        bits[k as usize / 64] |= 1 << (k % 64);
+        entries += store.base.named(k).len();
+    }
+    NameSet { ids, bits, entries }
+}
+
+/// Whether `hay` holds `needle` (ASCII lowercase) ignoring ASCII case: `memchr2`
+/// finds each place the first byte occurs in either case, then the rest is
+/// compared. (What the query's own literal does, without the evaluator.)
+pub(crate) fn contains_ascii_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let n = needle.len();
+    if n > hay.len() {
+        return false;
+    }
+    let first = needle[0];
+    let upper = first.to_ascii_uppercase();
+    let last = hay.len() - n;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, upper, &hay[at..=last]) {
+        let start = at + i;
+        if hay[start..start + n].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        at = start + 1;
+        if at > last {
+            return false;
+        }
+    }
+    false
+}
+
+/// Where the candidates come from.
+pub(crate) enum Driver {
+    /// The entries bearing these names.
+    Names,
+    /// A run of an order (`by_mtime` or `by_size`), from a range term.
+    Run {
+        order: Order,
+        span: std::ops::Range<usize>,
+        range: Range,
+        conjunct: usize,
+    },
+    /// The subtrees below these entries (a path term's anchors, or `under`).
+    Subtrees(Vec<EntryId>),
+    All,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    Name,
+    Mtime,
+    Size,
+}
+
+/// A range term's bounds in the units the records use.
+pub(crate) fn mtime_bounds(lo: i64, hi: i64) -> Option<(u32, u32)> {
+    if hi < 0 || lo > UNKNOWN_SECS as i64 - 1 {
+        return None;
+    }
+    Some((
+        lo.clamp(0, UNKNOWN_SECS as i64 - 1) as u32,
+        hi.clamp(0, UNKNOWN_SECS as i64 - 1) as u32,
+    ))
+}
+
+/// Folder entries sort before files of the same size in the size order (they
+/// have none); this many lead `by_size`'s run of size 0.
+pub(crate) fn size_run(store: &Store, lo: u64, hi: u64) -> std::ops::Range<usize> {
+    let span = base::size_positions(store, lo, hi);
+    if lo > 0 {
+        return span;
+    }
+    // Skip the folders at the start of the run.
+    let o = &store.base.by_size;
+    let first_file = o[span.clone()].partition_point(|&id| base_is_dir(store, id));
+    span.start + first_file..span.end
+}
+
+#[inline]
+pub(crate) fn base_is_dir(store: &Store, id: EntryId) -> bool {
+    match store.stale.get(&id) {
+        Some(k) if skipped(store, id) => k.dir,
+        _ => store.kind(id) == Kind::Dir,
+    }
+}
+
+/// The planner's view of one search.
+pub(crate) struct Plan<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) request: &'a SearchRequest<'a>,
+    pub(crate) name_q: Query,
+    pub(crate) rest: Query,
+    pub(crate) names: Option<NameSet>,
+    pub(crate) driver: Driver,
+    /// What the driver does not guarantee (besides the name part and `under`).
+    pub(crate) residual: Query,
+    /// Whether the driver guarantees the name part.
+    pub(crate) names_guaranteed: bool,
+}
+
+impl<'a> Plan<'a> {
+    pub(crate) fn new(store: &'a Store, request: &'a SearchRequest<'a>) -> Plan<'a> {
+        let (name_q, rest) = request.query.split_name_terms();
+        let n = store.base.by_name.len().max(1);
+        let mut best: Option<(usize, Driver)> = None;
+        for (conjunct, range) in rest.ranges() {
+            let (order, span) = match range {
+                Range::Size { lo, hi } => (Order::Size, size_run(store, lo, hi)),
+                Range::Modified { lo, hi } => match mtime_bounds(lo, hi) {
+                    Some((lo, hi)) => (Order::Mtime, base::mtime_positions(store, lo, hi)),
+                    None => (Order::Mtime, 0..0),
+                },
+            };
+            let card = span.len();
+            if best.as_ref().is_none_or(|(c, _)| card < *c) {
+                best = Some((
+                    card,
+                    Driver::Run {
+                        order,
+                        span,
+                        range,
+                        conjunct,
+                    },
+                ));
+            }
+        }
+        // Name terms are answered per distinct name. Without a list to narrow
+        // them (no literal of three bytes, no extension) that means testing every
+        // name: skip it when a small run drives anyway (names are then tested on
+        // the run's entries).
+        let listed = name_q.required_extensions().is_some()
+            || store
+                .names
+                .candidates_bound(&name_q.required_name_literals())
+                .is_some();
+        let sorted = store.names.sorted_len() as usize;
+        let names = (!name_q.is_match_all()
+            && (listed || best.as_ref().is_none_or(|(c, _)| *c > sorted / 4)))
+        .then(|| match_names(store, &name_q));
+        if let Some(set) = &names {
+            let card = set.entries;
+            if best.as_ref().is_none_or(|(c, _)| card <= *c) {
+                best = Some((card, Driver::Names));
+            }
+        }
+        let small = |c: usize| c <= n / 16;
+        if best.as_ref().is_none_or(|(c, _)| !small(*c)) {
+            if let Some(anchors) = anchors(store, &rest) {
+                best = Some((0, Driver::Subtrees(anchors)));
+            } else if let Some(u) = request.under.filter(|u| !store.roots().contains(u))
+                && best.as_ref().is_none_or(|(c, _)| *c > n / 4)
+            {
+                best = Some((0, Driver::Subtrees(vec![u])));
+            }
+        }
+        let driver = best.map_or(Driver::All, |(_, d)| d);
+        let (residual, names_guaranteed) = match &driver {
+            Driver::Names => (rest.clone(), true),
+            Driver::Run { conjunct, .. } => (rest.without_conjunct(*conjunct), false),
+            Driver::Subtrees(_) | Driver::All => (rest.clone(), false),
+        };
+        Plan {
+            store,
+            request,
+            name_q,
+            rest,
+            names,
+            driver,
+            residual,
+            names_guaranteed,
+        }
+    }
+
+    /// Whether the driver's walk sees the live tree (delta entries included).
+    pub(crate) fn covers_delta(&self) -> bool {
+        matches!(self.driver, Driver::Subtrees(_))
+    }
+
+    /// Whether `under` restricts anything (it is not a root).
+    pub(crate) fn under(&self) -> Option<EntryId> {
+        self.request
+            .under
+            .filter(|u| !self.store.roots().contains(u))
+    }
+
+    pub(crate) fn name_ok(&self, id: EntryId) -> bool {
+        match &self.names {
+            None if self.name_q.is_match_all() => true,
+            None => self.name_q.matches_name(self.store.name(id)),
+            Some(set) => {
+                let k = self.store.names_of[id as usize];
+                if k < self.store.names.sorted_len() {
+                    set.contains(k)
+                } else {
+                    self.name_q.matches_name(self.store.name(id))
+                }
+            }
+        }
+    }
+
+    pub(crate) fn under_ok(&self, id: EntryId) -> bool {
+        self.under().is_none_or(|u| self.store.is_within(id, u))
+    }
+
+    /// Whether a base entry produced by the driver matches.
+    pub(crate) fn accept(&self, id: EntryId) -> bool {
+        if !self.names_guaranteed && !self.name_ok(id) {
+            return false;
+        }
+        if let Some(u) = self.under()
+            && !matches!(self.driver, Driver::Subtrees(_))
+            && !self.store.is_within(id, u)
+        {
+            return false;
+        }
+        self.residual.is_match_all() || self.residual.matches(&self.store.entry(id))
+    }
+
+    /// Whether nothing but the driver's own condition is left to check.
+    pub(crate) fn exact(&self) -> bool {
+        self.residual.is_match_all()
+            && self.under().is_none()
+            && (self.names_guaranteed || self.name_q.is_match_all())
+            && matches!(
+                self.driver,
+                Driver::Names | Driver::Run { .. } | Driver::All
+            )
+    }
+
+    /// Delta entries that match, in id order.
+    pub(crate) fn delta_matches(&self) -> Vec<EntryId> {
+        let store = self.store;
+        store
+            .delta_entries()
+            .filter(|&id| self.name_ok(id))
+            .filter(|&id| self.under().is_none_or(|u| store.is_within(id, u)))
+            .filter(|&id| self.rest.is_match_all() || self.rest.matches(&store.entry(id)))
+            .collect()
+    }
+
+    /// The driver's base entries that match (order unspecified).
+    pub(crate) fn base_matches(&self) -> Vec<EntryId> {
+        let store = self.store;
+        let b = &store.base;
+        let ids: Vec<EntryId> = match &self.driver {
+            Driver::Names => {
+                let set = self.names.as_ref().map_or(&[][..], |s| &s.ids[..]);
+                set.iter()
+                    .flat_map(|&k| b.by_name[b.named(k)].iter().copied())
+                    .filter(|&id| !skipped(store, id))
+                    .collect()
+            }
+            Driver::Run { order, span, .. } => {
+                let o = match order {
+                    Order::Mtime => &b.by_mtime,
+                    _ => &b.by_size,
+                };
+                o[span.clone()]
+                    .iter()
+                    .copied()
+                    .filter(|&id| !skipped(store, id))
+                    .collect()
+            }
+            Driver::All => b
+                .by_name
+                .iter()
+                .copied()
+                .filter(|&id| !skipped(store, id))
+                .collect(),
+            Driver::Subtrees(tops) => return self.subtree_matches(tops),
+        };
+        par_filter(ids, |id| self.accept(id))
+    }
+
+    /// Walk below `tops` (skipping tops inside other tops), building each entry's
+    /// path on the way down; base and delta entries alike.
+    pub(crate) fn subtree_matches(&self, tops: &[EntryId]) -> Vec<EntryId> {
+        let store = self.store;
+        let set: std::collections::HashSet<EntryId> = tops.iter().copied().collect();
+        let mut out = Vec::new();
+        let needs_path = self.residual.needs_path();
+        for &top in tops {
+            let mut up = store.parent(top);
+            let mut nested = false;
+            while up != NONE {
+                if set.contains(&up) {
+                    nested = true;
+                    break;
+                }
+                up = store.parent(up);
+            }
+            if nested {
+                continue;
+            }
+            let mut path = store.rel_path(top);
+            let depth = store.depth(top);
+            // Path terms the top's own path holds, every entry below holds too.
+            let mut decorated = Vec::with_capacity(path.len() + 2);
+            decorated.push(b'/');
+            decorated.extend_from_slice(&path);
+            if !path.is_empty() {
+                decorated.push(b'/');
+            }
+            let below = self.residual.assuming_path_prefix(&decorated);
+            let below_needs_path = below.needs_path();
+            // Below a top inside `under`, everything is inside it.
+            let all_inside = self.under_ok(top);
+            if !is_root_entry(store, top) && self.name_ok(top) && self.under_ok(top) {
+                let ok = self.residual.is_match_all()
+                    || if needs_path {
+                        self.residual.matches(&PathedEntry {
+                            inner: store.entry(top),
+                            rel: &path,
+                            depth,
+                        })
+                    } else {
+                        self.residual.matches(&store.entry(top))
+                    };
+                if ok {
+                    out.push(top);
+                }
+            }
+            // (entry, depth, path length before its name)
+            let mut stack: Vec<(EntryId, u32, usize)> = store
+                .children(top)
+                .iter()
+                .rev()
+                .map(|&c| (c, depth + 1, path.len()))
+                .collect();
+            while let Some((id, d, cut)) = stack.pop() {
+                if below_needs_path {
+                    path.truncate(cut);
+                    if cut > 0 {
+                        path.push(b'/');
+                    }
+                    path.extend_from_slice(store.name(id));
+                }
+                let here = path.len();
+                if self.name_ok(id) && (all_inside || self.under_ok(id)) {
+                    let ok = if below.is_match_all() {
+                        true
+                    } else if below_needs_path {
+                        below.matches(&PathedEntry {
+                            inner: store.entry(id),
+                            rel: &path,
+                            depth: d,
+                        })
+                    } else {
+                        below.matches(&store.entry(id))
+                    };
+                    if ok {
+                        out.push(id);
+                    }
+                }
+                for &c in store.children(id).iter().rev() {
+                    stack.push((c, d + 1, here));
+                }
+            }
+        }
+        out
+    }
+
+    /// The total when [`Plan::exact`]: the driver's size from the orders, less
+    /// the entries changed since, plus the delta's matches.
+    pub(crate) fn exact_total(&self, delta: usize) -> usize {
+        let store = self.store;
+        let b = &store.base;
+        let base = match &self.driver {
+            Driver::Names => {
+                let set = self.names.as_ref().expect("names drive");
+                let runs = set.entries;
+                let gone = store
+                    .stale
+                    .iter()
+                    .filter(|(id, k)| skipped(store, **id) && set.contains(k.name))
+                    .count();
+                runs - gone
+            }
+            Driver::Run { span, range, .. } => {
+                let gone = match *range {
+                    Range::Size { lo, hi } => base::stale_in_size(store, lo, hi),
+                    Range::Modified { lo, hi } => mtime_bounds(lo, hi)
+                        .map_or(0, |(lo, hi)| base::stale_in_mtime(store, lo, hi)),
+                };
+                span.len() - gone.min(span.len())
+            }
+            Driver::All => {
+                let gone = store.stale.keys().filter(|&&id| skipped(store, id)).count();
+                b.by_name.len() - gone
+            }
+            Driver::Subtrees(_) => unreachable!("subtrees are never exact"),
+        };
+        base + delta
+    }
+}
+
+pub(crate) fn is_root_entry(store: &Store, id: EntryId) -> bool {
+    store.parent(id) == NONE
+}
+
+/// For a query with a path term (and no better source): the entries whose own
+/// name holds the term's longest `/`-free piece. Every match lies at or below
+/// one of them.
+pub(crate) fn anchors(store: &Store, rest: &Query) -> Option<Vec<EntryId>> {
+    let piece = rest
+        .required_path_literals()
+        .iter()
+        .flat_map(|lit| lit.split(|&b| b == b'/'))
+        .filter(|p| !p.is_empty())
+        .max_by_key(|p| p.len())
+        .map(<[u8]>::to_vec)?;
+    let names = &store.names;
+    let candidates = names
+        .candidates(std::slice::from_ref(&piece))
+        .unwrap_or_else(|| (0..names.sorted_len()).collect());
+    let mut buf = Vec::new();
+    let holds = |name: &[u8], buf: &mut Vec<u8>| {
+        fold_into(name, buf);
+        memchr::memmem::find(buf, &piece).is_some()
+    };
+    let mut out: Vec<EntryId> = Vec::new();
+    for k in candidates {
+        if holds(names.get(k), &mut buf) {
+            out.extend(
+                store.base.by_name[store.base.named(k)]
+                    .iter()
+                    .copied()
+                    .filter(|&id| !skipped(store, id)),
+            );
+        }
+    }
+    for &id in &store.delta {
+        let r = &store.records[id as usize];
+        if r.flags & FLAG_DELTA != 0
+            && r.kind != Kind::Free as u8
+            && r.parent != NONE
+            && holds(store.name(id), &mut buf)
+        {
+            out.push(id);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
