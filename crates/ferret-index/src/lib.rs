@@ -34,6 +34,7 @@ pub mod journal;
 mod names;
 mod postings;
 mod rank;
+mod reconcile;
 mod rules;
 pub mod search;
 pub mod snapshot;
@@ -43,6 +44,7 @@ mod sync;
 pub mod uses;
 pub mod walk;
 mod watch;
+mod watched_walk;
 
 use std::{
     os::fd::{AsFd, BorrowedFd, OwnedFd},

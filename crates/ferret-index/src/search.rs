@@ -449,9 +449,9 @@ mod tests {
     //! source it picks and whatever changed since the orders were built.
 
     use super::*;
-    use ferret_query::Query;
     use crate::names::name_order;
     use crate::store::{Meta, UNKNOWN_TIME};
+    use ferret_query::Query;
     use ferret_query::{Clock, Options};
 
     struct Rng(u64);

@@ -13,8 +13,7 @@ use std::{
     collections::HashMap,
     os::fd::{AsFd, BorrowedFd, OwnedFd},
     sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicU64, Ordering},
         mpsc,
     },
     time::{Duration, Instant},
@@ -23,13 +22,15 @@ use std::{
 use crate::{
     Index,
     dirs::{ident, open_below},
-    inotify_watch::{FsEvent, RawEvent, WatchError, Watcher},
+    inotify_watch::{FsEvent, RawEvent, Watcher},
     journal::{Action, Change},
     now_rfc3339,
+    reconcile::{apply_reconcile, change, plan_reconcile, register_watches},
     rules::{Chain, IgnoreCache, is_ignore_file},
     search::display_path,
-    store::{EntryId, Kind, Meta, NONE, Store},
-    walk::{self, WalkStats},
+    store::{EntryId, Kind, NONE, Store},
+    walk::{self},
+    watched_walk::{fd_meta, note_stats, walk_apart, walk_into},
 };
 
 /// How long to gather events before applying them: short, so that a change shows
@@ -42,10 +43,6 @@ const RENAME_PAIRING: Duration = Duration::from_millis(50);
 /// Quiet time after which a root whose picture went stale under churn is read
 /// again.
 const SETTLE_AFTER: Duration = Duration::from_millis(100);
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// The background thread: watch and build (or reconcile), then follow the
 /// watcher. Folders are watched before they are read, so no change falls in
@@ -177,134 +174,6 @@ fn barrier_file(index: &Index, w: &Watcher) -> Option<(OwnedFd, i32)> {
     }
 }
 
-/// Adds watches for the folders a walk opens, and remembers them.
-struct WatchHook<'a> {
-    watcher: Option<&'a Watcher>,
-    max: Option<usize>,
-    every: Duration,
-    root: usize,
-    top: EntryId,
-    top_is_root: bool,
-    limit: &'a AtomicBool,
-    added: Mutex<Vec<(EntryId, i32)>>,
-}
-
-impl WatchHook<'_> {
-    fn on_folder(&self, dir: BorrowedFd<'_>, folder: EntryId) {
-        let Some(w) = self.watcher else { return };
-        if self.limit.load(Ordering::Relaxed) {
-            return;
-        }
-        // An operator's cap counts like the kernel's limit.
-        let added = if self.max.is_some_and(|m| w.watched_folders() >= m) {
-            Err(WatchError::Limit)
-        } else {
-            w.watch(
-                dir,
-                self.root,
-                folder,
-                self.top_is_root && folder == self.top,
-            )
-        };
-        match added {
-            Ok(wd) => self
-                .added
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((folder, wd)),
-            Err(WatchError::Limit) => {
-                if !self.limit.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
-                        self.every.as_secs()
-                    );
-                }
-            }
-            Err(WatchError::Other) => {}
-        }
-    }
-}
-
-/// Walk `fd` (the folder `rel` of root `root`, entry `top` of `store`, which
-/// has no children yet) into `store`; returns the walk's findings and the
-/// watches added, by entry.
-#[allow(clippy::too_many_arguments)]
-fn walk_into(
-    index: &Index,
-    watcher: Option<&Watcher>,
-    root: usize,
-    store: &mut Store,
-    top: EntryId,
-    fd: OwnedFd,
-    rel: Vec<u8>,
-    chain: Arc<Chain>,
-    progress: &AtomicU64,
-) -> (WalkStats, Vec<(EntryId, i32)>) {
-    if let Ok(id) = ident(fd.as_fd()) {
-        store.set_ident(top, id);
-    }
-    let limit = AtomicBool::new(index.status().watch_limit_reached);
-    let hook = WatchHook {
-        watcher,
-        max: index.shared.config.max_watches,
-        every: index.shared.config.limit_rescan_every,
-        root,
-        top,
-        top_is_root: rel.is_empty(),
-        limit: &limit,
-        added: Mutex::new(Vec::new()),
-    };
-    let on_folder = |dir: BorrowedFd<'_>, folder: EntryId| hook.on_folder(dir, folder);
-    let spec = walk::Spec {
-        rules: index.shared.config.rules,
-        progress,
-        stop: &index.shared.stop,
-        on_folder: watcher.map(|_| &on_folder as walk::OnFolder<'_>),
-    };
-    let stats = walk::walk(store, top, fd, rel, chain, &spec);
-    if limit.load(Ordering::Relaxed) {
-        index.set_status(|s| {
-            s.watch_limit_reached = true;
-            s.watcher = "degraded: the inotify watch limit was reached".into();
-        });
-    }
-    let added = std::mem::take(&mut *hook.added.lock().unwrap_or_else(|p| p.into_inner()));
-    (stats, added)
-}
-
-/// [`walk_into`] a store of its own, whose root record stands for the folder.
-fn walk_apart(
-    index: &Index,
-    watcher: Option<&Watcher>,
-    root: usize,
-    fd: OwnedFd,
-    rel: Vec<u8>,
-    chain: Arc<Chain>,
-    progress: &AtomicU64,
-) -> (Store, EntryId, WalkStats, Vec<(EntryId, i32)>) {
-    let mut fresh = Store::new();
-    let top = fresh.add_root(b"", fd_meta(fd.as_fd()));
-    let (stats, added) = walk_into(
-        index, watcher, root, &mut fresh, top, fd, rel, chain, progress,
-    );
-    (fresh, top, stats, added)
-}
-
-fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
-    walk::describe(fd, b".")
-        .map(|(_, m, _)| m)
-        .unwrap_or_default()
-}
-
-fn note_stats(index: &Index, stats: &WalkStats) {
-    if stats.unreadable > 0 || stats.raced > 0 {
-        index.set_status(|s| {
-            s.unreadable_folders += stats.unreadable;
-            s.walk_races += stats.raced;
-        });
-    }
-}
-
 /// Build the index from scratch, or reconcile a loaded snapshot with the disk.
 pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU64) {
     let started = Instant::now();
@@ -368,178 +237,6 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
         reconcile,
         "index built"
     );
-}
-
-/// Point the watches a walk added at the entries its folders became.
-fn register_watches(
-    store: &mut Store,
-    watcher: Option<&Watcher>,
-    root: usize,
-    added: &[(EntryId, i32)],
-    pairs: &HashMap<EntryId, EntryId>,
-) {
-    let Some(w) = watcher else { return };
-    for &(fresh, wd) in added {
-        match pairs.get(&fresh) {
-            Some(&live) => {
-                w.remap(wd, root, live);
-                if let Some(d) = store.dir_mut(live) {
-                    d.wd = wd;
-                }
-            }
-            None => w.forget(wd),
-        }
-    }
-}
-
-fn change(store: &Store, id: EntryId, action: Action, old_path: Option<String>) -> Change {
-    Change {
-        action,
-        path: display_path(store, id),
-        old_path,
-        kind: crate::store::query_kind(store.kind(id)),
-        at_ms: now_ms(),
-        by: "external",
-    }
-}
-
-/// One difference between the index and a fresh walk.
-enum Op {
-    Delete(EntryId),
-    /// New metadata for a live entry (and, for folders, their device and inode).
-    Update(EntryId, Meta, Option<(u64, u64)>),
-    /// Copy a fresh entry (and what lies below it) under a live folder.
-    Copy(EntryId, EntryId),
-}
-
-/// The differences between the children of `old` (in `store`) and those of
-/// `new` (in `fresh`), all the way down; `pairs` learns which fresh folder is
-/// which live one. Reads only: done under the read lock, so searches go on.
-fn plan_reconcile(
-    store: &Store,
-    old: EntryId,
-    fresh: &Store,
-    new: EntryId,
-    pairs: &mut HashMap<EntryId, EntryId>,
-) -> Vec<Op> {
-    use std::cmp::Ordering;
-    let mut ops = Vec::new();
-    pairs.insert(new, old);
-    let mut stack = vec![(old, new)];
-    while let Some((old, new)) = stack.pop() {
-        let (olds, news) = (store.children(old), fresh.children(new));
-        let (mut i, mut j) = (0, 0);
-        while i < olds.len() || j < news.len() {
-            let order = match (olds.get(i), news.get(j)) {
-                (Some(&a), Some(&b)) => crate::names::name_order(store.name(a), fresh.name(b)),
-                (Some(_), None) => Ordering::Less,
-                _ => Ordering::Greater,
-            };
-            match order {
-                Ordering::Less => {
-                    ops.push(Op::Delete(olds[i]));
-                    i += 1;
-                }
-                Ordering::Greater => {
-                    ops.push(Op::Copy(old, news[j]));
-                    j += 1;
-                }
-                Ordering::Equal => {
-                    let (id, child) = (olds[i], news[j]);
-                    let kind = fresh.kind(child);
-                    if store.kind(id) == kind {
-                        let ident = fresh.dir(child).map(|d| (d.dev, d.ino));
-                        let meta = fresh.meta(child);
-                        if store.meta(id) != meta || ident != store.dir(id).map(|d| (d.dev, d.ino))
-                        {
-                            ops.push(Op::Update(id, meta, ident));
-                        }
-                        if kind == Kind::Dir {
-                            pairs.insert(child, id);
-                            stack.push((id, child));
-                        }
-                    } else {
-                        ops.push(Op::Delete(id));
-                        ops.push(Op::Copy(old, child));
-                    }
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-    }
-    ops
-}
-
-/// Apply a plan, journalling each difference, in runs short enough that
-/// searches waiting for the store never wait long.
-fn apply_reconcile(
-    index: &Index,
-    ops: Vec<Op>,
-    fresh: &Store,
-    changes: &mut Vec<Change>,
-    pairs: &mut HashMap<EntryId, EntryId>,
-) {
-    /// Entries changed under one hold of the write lock.
-    const RUN: usize = 2_000;
-    let mut ops = ops.into_iter().peekable();
-    while ops.peek().is_some() {
-        let mut store = index.write_store();
-        let mut done = 0;
-        while done < RUN {
-            let Some(op) = ops.next() else { break };
-            match op {
-                Op::Delete(id) => {
-                    if store.is_live(id) {
-                        changes.push(change(&store, id, Action::Deleted, None));
-                        done += store.remove(id);
-                    }
-                }
-                Op::Update(id, meta, ident) => {
-                    let before = store.meta(id);
-                    store.set_meta(id, meta);
-                    if let Some(ident) = ident {
-                        store.set_ident(id, ident);
-                    }
-                    if store.kind(id) != Kind::Dir
-                        && (before.size != meta.size || before.mtime != meta.mtime)
-                    {
-                        changes.push(change(&store, id, Action::Modified, None));
-                    }
-                    done += 1;
-                }
-                Op::Copy(parent, from) => {
-                    done += copy_subtree(&mut store, parent, fresh, from, changes, pairs);
-                }
-            }
-        }
-    }
-}
-
-/// Returns how many entries it added.
-fn copy_subtree(
-    store: &mut Store,
-    parent: EntryId,
-    fresh: &Store,
-    from: EntryId,
-    changes: &mut Vec<Change>,
-    pairs: &mut HashMap<EntryId, EntryId>,
-) -> usize {
-    let mut added = 0;
-    let mut stack = vec![(parent, from)];
-    while let Some((parent, from)) = stack.pop() {
-        let id = store.insert_new(parent, fresh.name(from), fresh.kind(from), fresh.meta(from));
-        added += 1;
-        changes.push(change(store, id, Action::Created, None));
-        if let Some(d) = fresh.dir(from) {
-            store.set_ident(id, (d.dev, d.ino));
-            pairs.insert(from, id);
-        }
-        for &c in fresh.children(from) {
-            stack.push((id, c));
-        }
-    }
-    added
 }
 
 /// Folders opened while applying one batch, by entry.

@@ -1,0 +1,149 @@
+//! A walk that watches: the folders it opens are watched as they are read
+//! (so no change falls between reading a folder and watching it), into the
+//! live store or into a store of its own for a rescan to compare.
+
+use std::{
+    os::fd::{AsFd, BorrowedFd, OwnedFd},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use crate::{
+    Index,
+    dirs::ident,
+    inotify_watch::{WatchError, Watcher},
+    rules::Chain,
+    store::{EntryId, Meta, Store},
+    walk::{self, WalkStats},
+};
+
+/// Adds watches for the folders a walk opens, and remembers them.
+pub(crate) struct WatchHook<'a> {
+    watcher: Option<&'a Watcher>,
+    max: Option<usize>,
+    every: Duration,
+    root: usize,
+    top: EntryId,
+    top_is_root: bool,
+    limit: &'a AtomicBool,
+    added: Mutex<Vec<(EntryId, i32)>>,
+}
+
+impl WatchHook<'_> {
+    fn on_folder(&self, dir: BorrowedFd<'_>, folder: EntryId) {
+        let Some(w) = self.watcher else { return };
+        if self.limit.load(Ordering::Relaxed) {
+            return;
+        }
+        // An operator's cap counts like the kernel's limit.
+        let added = if self.max.is_some_and(|m| w.watched_folders() >= m) {
+            Err(WatchError::Limit)
+        } else {
+            w.watch(
+                dir,
+                self.root,
+                folder,
+                self.top_is_root && folder == self.top,
+            )
+        };
+        match added {
+            Ok(wd) => self
+                .added
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((folder, wd)),
+            Err(WatchError::Limit) => {
+                if !self.limit.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "inotify watch limit reached; unwatched folders are rescanned every {}s. Raise it: sysctl fs.inotify.max_user_watches=1048576",
+                        self.every.as_secs()
+                    );
+                }
+            }
+            Err(WatchError::Other) => {}
+        }
+    }
+}
+
+/// Walk `fd` (the folder `rel` of root `root`, entry `top` of `store`, which
+/// has no children yet) into `store`; returns the walk's findings and the
+/// watches added, by entry.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn walk_into(
+    index: &Index,
+    watcher: Option<&Watcher>,
+    root: usize,
+    store: &mut Store,
+    top: EntryId,
+    fd: OwnedFd,
+    rel: Vec<u8>,
+    chain: Arc<Chain>,
+    progress: &AtomicU64,
+) -> (WalkStats, Vec<(EntryId, i32)>) {
+    if let Ok(id) = ident(fd.as_fd()) {
+        store.set_ident(top, id);
+    }
+    let limit = AtomicBool::new(index.status().watch_limit_reached);
+    let hook = WatchHook {
+        watcher,
+        max: index.shared.config.max_watches,
+        every: index.shared.config.limit_rescan_every,
+        root,
+        top,
+        top_is_root: rel.is_empty(),
+        limit: &limit,
+        added: Mutex::new(Vec::new()),
+    };
+    let on_folder = |dir: BorrowedFd<'_>, folder: EntryId| hook.on_folder(dir, folder);
+    let spec = walk::Spec {
+        rules: index.shared.config.rules,
+        progress,
+        stop: &index.shared.stop,
+        on_folder: watcher.map(|_| &on_folder as walk::OnFolder<'_>),
+    };
+    let stats = walk::walk(store, top, fd, rel, chain, &spec);
+    if limit.load(Ordering::Relaxed) {
+        index.set_status(|s| {
+            s.watch_limit_reached = true;
+            s.watcher = "degraded: the inotify watch limit was reached".into();
+        });
+    }
+    let added = std::mem::take(&mut *hook.added.lock().unwrap_or_else(|p| p.into_inner()));
+    (stats, added)
+}
+
+/// [`walk_into`] a store of its own, whose root record stands for the folder.
+pub(crate) fn walk_apart(
+    index: &Index,
+    watcher: Option<&Watcher>,
+    root: usize,
+    fd: OwnedFd,
+    rel: Vec<u8>,
+    chain: Arc<Chain>,
+    progress: &AtomicU64,
+) -> (Store, EntryId, WalkStats, Vec<(EntryId, i32)>) {
+    let mut fresh = Store::new();
+    let top = fresh.add_root(b"", fd_meta(fd.as_fd()));
+    let (stats, added) = walk_into(
+        index, watcher, root, &mut fresh, top, fd, rel, chain, progress,
+    );
+    (fresh, top, stats, added)
+}
+
+pub(crate) fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
+    walk::describe(fd, b".")
+        .map(|(_, m, _)| m)
+        .unwrap_or_default()
+}
+
+pub(crate) fn note_stats(index: &Index, stats: &WalkStats) {
+    if stats.unreadable > 0 || stats.raced > 0 {
+        index.set_status(|s| {
+            s.unreadable_folders += stats.unreadable;
+            s.walk_races += stats.raced;
+        });
+    }
+}
