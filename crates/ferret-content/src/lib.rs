@@ -27,6 +27,7 @@
 //! name index); nothing here knows MCP.
 
 pub mod build;
+mod eval;
 pub mod format;
 pub mod grams;
 mod live;

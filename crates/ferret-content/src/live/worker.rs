@@ -1,0 +1,502 @@
+//! The content index's thread: builds or loads the index, checks a loaded one
+//! against the disk, re-reads the files the change feed names, and now and
+//! then merges what it re-read into a new file. Queries only read what it
+//! leaves (`super`).
+
+use super::*;
+
+pub(super) fn set_status(s: &Shared, f: impl FnOnce(&mut Status)) {
+    f(&mut s.status.lock().unwrap_or_else(|p| p.into_inner()));
+}
+
+/// Mark pending every path the change feed has reported so far.
+pub(super) fn drain_feed(s: &Shared) {
+    let feed = s.feed.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(rx) = feed.as_ref() else { return };
+    let mut batches = Vec::new();
+    while let Ok(paths) = rx.try_recv() {
+        batches.push(paths);
+    }
+    drop(feed);
+    if batches.is_empty() {
+        return;
+    }
+    let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    for path in batches.into_iter().flatten() {
+        p.seq += 1;
+        let seq = p.seq;
+        p.paths.insert(path, (seq, now));
+    }
+}
+
+/// The background thread.
+pub(super) fn run(s: &Shared) {
+    while !s.index.wait_ready(Duration::from_millis(200)) {
+        if s.stop.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+    let mut last_try = Instant::now();
+    let mut ok = match load(s) {
+        Ok(()) => {
+            reconcile(s, true);
+            true
+        }
+        Err(_) => build_all(s).is_ok(),
+    };
+    let mut last_reconcile = Instant::now();
+    let mut last_merge = Instant::now();
+    let mut merge_failed: Option<Instant> = None;
+    let mut overflows = s.index.status().overflow_rescans;
+    while !s.stop.load(Ordering::Relaxed) {
+        if !ok {
+            std::thread::sleep(Duration::from_millis(200));
+            if last_try.elapsed() >= RETRY_AFTER {
+                last_try = Instant::now();
+                ok = build_all(s).is_ok();
+            }
+            continue;
+        }
+        let due = take_due(s);
+        if !due.is_empty() {
+            refresh(s, due);
+        }
+        // A queue overflow may have lost a rewrite that kept size and
+        // mtime second: check every file's full version again.
+        let now_overflows = s.index.overflow_rescans();
+        if now_overflows != overflows || last_reconcile.elapsed() >= RECONCILE_EVERY {
+            reconcile(s, now_overflows != overflows);
+            overflows = now_overflows;
+            last_reconcile = Instant::now();
+        }
+        let (since, base_docs) = s
+            .live
+            .read()
+            .map_or((0, 0), |l| (l.since_merge, l.base_docs()));
+        // A timed merge rewrites the whole index file: only for enough change
+        // (1% of the files), not for the one file edited since the last.
+        let due = since >= MERGE_AFTER.max(base_docs / 4)
+            || (since > 0 && since * 100 >= base_docs && last_merge.elapsed() >= MERGE_EVERY);
+        if due && merge_failed.is_none_or(|at| at.elapsed() >= RETRY_AFTER) {
+            merge_failed = (!merge(s)).then(Instant::now);
+            last_merge = Instant::now();
+        }
+    }
+}
+
+/// The pending paths that are due (quiet long enough, or waited long
+/// enough), with their sequence numbers; waits a little when none is.
+pub(super) fn take_due(s: &Shared) -> Vec<(String, u64)> {
+    std::thread::sleep(POLL);
+    drain_feed(s);
+    let p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let first = p.paths.values().map(|(_, at)| *at).min();
+    p.paths
+        .iter()
+        .filter(|(_, (_, at))| {
+            at.elapsed() >= QUIET || first.is_some_and(|f| f.elapsed() >= MAX_WAIT)
+        })
+        .map(|(path, (seq, _))| (path.clone(), *seq))
+        .take(4096)
+        .collect()
+}
+
+/// Forget the pending paths handled, unless the feed named them again since.
+pub(super) fn clear_pending(s: &Shared, done: &[(String, u64)]) {
+    let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+    for (path, seq) in done {
+        if p.paths.get(path).is_some_and(|(now, _)| now == seq) {
+            p.paths.remove(path);
+        }
+    }
+}
+
+/// Every file the name index holds, sorted by path.
+pub(super) fn name_index_files(index: &Index) -> Vec<(String, u64, i64)> {
+    let mut files = index.with_store(|store| {
+        let mut out = Vec::new();
+        for id in 0..store.capacity_ids() as EntryId {
+            if store.is_live(id) && store.kind(id) == Kind::File && !store.roots().contains(&id) {
+                let m = store.meta(id);
+                out.push((display_path(store, id), m.size, m.mtime));
+            }
+        }
+        out
+    });
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    files
+}
+
+/// Read the pending files again (or drop those gone).
+pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
+    let mut unknown = false;
+    let mut reads = Vec::new();
+    let mut drops = Vec::new();
+    for (path, _) in &due {
+        match s.index.file(path) {
+            Some((size, _)) => reads.push(Entry {
+                path: path.as_str().into(),
+                size,
+            }),
+            None => {
+                drops.push(path.clone());
+                // A folder (moved, removed) or a name the index no longer
+                // has: compare everything once.
+                let known = s
+                    .live
+                    .read()
+                    .is_ok_and(|l| l.by_path.contains_key(path.as_str()));
+                unknown |= !known;
+            }
+        }
+    }
+    let read = read_files(s, &reads);
+    {
+        let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+        for p in &drops {
+            live.drop_path(p);
+        }
+        for (path, meta, grams) in read {
+            live.insert(path, meta, grams);
+        }
+    }
+    clear_pending(s, &due);
+    if unknown {
+        reconcile(s, false);
+    }
+}
+
+/// Read files for the index (not past the budget).
+/// A file read again: its path, version, and sorted trigrams when indexed.
+type Reread = (Arc<str>, DocMeta, Option<Box<[u32]>>);
+
+pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
+    let budget = &s.config.budget;
+    let mut x = Extractor::new();
+    let mut buf = Vec::new();
+    let mut used = s.live.read().map_or(0, |l| l.text_bytes);
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        if s.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let old = s.live.read().ok().and_then(|l| {
+            l.by_path
+                .get(&*e.path)
+                .map(|&id| l.docs[id as usize].meta)
+                .filter(|m| m.state.has_grams())
+                .map_or(Some(0), |m| Some(m.size))
+        });
+        let room = used.saturating_sub(old.unwrap_or(0)) + e.size.min(budget.max_file_bytes)
+            <= budget.max_total_bytes;
+        let (meta, text) = if room {
+            read::read(&s.roots, &e.path, budget.max_file_bytes, &mut buf)
+        } else {
+            (DocMeta::unread(e.size, DocState::OverBudget), Text::None)
+        };
+        let bytes: &[u8] = match &text {
+            Text::Bytes => &buf,
+            Text::Document(d) => d.text.as_bytes(),
+            Text::None => &[],
+        };
+        let grams = meta.state.has_grams().then(|| {
+            let mut g = x.distinct(bytes).to_vec();
+            g.sort_unstable();
+            g.into_boxed_slice()
+        });
+        if meta.state.has_grams() {
+            used = used.saturating_sub(old.unwrap_or(0)) + meta.size;
+        }
+        out.push((e.path.clone(), meta, grams));
+    }
+    out
+}
+
+/// Compare the index with the name index (and, with `verify`, every file's
+/// version with the disk): drop what is gone, read what is new or changed.
+pub(super) fn reconcile(s: &Shared, verify: bool) {
+    let files = name_index_files(&s.index);
+    let mut reads: Vec<Entry> = Vec::new();
+    let mut verified: Vec<u32> = Vec::new();
+    let drops: Vec<Arc<str>>;
+    {
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        let present: HashSet<&str> = files.iter().map(|(p, _, _)| p.as_str()).collect();
+        drops = live
+            .by_path
+            .keys()
+            .filter(|p| !present.contains(&***p))
+            .cloned()
+            .collect();
+        for (path, size, mtime) in &files {
+            let Some(&id) = live.by_path.get(path.as_str()) else {
+                reads.push(Entry {
+                    path: path.as_str().into(),
+                    size: *size,
+                });
+                continue;
+            };
+            let doc = &live.docs[id as usize];
+            let m = &doc.meta;
+            let read_before = m.mtime_s != i64::MIN;
+            let stale = m.size != *size
+                || (read_before && m.mtime_s != *mtime)
+                || matches!(
+                    m.state,
+                    DocState::Changed | DocState::Unreadable | DocState::DocumentPending
+                )
+                || (m.state == DocState::OverBudget
+                    && live.text_bytes + size <= s.config.budget.max_total_bytes)
+                || (verify || !doc.verified) && !same_on_disk(&s.roots, path, m);
+            if stale {
+                reads.push(Entry {
+                    path: doc.path.clone(),
+                    size: *size,
+                });
+            } else if !doc.verified {
+                verified.push(id);
+            }
+        }
+    }
+    {
+        let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+        for id in verified {
+            live.docs[id as usize].verified = true;
+        }
+        for p in &drops {
+            live.drop_path(p);
+        }
+    }
+    for batch in reads.chunks(256) {
+        let read = read_files(s, batch);
+        let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+        for (path, meta, grams) in read {
+            live.insert(path, meta, grams);
+        }
+    }
+}
+
+/// Whether the file at `shown` is still the version `m` (size, times, inode).
+pub(super) fn same_on_disk(roots: &Roots, shown: &str, m: &DocMeta) -> bool {
+    let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
+        return false;
+    };
+    let Ok(meta) = root.dir().symlink_metadata(rel.as_os_path()) else {
+        return false;
+    };
+    // Files never read (sensitive, too large) only keep their size.
+    if m.mtime_s == i64::MIN {
+        return meta.len() == m.size;
+    }
+    meta.len() == m.size
+        && meta.mtime() == m.mtime_s
+        && meta.mtime_nsec() as u32 == m.mtime_ns
+        && meta.ctime() == m.ctime_s
+        && meta.ctime_nsec() as u32 == m.ctime_ns
+        && meta.ino() == m.ino
+}
+
+/// Load the index file; its files are checked against the disk before the
+/// index answers for them.
+pub(super) fn load(s: &Shared) -> Result<(), LoadError> {
+    let Some(path) = &s.file else {
+        return Err(LoadError::Corrupt("no state directory"));
+    };
+    set_status(s, |st| st.state = "loading".into());
+    let started = Instant::now();
+    let bytes = match Bytes::map(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LoadError::Corrupt("missing"));
+        }
+        Err(e) => {
+            tracing::warn!(
+                "content index {} unreadable ({e}); rebuilding",
+                path.display()
+            );
+            return Err(LoadError::Corrupt("unreadable"));
+        }
+    };
+    let base = match Base::open(bytes, s.key) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(
+                "content index {} discarded: {e}; rebuilding",
+                path.display()
+            );
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
+    };
+    let docs: Vec<(Arc<str>, DocMeta)> = (0..base.doc_count())
+        .map(|i| {
+            let (p, m) = base.doc(i);
+            (Arc::from(p), m)
+        })
+        .collect();
+    let deny_changed: Vec<Arc<str>> = docs
+        .iter()
+        .filter(|(p, m)| m.state.has_grams() && is_sensitive_now(&s.roots, p))
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut live = Live::from_docs(Some(base), docs, false);
+    // A file denied since the index was written: forget what it held.
+    for p in deny_changed {
+        live.drop_path(&p);
+    }
+    let files = live.docs.len();
+    *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
+    s.ready.store(true, Ordering::Release);
+    let ms = started.elapsed().as_millis() as u64;
+    set_status(s, |st| {
+        st.state = "ready".into();
+        st.loaded_from_disk = true;
+        st.load_ms = Some(ms);
+        st.last_error = None;
+    });
+    tracing::info!(files, ms, "content index loaded");
+    Ok(())
+}
+
+pub(super) fn is_sensitive_now(roots: &Roots, shown: &str) -> bool {
+    match roots.resolve(shown) {
+        Ok(Target::In(_, rel)) => roots.policy.deny.is_sensitive(&rel),
+        _ => false,
+    }
+}
+
+/// Build the index from every file the name index holds.
+pub(super) fn build_all(s: &Shared) -> Result<(), String> {
+    set_status(s, |st| st.state = "building".into());
+    s.building.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    let entries: Vec<Entry> = name_index_files(&s.index)
+        .into_iter()
+        .map(|(path, size, _)| Entry {
+            path: path.into(),
+            size,
+        })
+        .collect();
+    let sink = match &s.file {
+        Some(path) => Sink::file(path).map_err(|e| write_error(path, &e)),
+        None => Ok(Sink::memory()),
+    };
+    let built = sink.and_then(|sink| {
+        build::build(
+            &s.roots,
+            entries,
+            &s.config.budget,
+            s.key,
+            sink,
+            &s.progress,
+            &s.stop,
+        )
+        .map_err(|e| match (&e, &s.file) {
+            (BuildError::Io(io), Some(path)) => write_error(path, io),
+            _ => e.to_string(),
+        })
+    });
+    s.building.store(false, Ordering::Relaxed);
+    match built {
+        Ok(built) => {
+            let files = built.docs.len();
+            let bytes = built.base.len();
+            let live = Live::from_docs(Some(built.base), built.docs, true);
+            *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
+            s.ready.store(true, Ordering::Release);
+            let ms = started.elapsed().as_millis() as u64;
+            set_status(s, |st| {
+                st.state = "ready".into();
+                st.build_ms = Some(ms);
+                st.last_error = None;
+            });
+            tracing::info!(files, bytes, ms, "content index built");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!("content index not built: {e}; grep reads every file meanwhile");
+            set_status(s, |st| {
+                st.state = "failed".into();
+                st.last_error = Some(e.clone());
+            });
+            Err(e)
+        }
+    }
+}
+
+pub(super) fn write_error(path: &std::path::Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot write {}: {e}; free space in the state directory or choose another (--state-dir), or turn the index off (--content-index off)",
+        path.display()
+    )
+}
+
+/// Write the files re-read since the last merge into a new index file;
+/// whether that worked.
+pub(super) fn merge(s: &Shared) -> bool {
+    let started = Instant::now();
+    let result = {
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        let mut renumber = vec![u32::MAX; live.docs.len()];
+        let mut docs: Vec<(Arc<str>, DocMeta)> = Vec::with_capacity(live.by_path.len());
+        let mut verified = Vec::with_capacity(live.by_path.len());
+        for (id, d) in live.docs.iter().enumerate() {
+            if d.live {
+                renumber[id] = docs.len() as u32;
+                docs.push((d.path.clone(), d.meta));
+                verified.push(d.verified);
+            }
+        }
+        let mut pairs = Vec::new();
+        for (&id, grams) in &live.delta {
+            let n = renumber[id as usize];
+            if n != u32::MAX {
+                pairs.extend(grams.iter().map(|&g| (u64::from(g) << 32) | u64::from(n)));
+            }
+        }
+        let base_docs = live.base_docs();
+        let mut sources: Vec<Box<dyn Source + '_>> = Vec::new();
+        if let Some(base) = &live.base {
+            sources.push(Box::new(BaseSource::new(base, &renumber[..base_docs])));
+        }
+        sources.push(Box::new(PairSource::new(pairs)));
+        let sink = match &s.file {
+            Some(path) => Sink::file(path).map_err(|e| write_error(path, &e)),
+            None => Ok(Sink::memory()),
+        };
+        let text_bytes = live.text_bytes;
+        sink.and_then(|sink| {
+            build::write(sink, sources, &docs, s.key, text_bytes, &s.stop).map_err(|e| {
+                match (&e, &s.file) {
+                    (BuildError::Io(io), Some(path)) => write_error(path, io),
+                    _ => e.to_string(),
+                }
+            })
+        })
+        .map(|base| (base, docs, verified))
+    };
+    match result {
+        Ok((base, docs, verified)) => {
+            let mut fresh = Live::from_docs(Some(base), docs, false);
+            for (d, v) in fresh.docs.iter_mut().zip(verified) {
+                d.verified = v;
+            }
+            let files = fresh.docs.len();
+            *s.live.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+            set_status(s, |st| st.merges += 1);
+            tracing::debug!(
+                files,
+                ms = started.elapsed().as_millis() as u64,
+                "content index merged"
+            );
+            true
+        }
+        Err(e) => {
+            // The index in memory still answers; only the file is behind.
+            tracing::warn!("content index not merged: {e}");
+            set_status(s, |st| st.last_error = Some(e));
+            false
+        }
+    }
+}
