@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::{
     Ferret, InFlight, LocatePolicy, Transport, args, grep_tool, index_tools, links, locate,
-    logging, render, tools, work, write_tools,
+    logging, read_tool, render, tools, work, write_tools,
 };
 
 impl Ferret {
@@ -64,10 +64,10 @@ impl Ferret {
             "read" => {
                 // Metered: the line count (and the checksum) of a large file
                 // reads it to its end, and stops when the caller goes away.
-                let (path, mut req) = tools::parse_read(args)?;
+                let (path, mut req) = read_tool::parse_read(args)?;
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
-                    tools::read(this.roots(), &path, &req)
+                    read_tool::read(this.roots(), &path, &req)
                 })
                 .await?
             }

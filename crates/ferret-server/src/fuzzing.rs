@@ -19,7 +19,7 @@ pub fn arguments(tool: &str, args: Option<&JsonObject>, roots: &Roots) -> Result
         "locate" => crate::index_tools::parse_locate(args).map(drop),
         "grep" => crate::grep_tool::parse(args, roots).map(drop),
         "changes" => crate::index_tools::parse_changes(args).map(drop),
-        "read" => crate::tools::parse_read(args).map(drop),
+        "read" => crate::read_tool::parse_read(args).map(drop),
         "list" => crate::tools::parse_list(args).map(drop),
         "stat" => crate::tools::parse_stat(args).map(drop),
         "write" => crate::write_tools::parse_write(args).map(drop),

@@ -27,8 +27,9 @@ use crate::{
     Ferret,
     args::{ArgResult, Args},
     render::index_block,
+    render::without_zeros,
     render::{self, frame, human_size},
-    tools::{one_of, output_schema, read_only, schema, string_or_list, without_zeros},
+    schema::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
 pub fn definition() -> Tool {
@@ -411,7 +412,7 @@ fn render_outcome(
                 }
                 // In a document, the page (sheet and row, slide, chapter) comes third.
                 let entry = match &l.part {
-                    Some(p) => json!([l.line, l.text, crate::tools::part_json(p)]),
+                    Some(p) => json!([l.line, l.text, crate::read_tool::part_json(p)]),
                     None => json!([l.line, l.text]),
                 };
                 file[key]

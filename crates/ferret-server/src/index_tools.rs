@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::{
     args::{ArgResult, Args},
     render::{self, frame, human_size, index_block},
-    tools::{one_of, output_schema, read_only, schema, string_or_list},
+    schema::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
 pub fn search_definition() -> Tool {

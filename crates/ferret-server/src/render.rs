@@ -188,6 +188,18 @@ pub fn index_block(index: &Index) -> Option<Value> {
     })
 }
 
+/// Counters with only those that counted something.
+pub(crate) fn without_zeros(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| v.as_u64() != Some(0))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

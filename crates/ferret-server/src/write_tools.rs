@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::{
     args::{ArgResult, Args},
     render::{self, frame},
-    tools::{one_of, output_schema, schema},
+    schema::{one_of, output_schema, schema},
 };
 
 /// Truthful for each tool as a whole: some of its operations replace or remove
