@@ -412,7 +412,7 @@ fn render_outcome(
                 }
                 // In a document, the page (sheet and row, slide, chapter) comes third.
                 let entry = match &l.part {
-                    Some(p) => json!([l.line, l.text, crate::read_tool::part_json(p)]),
+                    Some(p) => json!([l.line, l.text, render::part_json(p)]),
                     None => json!([l.line, l.text]),
                 };
                 file[key]

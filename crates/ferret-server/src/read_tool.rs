@@ -2,7 +2,7 @@
 //! window with its parts, or an image), rendered from the file layer's.
 
 use base64::Engine;
-use ferret_fs::{PartOf, ReadOutcome, ReadRequest, Roots, Selection};
+use ferret_fs::{ReadOutcome, ReadRequest, Roots, Selection};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
@@ -204,15 +204,6 @@ pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult 
     }
 }
 
-/// `{"page": 3}`, `{"sheet": "Q3", "row": 2}`: a part as agents branch on it.
-pub(crate) fn part_json(p: &PartOf) -> Value {
-    let mut v = json!({ p.kind: p.part });
-    if let Some(row) = p.row {
-        v["row"] = json!(row);
-    }
-    v
-}
-
 /// The document's facts in the text copy: format, where the window starts,
 /// which parts begin inside it.
 fn document_header(d: &ferret_fs::DocumentWindow) -> String {
@@ -249,7 +240,7 @@ fn document_header(d: &ferret_fs::DocumentWindow) -> String {
 fn add_document(structured: &mut Value, d: &ferret_fs::DocumentWindow) {
     structured["format"] = json!(d.format);
     if let Some(first) = &d.first {
-        let part = part_json(first);
+        let part = render::part_json(first);
         if let Value::Object(map) = part {
             for (k, v) in map {
                 structured[k] = v;
@@ -267,7 +258,7 @@ fn add_document(structured: &mut Value, d: &ferret_fs::DocumentWindow) {
         .starts
         .iter()
         .map(|s| {
-            let mut v = part_json(&s.part);
+            let mut v = render::part_json(&s.part);
             v["line"] = json!(s.line);
             v
         })

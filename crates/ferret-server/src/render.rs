@@ -200,6 +200,15 @@ pub(crate) fn without_zeros(value: Value) -> Value {
     }
 }
 
+/// `{"page": 3}`, `{"sheet": "Q3", "row": 2}`: a part as agents branch on it.
+pub(crate) fn part_json(p: &ferret_fs::PartOf) -> Value {
+    let mut v = json!({ p.kind: p.part });
+    if let Some(row) = p.row {
+        v["row"] = json!(row);
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
