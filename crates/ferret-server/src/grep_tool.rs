@@ -26,9 +26,7 @@ use serde_json::{Value, json};
 use crate::{
     Ferret,
     args::{ArgResult, Args},
-    render::index_block,
-    render::without_zeros,
-    render::{self, frame, human_size},
+    render::{self, frame, human_size, index_block, without_zeros},
     schema::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
