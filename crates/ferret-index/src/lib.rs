@@ -25,6 +25,7 @@ mod trim;
 mod wire;
 pub use trim::map_large_allocations;
 mod complete;
+mod config;
 mod dirs;
 mod echo;
 pub mod fuzzy;
@@ -38,6 +39,7 @@ mod reconcile;
 mod rules;
 pub mod search;
 pub mod snapshot;
+mod status;
 pub mod store;
 mod suggest;
 mod sync;
@@ -48,7 +50,6 @@ mod watched_walk;
 
 use std::{
     os::fd::{AsFd, BorrowedFd, OwnedFd},
-    path::PathBuf,
     sync::{
         Arc, Condvar, Mutex, RwLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -58,139 +59,13 @@ use std::{
 };
 
 pub use complete::Completion;
+pub use config::{IndexConfig, IndexRoot};
 pub use journal::{Action, Change, ChangesQuery, Journal};
 pub use rules::Rules;
 pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
+pub use status::{Status, Tally};
 pub use store::{EntryId, Kind, Meta, Store};
 pub use walk::WalkStats;
-
-/// A folder the index covers.
-#[derive(Debug, Clone)]
-pub struct IndexRoot {
-    pub name: String,
-    /// The canonical path, as shown to operators and stored in the snapshot key.
-    pub path: PathBuf,
-    /// The path walked and watched: `/proc/self/fd/N` of the root's open handle
-    /// where the caller has one, else `path`.
-    pub walk_path: PathBuf,
-}
-
-impl IndexRoot {
-    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> IndexRoot {
-        let path = path.into();
-        IndexRoot {
-            name: name.into(),
-            walk_path: path.clone(),
-            path,
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct IndexConfig {
-    pub roots: Vec<IndexRoot>,
-    pub rules: Rules,
-    /// Where the snapshot and the journal live; `None` keeps everything in memory.
-    pub state_dir: Option<PathBuf>,
-    pub journal_max_age: Duration,
-    pub journal_max_rows: u64,
-    /// How often a changed index is written to its snapshot.
-    pub snapshot_every: Duration,
-    /// Follow changes with the file-system watcher.
-    pub watch: bool,
-    /// Use at most this many inotify watches (the rest of the folders are
-    /// rescanned every `limit_rescan_every`, as when the kernel's limit is met).
-    pub max_watches: Option<usize>,
-    /// How often folders left unwatched (watch limit) are rescanned.
-    pub limit_rescan_every: Duration,
-}
-
-impl IndexConfig {
-    pub fn new(roots: Vec<IndexRoot>) -> IndexConfig {
-        IndexConfig {
-            roots,
-            rules: Rules::default(),
-            state_dir: None,
-            journal_max_age: Duration::from_secs(30 * 24 * 3600),
-            journal_max_rows: 1_000_000,
-            snapshot_every: Duration::from_secs(300),
-            watch: true,
-            max_watches: None,
-            limit_rescan_every: Duration::from_secs(60),
-        }
-    }
-
-    /// What makes a snapshot belong to this configuration.
-    pub(crate) fn key(&self) -> Vec<u8> {
-        let mut key = format!(
-            "hidden={} no_ignore={}",
-            self.rules.hidden, self.rules.no_ignore
-        );
-        for r in &self.roots {
-            key.push_str(&format!("\n{}={}", r.name, r.path.display()));
-        }
-        key.into_bytes()
-    }
-
-    fn file_stem(&self) -> String {
-        format!("index-{:016x}", snapshot::hash64(&self.key()))
-    }
-
-    pub fn snapshot_path(&self) -> Option<PathBuf> {
-        self.state_dir
-            .as_ref()
-            .map(|d| d.join(format!("{}.snap", self.file_stem())))
-    }
-
-    /// Where the use scores that relevance boosts by are saved.
-    pub fn uses_path(&self) -> Option<PathBuf> {
-        self.state_dir
-            .as_ref()
-            .map(|d| d.join(format!("{}.uses.json", self.file_stem())))
-    }
-
-    pub fn journal_path(&self) -> Option<PathBuf> {
-        self.state_dir
-            .as_ref()
-            .map(|d| d.join(format!("{}.journal.sqlite", self.file_stem())))
-    }
-}
-
-/// What [`Index::tally`] counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Tally {
-    pub files: u64,
-    pub dirs: u64,
-    /// Symlinks and special files.
-    pub other: u64,
-    /// Bytes of the files.
-    pub bytes: u64,
-}
-
-/// What `diagnostics` and every answer's `index` block report.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Status {
-    pub entries: u64,
-    /// The index holds a complete picture (built, or loaded and being checked).
-    pub ready: bool,
-    /// Loaded from a snapshot and still being compared with the disk.
-    pub reconciling: bool,
-    pub updated_at: Option<String>,
-    pub build_ms: Option<u64>,
-    pub loaded_from_snapshot: bool,
-    pub snapshot_load_ms: Option<u64>,
-    pub watcher: String,
-    pub overflow_rescans: u64,
-    pub watch_limit_reached: bool,
-    /// Folders the last build or rescan could not read (permissions).
-    pub unreadable_folders: u64,
-    /// Entries that vanished or changed kind while they were walked.
-    pub walk_races: u64,
-    pub last_snapshot: Option<String>,
-    pub snapshot_error: Option<String>,
-    pub journal_error: Option<String>,
-    pub missing_roots: Vec<String>,
-}
 
 /// Uses kept while the scores are being read (see `Shared::pending_uses`).
 const PENDING_USES_MAX: usize = 10_000;

@@ -1,0 +1,38 @@
+//! What the index reports of itself: its [`Status`] (for `diagnostics` and
+//! every answer's `index` block) and a [`Tally`] of what lies below a folder.
+
+/// What [`Index::tally`] counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub files: u64,
+    pub dirs: u64,
+    /// Symlinks and special files.
+    pub other: u64,
+    /// Bytes of the files.
+    pub bytes: u64,
+}
+
+/// What `diagnostics` and every answer's `index` block report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Status {
+    pub entries: u64,
+    /// The index holds a complete picture (built, or loaded and being checked).
+    pub ready: bool,
+    /// Loaded from a snapshot and still being compared with the disk.
+    pub reconciling: bool,
+    pub updated_at: Option<String>,
+    pub build_ms: Option<u64>,
+    pub loaded_from_snapshot: bool,
+    pub snapshot_load_ms: Option<u64>,
+    pub watcher: String,
+    pub overflow_rescans: u64,
+    pub watch_limit_reached: bool,
+    /// Folders the last build or rescan could not read (permissions).
+    pub unreadable_folders: u64,
+    /// Entries that vanished or changed kind while they were walked.
+    pub walk_races: u64,
+    pub last_snapshot: Option<String>,
+    pub snapshot_error: Option<String>,
+    pub journal_error: Option<String>,
+    pub missing_roots: Vec<String>,
+}
