@@ -1,183 +1,25 @@
-//! One function per subcommand.
+//! One function per subcommand (what they build from the flags is `setup`,
+//! how they show long work is `progress`).
 
 use std::{
     io::{IsTerminal, Write},
     process::ExitCode,
-    sync::atomic::AtomicU64,
     time::{Duration, Instant},
 };
 
-use ferret_fs::{Denylist, Limits, Policy, RootSpec, Roots};
-use ferret_index::{Index, IndexConfig, IndexRoot, Rules, SearchRequest, SortKey};
-use ferret_server::{Ferret, HttpOptions, Transport};
+use ferret_fs::{Denylist, Limits};
+use ferret_index::{Index, SearchRequest, SortKey};
+use ferret_server::{Ferret, Transport};
 
-use crate::{cli, config, shutdown, token};
-
-pub(crate) fn open_roots(
-    args: &cli::RootArgs,
-    deny: Denylist,
-    limits: Limits,
-) -> anyhow::Result<Roots> {
-    let policy = Policy {
-        hidden: args.hidden,
-        no_ignore: args.no_ignore,
-        deny,
-        limits,
-    };
-    Ok(Roots::open(&args.roots, policy)?)
-}
-
-pub(crate) fn index_config(
-    roots: &Roots,
-    args: &cli::RootArgs,
-    index: &cli::IndexArgs,
-) -> IndexConfig {
-    let mut config = IndexConfig::new(
-        roots
-            .roots()
-            .iter()
-            .map(|r| IndexRoot {
-                name: r.name.clone(),
-                path: r.path.clone(),
-                walk_path: r.handle_path(),
-            })
-            .collect(),
-    );
-    config.rules = Rules {
-        hidden: args.hidden,
-        no_ignore: args.no_ignore,
-    };
-    config.state_dir = if index.no_persist {
-        None
-    } else {
-        index.state_dir_or_default()
-    };
-    config.journal_max_age = index.journal_max_age;
-    config.journal_max_rows = index.journal_max_entries;
-    config.limit_rescan_every = index.rescan_every.max(Duration::from_secs(1));
-    config
-}
-
-/// The content index's settings, or `None` with `--content-index off`.
-pub(crate) fn content_config(
-    args: &cli::ContentArgs,
-    index: &IndexConfig,
-    max_file_bytes: u64,
-) -> Option<ferret_content::Config> {
-    if !args.content_index {
-        return None;
-    }
-    let mut config = ferret_content::Config::new(index.state_dir.clone());
-    config.budget.max_total_bytes = args.content_index_max_bytes;
-    config.budget.max_file_bytes = args
-        .content_index_max_file_bytes
-        .map_or(max_file_bytes, |n| n.min(max_file_bytes));
-    Some(config)
-}
-
-/// Read documents as text: extracted by this same binary started as an
-/// extractor process, cached under `<state dir>/documents/` (memory only
-/// without a state dir). Without a path to this binary, documents stay binary.
-pub(crate) fn read_documents(roots: Roots, state_dir: Option<&std::path::Path>) -> Roots {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            tracing::warn!("documents are not read as text: cannot find this binary ({e})");
-            return roots;
-        }
-    };
-    let cache = ferret_docs::CacheConfig {
-        dir: state_dir.map(|d| d.join("documents")),
-        ..ferret_docs::CacheConfig::default()
-    };
-    let docs = ferret_docs::Documents::new(
-        ferret_docs::Isolation::Process { exe },
-        ferret_docs::Limits::default(),
-        cache,
-    );
-    roots.with_documents(std::sync::Arc::new(docs))
-}
-
-/// The roots as `serve` takes them: `--root`s, then the plain folders (named
-/// after their last component, with `-2`, `-3` … where a name is taken, since
-/// whoever passed them cannot name them), `--writable` applied to every one.
-pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
-    let mut roots = args.root_args.roots.clone();
-    let mut taken: Vec<String> = roots.iter().map(root_name).collect();
-    for folder in &args.folders {
-        let spec = RootSpec {
-            name: None,
-            path: folder.clone(),
-            writable: false,
-        };
-        let base = root_name(&spec);
-        let mut name = base.clone();
-        let mut n = 1;
-        while taken.contains(&name) {
-            n += 1;
-            name = format!("{base}-{n}");
-        }
-        taken.push(name.clone());
-        roots.push(RootSpec {
-            name: Some(name),
-            ..spec
-        });
-    }
-    let mut root_args = cli::RootArgs {
-        roots,
-        hidden: args.root_args.hidden,
-        no_ignore: args.root_args.no_ignore,
-    };
-    if args.writable {
-        for spec in &mut root_args.roots {
-            spec.writable = true;
-        }
-    }
-    root_args
-}
-
-/// The name a root will be served under: its own, or its folder's (as
-/// `Roots::open` names it).
-fn root_name(spec: &RootSpec) -> String {
-    if let Some(name) = &spec.name {
-        return name.clone();
-    }
-    let path = std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone());
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "root".into())
-}
-
-/// The denylist and limits of `serve`'s flags.
-pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, Limits)> {
-    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
-    let limits = Limits {
-        max_file_bytes: args.max_file_bytes,
-        max_response_bytes: args.max_response_bytes as usize,
-        max_line_chars: args.max_line_chars.max(1),
-        max_image_bytes: args.max_image_bytes,
-        ..Limits::default()
-    };
-    Ok((deny, limits))
-}
-
-/// The HTTP options of `serve`'s flags and its token (`None` with --stdio).
-pub(crate) fn http_options(
-    args: &cli::ServeArgs,
-    token: Option<&token::Token>,
-) -> Option<HttpOptions> {
-    (!args.stdio).then(|| HttpOptions {
-        bind: args.bind,
-        allowed_hosts: args.allowed_hosts.clone(),
-        allowed_origins: args.allowed_origins.clone(),
-        token: token.map(|t| t.secret.clone()),
-        max_request_bytes: args.max_request_bytes as usize,
-        sessions: args.http_sessions,
-        ui: (!args.no_ui).then_some(ferret_server::http::WebOptions {
-            downloads: args.ui_downloads,
-        }),
-    })
-}
+use crate::{
+    cli, config,
+    progress::{build_with_progress, with_content_progress},
+    setup::{
+        content_config, http_options, index_config, open_locate, open_roots, read_documents,
+        serve_policy, served_root_args,
+    },
+    shutdown, token,
+};
 
 pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let (deny, limits) = serve_policy(&args)?;
@@ -354,85 +196,6 @@ pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The locate roots, their own index (names only), and the policy.
-fn open_locate(
-    locate_roots: &[ferret_fs::RootSpec],
-    policy: ferret_server::LocatePolicy,
-    root_args: &cli::RootArgs,
-    index_args: &cli::IndexArgs,
-) -> anyhow::Result<Option<ferret_server::Locate>> {
-    if locate_roots.is_empty() {
-        return Ok(None);
-    }
-    let specs: Vec<_> = locate_roots
-        .iter()
-        .cloned()
-        .map(|mut s| {
-            s.writable = false;
-            s
-        })
-        .collect();
-    let roots = Roots::open(&specs, Policy::default())
-        .map_err(|e| anyhow::anyhow!("--locate-root: {e}"))?;
-    let config = index_config(&roots, root_args, index_args);
-    let index = Index::open(config).map_err(anyhow::Error::msg)?;
-    index.start();
-    for root in roots.roots() {
-        tracing::info!(path = %root.path.display(), policy = policy.as_str(), "locate root");
-    }
-    Ok(Some(ferret_server::Locate {
-        roots,
-        index,
-        policy,
-    }))
-}
-
-/// Build with a progress line on a terminal (entries, rate, elapsed); quiet otherwise.
-fn build_with_progress(index: &Index) {
-    let counter = AtomicU64::new(0);
-    with_progress("indexing", &counter, || index.build_now(Some(&counter)));
-}
-
-/// Run `work`, showing on a terminal how far `counter` (entries walked) has got:
-/// the count, the rate and the time. Quiet when stderr is not a terminal.
-pub(crate) fn with_progress<T>(what: &str, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
-    let started = Instant::now();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(100));
-        bar
-    });
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|scope| {
-        if let Some(bar) = &bar {
-            let done = &done;
-            scope.spawn(move || {
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    let n = counter.load(std::sync::atomic::Ordering::Relaxed);
-                    let secs = started.elapsed().as_secs_f64().max(0.001);
-                    bar.set_message(format!(
-                        "{what}: {n} entries, {:.0}/s, {:.1}s",
-                        n as f64 / secs,
-                        secs
-                    ));
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            });
-        }
-        let result = work();
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        result
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    result
-}
-
 pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
     let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
     let config = index_config(&roots, &args.roots, &args.index);
@@ -489,41 +252,6 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Run `work` (a content index build), showing on a terminal a bar of the
-/// text read so far; quiet otherwise.
-fn with_content_progress<T>(content: &ferret_content::ContentIndex, work: impl FnOnce() -> T) -> T {
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "content index {bar:30} {bytes}/{total_bytes} {msg} ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        if let Some(bar) = &bar {
-            let done = &done;
-            scope.spawn(move || {
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    if let Some(p) = content.progress() {
-                        bar.set_length(p.bytes_total);
-                        bar.set_position(p.bytes_done);
-                        bar.set_message(format!("{} of {} files", p.files_done, p.files_total));
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                bar.finish_and_clear();
-            });
-        }
-        let result = work();
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        result
-    })
 }
 
 pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {

@@ -14,7 +14,7 @@ use ferret_server::{Ferret, Transport};
 use serde_json::{Value, json};
 
 use crate::{
-    cli, commands,
+    cli, progress, setup,
     token::{self, Token},
     units::mib,
 };
@@ -105,7 +105,7 @@ fn problem_and_fix(text: &str) -> (String, String) {
 pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     let serve = &args.serve;
     let mut report = Report::default();
-    let root_args = commands::served_root_args(serve);
+    let root_args = setup::served_root_args(serve);
 
     // Every root on its own, so that each problem is named.
     let mut usable: Vec<RootSpec> = Vec::new();
@@ -142,7 +142,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let (deny, limits) = commands::serve_policy(serve)?;
+    let (deny, limits) = setup::serve_policy(serve)?;
     let roots = if usable.len() == root_args.roots.len() {
         match Roots::open(
             &usable,
@@ -166,7 +166,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
 
     let mut sizes: Vec<TreeSize> = Vec::new();
     if let Some(roots) = &roots {
-        let config = commands::index_config(roots, &root_args, &serve.index);
+        let config = setup::index_config(roots, &root_args, &serve.index);
         check_state(&mut report, &config);
         check_content_index(&mut report, serve, &config);
         let size = measure_roots("measuring the roots", &config);
@@ -205,8 +205,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
 /// The content index file these roots and rules would use: present and sound,
 /// missing, or to be discarded (read and checked, never changed).
 fn check_content_index(report: &mut Report, serve: &cli::ServeArgs, config: &IndexConfig) {
-    let Some(content) = commands::content_config(&serve.content, config, serve.max_file_bytes)
-    else {
+    let Some(content) = setup::content_config(&serve.content, config, serve.max_file_bytes) else {
         report.ok(
             "content index",
             "off (--content-index off): grep reads every candidate file",
@@ -266,7 +265,7 @@ fn age_text(secs: u64) -> String {
 /// terminal); each root counts as a folder, since it is watched too.
 fn measure_roots(what: &str, config: &IndexConfig) -> TreeSize {
     let counter = AtomicU64::new(0);
-    commands::with_progress(what, &counter, || {
+    progress::with_progress(what, &counter, || {
         config
             .roots
             .iter()
@@ -419,7 +418,7 @@ fn check_locate(
             return None;
         }
     };
-    let config = commands::index_config(&roots, root_args, &serve.index);
+    let config = setup::index_config(&roots, root_args, &serve.index);
     let size = measure_roots("measuring the locate roots", &config);
     report.ok(
         "locate roots",
@@ -522,7 +521,7 @@ fn check_http(report: &mut Report, serve: &cli::ServeArgs) -> Option<Token> {
             None
         }
     };
-    let options = commands::http_options(serve, token.as_ref())?;
+    let options = setup::http_options(serve, token.as_ref())?;
     if let Err(e) = options.check() {
         report.fail(
             "http",

@@ -4,6 +4,8 @@
 
 mod commands;
 mod doctor;
+mod progress;
+mod setup;
 mod shutdown;
 mod token;
 mod units;

@@ -1,0 +1,211 @@
+//! What the subcommands build from the flags: the roots, the index's and
+//! the content index's settings, documents, the policy, the HTTP options and
+//! the locate roots (`serve`, `doctor`, `index`, `search` and `grep` share
+//! them, so that each means the same by a flag).
+
+use std::time::Duration;
+
+use ferret_fs::{Denylist, Limits, Policy, RootSpec, Roots};
+use ferret_index::{Index, IndexConfig, IndexRoot, Rules};
+use ferret_server::HttpOptions;
+
+use crate::{cli, token};
+
+pub(crate) fn open_roots(
+    args: &cli::RootArgs,
+    deny: Denylist,
+    limits: Limits,
+) -> anyhow::Result<Roots> {
+    let policy = Policy {
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+        deny,
+        limits,
+    };
+    Ok(Roots::open(&args.roots, policy)?)
+}
+
+pub(crate) fn index_config(
+    roots: &Roots,
+    args: &cli::RootArgs,
+    index: &cli::IndexArgs,
+) -> IndexConfig {
+    let mut config = IndexConfig::new(
+        roots
+            .roots()
+            .iter()
+            .map(|r| IndexRoot {
+                name: r.name.clone(),
+                path: r.path.clone(),
+                walk_path: r.handle_path(),
+            })
+            .collect(),
+    );
+    config.rules = Rules {
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+    };
+    config.state_dir = if index.no_persist {
+        None
+    } else {
+        index.state_dir_or_default()
+    };
+    config.journal_max_age = index.journal_max_age;
+    config.journal_max_rows = index.journal_max_entries;
+    config.limit_rescan_every = index.rescan_every.max(Duration::from_secs(1));
+    config
+}
+
+/// The content index's settings, or `None` with `--content-index off`.
+pub(crate) fn content_config(
+    args: &cli::ContentArgs,
+    index: &IndexConfig,
+    max_file_bytes: u64,
+) -> Option<ferret_content::Config> {
+    if !args.content_index {
+        return None;
+    }
+    let mut config = ferret_content::Config::new(index.state_dir.clone());
+    config.budget.max_total_bytes = args.content_index_max_bytes;
+    config.budget.max_file_bytes = args
+        .content_index_max_file_bytes
+        .map_or(max_file_bytes, |n| n.min(max_file_bytes));
+    Some(config)
+}
+
+/// Read documents as text: extracted by this same binary started as an
+/// extractor process, cached under `<state dir>/documents/` (memory only
+/// without a state dir). Without a path to this binary, documents stay binary.
+pub(crate) fn read_documents(roots: Roots, state_dir: Option<&std::path::Path>) -> Roots {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            tracing::warn!("documents are not read as text: cannot find this binary ({e})");
+            return roots;
+        }
+    };
+    let cache = ferret_docs::CacheConfig {
+        dir: state_dir.map(|d| d.join("documents")),
+        ..ferret_docs::CacheConfig::default()
+    };
+    let docs = ferret_docs::Documents::new(
+        ferret_docs::Isolation::Process { exe },
+        ferret_docs::Limits::default(),
+        cache,
+    );
+    roots.with_documents(std::sync::Arc::new(docs))
+}
+
+/// The roots as `serve` takes them: `--root`s, then the plain folders (named
+/// after their last component, with `-2`, `-3` … where a name is taken, since
+/// whoever passed them cannot name them), `--writable` applied to every one.
+pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
+    let mut roots = args.root_args.roots.clone();
+    let mut taken: Vec<String> = roots.iter().map(root_name).collect();
+    for folder in &args.folders {
+        let spec = RootSpec {
+            name: None,
+            path: folder.clone(),
+            writable: false,
+        };
+        let base = root_name(&spec);
+        let mut name = base.clone();
+        let mut n = 1;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        taken.push(name.clone());
+        roots.push(RootSpec {
+            name: Some(name),
+            ..spec
+        });
+    }
+    let mut root_args = cli::RootArgs {
+        roots,
+        hidden: args.root_args.hidden,
+        no_ignore: args.root_args.no_ignore,
+    };
+    if args.writable {
+        for spec in &mut root_args.roots {
+            spec.writable = true;
+        }
+    }
+    root_args
+}
+
+/// The name a root will be served under: its own, or its folder's (as
+/// `Roots::open` names it).
+pub(crate) fn root_name(spec: &RootSpec) -> String {
+    if let Some(name) = &spec.name {
+        return name.clone();
+    }
+    let path = std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone());
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+}
+
+/// The denylist and limits of `serve`'s flags.
+pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, Limits)> {
+    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
+    let limits = Limits {
+        max_file_bytes: args.max_file_bytes,
+        max_response_bytes: args.max_response_bytes as usize,
+        max_line_chars: args.max_line_chars.max(1),
+        max_image_bytes: args.max_image_bytes,
+        ..Limits::default()
+    };
+    Ok((deny, limits))
+}
+
+/// The HTTP options of `serve`'s flags and its token (`None` with --stdio).
+pub(crate) fn http_options(
+    args: &cli::ServeArgs,
+    token: Option<&token::Token>,
+) -> Option<HttpOptions> {
+    (!args.stdio).then(|| HttpOptions {
+        bind: args.bind,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        token: token.map(|t| t.secret.clone()),
+        max_request_bytes: args.max_request_bytes as usize,
+        sessions: args.http_sessions,
+        ui: (!args.no_ui).then_some(ferret_server::http::WebOptions {
+            downloads: args.ui_downloads,
+        }),
+    })
+}
+
+/// The locate roots, their own index (names only), and the policy.
+pub(crate) fn open_locate(
+    locate_roots: &[ferret_fs::RootSpec],
+    policy: ferret_server::LocatePolicy,
+    root_args: &cli::RootArgs,
+    index_args: &cli::IndexArgs,
+) -> anyhow::Result<Option<ferret_server::Locate>> {
+    if locate_roots.is_empty() {
+        return Ok(None);
+    }
+    let specs: Vec<_> = locate_roots
+        .iter()
+        .cloned()
+        .map(|mut s| {
+            s.writable = false;
+            s
+        })
+        .collect();
+    let roots = Roots::open(&specs, Policy::default())
+        .map_err(|e| anyhow::anyhow!("--locate-root: {e}"))?;
+    let config = index_config(&roots, root_args, index_args);
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    index.start();
+    for root in roots.roots() {
+        tracing::info!(path = %root.path.display(), policy = policy.as_str(), "locate root");
+    }
+    Ok(Some(ferret_server::Locate {
+        roots,
+        index,
+        policy,
+    }))
+}
