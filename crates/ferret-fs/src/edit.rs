@@ -7,11 +7,11 @@ use crate::{
     facts::Kind,
     near::nearest_lines,
     read::{checksum, read_up_to},
-    roots::Roots,
-    sniff::{self, Content},
-    write::{
+    replace::{
         FileChange, Keep, mismatch, open_real, replace_atomically, unified_diff, write_failed,
     },
+    roots::Roots,
+    sniff::{self, Content},
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,8 +301,8 @@ fn apply_lines(
 /// `edit`: apply every edit in order to the file's text, or none of them.
 pub(crate) fn edit(roots: &Roots, input: &str, request: &EditRequest) -> FsResult<EditOutcome> {
     let shown = input.trim();
-    let (root, rel) = crate::write::write_target(roots, input)?;
-    let landing = crate::write::land(roots, root, &rel, shown, true)?;
+    let (root, rel) = crate::replace::write_target(roots, input)?;
+    let landing = crate::replace::land(roots, root, &rel, shown, true)?;
     let meta = match &landing.existing {
         None => {
             return Err(FsError::not_found(shown)
@@ -324,7 +324,7 @@ pub(crate) fn edit(roots: &Roots, input: &str, request: &EditRequest) -> FsResul
         }
         Some(m) => m.clone(),
     };
-    crate::write::check_writable(root, &landing.real, shown)?;
+    crate::replace::check_writable(root, &landing.real, shown)?;
     let limit = roots.policy.limits.max_file_bytes;
     if meta.len() > limit {
         return Err(FsError::new(

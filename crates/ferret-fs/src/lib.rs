@@ -27,6 +27,7 @@ pub mod newlines;
 pub mod open;
 pub mod path;
 pub mod read;
+pub mod replace;
 mod resolve;
 pub mod roots;
 pub mod sniff;
@@ -45,10 +46,11 @@ pub use list::{KindFilter, ListEntry, ListOutcome, ListRequest, SortKey};
 pub use manage::{ManageOp, ManageOutcome, ManageRequest};
 pub use meter::Meter;
 pub use read::{Image, ReadOutcome, ReadRequest, TextWindow, checksum};
+pub use replace::FileChange;
 pub use roots::{Root, RootError, Roots, Target};
 pub use spec::{Limits, Policy, RootSpec};
 pub use stat::{ImageInfo, StatInfo};
-pub use write::{FileChange, WriteMode, WriteOutcome, WriteRequest};
+pub use write::{WriteMode, WriteOutcome, WriteRequest};
 
 use std::{path::Path, sync::Arc};
 

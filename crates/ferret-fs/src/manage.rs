@@ -15,11 +15,11 @@ use crate::{
     error::{ErrorCode, FsError, FsResult},
     facts::{Kind, kind_of},
     path::RelPath,
-    roots::{Root, Roots, Target},
-    write::{
+    replace::{
         FileChange, Keep, open_parent, open_real, replace_atomically, split_parent, sync_dir,
         write_failed,
     },
+    roots::{Root, Roots, Target},
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +173,7 @@ fn check_tree(
 ) -> FsResult<()> {
     for (sub, kind) in entries {
         for base in bases {
-            if crate::write::sensitive_target(roots, &base.join(sub), *kind == Kind::Dir) {
+            if crate::replace::sensitive_target(roots, &base.join(sub), *kind == Kind::Dir) {
                 return Err(FsError::new(
                     ErrorCode::PathDenied,
                     format!("`{shown}` holds a sensitive file (`{sub}`); nothing was changed"),
@@ -195,15 +195,15 @@ fn never_a_root(shown: &str, what: &str) -> FsError {
 
 fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
     let shown = input.trim();
-    let (root, rel) = crate::write::write_target(roots, input)?;
+    let (root, rel) = crate::replace::write_target(roots, input)?;
     if rel.is_root() {
         return Err(never_a_root(shown, "deletes"));
     }
     let (real, meta) = locate_entry(roots, root, &rel, shown)?;
     let kind = kind_of(meta.file_type());
     let is_dir = kind == Kind::Dir;
-    if crate::write::sensitive_target(roots, &rel, is_dir)
-        || crate::write::sensitive_target(roots, &real, is_dir)
+    if crate::replace::sensitive_target(roots, &rel, is_dir)
+        || crate::replace::sensitive_target(roots, &real, is_dir)
     {
         return Err(FsError::denied(shown));
     }
@@ -259,7 +259,7 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
 
 fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
     let shown = input.trim();
-    let (root, rel) = crate::write::write_target(roots, input)?;
+    let (root, rel) = crate::replace::write_target(roots, input)?;
     let mut outcome = ManageOutcome {
         op: "mkdir",
         path: roots.display(root, &rel),
@@ -276,11 +276,11 @@ fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manage
         outcome.summary = format!("{} already exists", outcome.path);
         return Ok(outcome);
     }
-    if crate::write::sensitive_target(roots, &rel, true) {
+    if crate::replace::sensitive_target(roots, &rel, true) {
         return Err(FsError::denied(shown));
     }
-    let landing = crate::write::land(roots, root, &rel, shown, true)?;
-    if crate::write::sensitive_target(roots, &landing.real, true) {
+    let landing = crate::replace::land(roots, root, &rel, shown, true)?;
+    if crate::replace::sensitive_target(roots, &landing.real, true) {
         return Err(FsError::denied(shown));
     }
     match &landing.existing {
@@ -301,7 +301,7 @@ fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manage
     if request.dry_run {
         return Ok(outcome);
     }
-    let mut changes = crate::write::create_missing(roots, root, &landing, shown)?;
+    let mut changes = crate::replace::create_missing(roots, root, &landing, shown)?;
     match root.dir().create_dir(landing.real.as_os_path()) {
         Ok(()) => changes.push(FileChange::new(
             "created",
@@ -316,7 +316,7 @@ fn mkdir(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manage
 }
 
 fn destination<'a>(roots: &'a Roots, to: &str) -> FsResult<(&'a Root, RelPath)> {
-    crate::write::write_target(roots, to)
+    crate::replace::write_target(roots, to)
 }
 
 fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
@@ -338,8 +338,8 @@ fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResu
         .metadata(sreal.as_os_path())
         .map_err(|e| FsError::from_io(&e, shown))?;
     let is_dir = smeta.is_dir();
-    if crate::write::sensitive_target(roots, &srel, is_dir)
-        || crate::write::sensitive_target(roots, &sreal, is_dir)
+    if crate::replace::sensitive_target(roots, &srel, is_dir)
+        || crate::replace::sensitive_target(roots, &sreal, is_dir)
     {
         return Err(FsError::denied(shown));
     }
@@ -350,7 +350,7 @@ fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResu
         ));
     }
     let (droot, drel) = destination(roots, to)?;
-    let dland = crate::write::land(roots, droot, &drel, to_shown, true)?;
+    let dland = crate::replace::land(roots, droot, &drel, to_shown, true)?;
     let dreal = dland.real.clone();
     let mut replaced = false;
     let mut tree = Vec::new();
@@ -431,7 +431,7 @@ fn copy(roots: &Roots, input: &str, to: &str, request: &ManageRequest) -> FsResu
     if request.dry_run {
         return Ok(outcome);
     }
-    let mut changes = crate::write::create_missing(roots, droot, &dland, to_shown)?;
+    let mut changes = crate::replace::create_missing(roots, droot, &dland, to_shown)?;
     if is_dir {
         if dland.existing.is_none() {
             droot
@@ -482,20 +482,20 @@ fn move_entry(
 ) -> FsResult<ManageOutcome> {
     let shown = input.trim();
     let to_shown = to.trim();
-    let (sroot, srel) = crate::write::write_target(roots, input)?;
+    let (sroot, srel) = crate::replace::write_target(roots, input)?;
     if srel.is_root() {
         return Err(never_a_root(shown, "moves"));
     }
     let (sreal, smeta) = locate_entry(roots, sroot, &srel, shown)?;
     let kind = kind_of(smeta.file_type());
     let is_dir = kind == Kind::Dir;
-    if crate::write::sensitive_target(roots, &srel, is_dir)
-        || crate::write::sensitive_target(roots, &sreal, is_dir)
+    if crate::replace::sensitive_target(roots, &srel, is_dir)
+        || crate::replace::sensitive_target(roots, &sreal, is_dir)
     {
         return Err(FsError::denied(shown));
     }
     let (droot, drel) = destination(roots, to)?;
-    let dland = crate::write::land(roots, droot, &drel, to_shown, false)?;
+    let dland = crate::replace::land(roots, droot, &drel, to_shown, false)?;
     let dreal = dland.real.clone();
     let same_root = std::ptr::eq(sroot, droot);
     if same_root && dreal == sreal {
@@ -549,7 +549,7 @@ fn move_entry(
     if request.dry_run {
         return Ok(outcome);
     }
-    let mut changes = crate::write::create_missing(roots, droot, &dland, to_shown)?;
+    let mut changes = crate::replace::create_missing(roots, droot, &dland, to_shown)?;
     let (sdir, sleaf) = open_parent(sroot, &sreal).map_err(|e| FsError::from_io(&e, shown))?;
     let (ddir, dleaf) = open_parent(droot, &dreal).map_err(|e| FsError::from_io(&e, to_shown))?;
     match sdir.rename(&sleaf, &ddir, &dleaf) {
