@@ -15,8 +15,8 @@ use rmcp::{
 use serde_json::json;
 
 use crate::{
-    Ferret, InFlight, LocatePolicy, Transport, args, grep_tool, index_tools, links, locate,
-    logging, read_tool, render, tools, work, write_tools,
+    Ferret, InFlight, LocatePolicy, Transport, args, changes_tool, grep_tool, index_tools, links,
+    locate, logging, read_tool, render, tools, work, write_tools,
 };
 
 impl Ferret {
@@ -58,8 +58,8 @@ impl Ferret {
                 return grep_tool::run(this, call, context, offer, after).await;
             }
             "changes" => {
-                let query = index_tools::parse_changes(args)?;
-                blocking(move || index_tools::changes(this.index(), &query)).await??
+                let query = changes_tool::parse_changes(args)?;
+                blocking(move || changes_tool::changes(this.index(), &query)).await??
             }
             "read" => {
                 // Metered: the line count (and the checksum) of a large file

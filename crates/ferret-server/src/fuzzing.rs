@@ -18,7 +18,7 @@ pub fn arguments(tool: &str, args: Option<&JsonObject>, roots: &Roots) -> Result
         "search" => crate::index_tools::parse_search(args).map(drop),
         "locate" => crate::index_tools::parse_locate(args).map(drop),
         "grep" => crate::grep_tool::parse(args, roots).map(drop),
-        "changes" => crate::index_tools::parse_changes(args).map(drop),
+        "changes" => crate::changes_tool::parse_changes(args).map(drop),
         "read" => crate::read_tool::parse_read(args).map(drop),
         "list" => crate::tools::parse_list(args).map(drop),
         "stat" => crate::tools::parse_stat(args).map(drop),

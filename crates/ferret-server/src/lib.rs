@@ -8,8 +8,9 @@
 //! Where things are: this file holds the server's state ([`Ferret`], shared
 //! by every connection, and what belongs to one connection); `handler`
 //! answers each MCP request (`rmcp`'s `ServerHandler`); `dispatch` runs one
-//! tool call; each tool's arguments and answer are in `index_tools`,
-//! `grep_tool`, `tools` and `write_tools`; `work` and `tasks` carry long calls.
+//! tool call; each tool's arguments and answer are in `index_tools`
+//! (search, locate), `changes_tool`, `grep_tool`, `read_tool`, `tools` (list,
+//! stat) and `write_tools`; `work` and `tasks` carry long calls.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -22,6 +23,7 @@
 //! ```
 
 mod args;
+mod changes_tool;
 mod completion;
 mod diagnostics;
 mod dispatch;
@@ -201,7 +203,7 @@ impl Ferret {
         }
         tools.push(grep_tool::definition());
         tools.extend(file_tools);
-        tools.push(index_tools::changes_definition());
+        tools.push(changes_tool::changes_definition());
         if roots.roots().iter().any(|r| r.writable) {
             tools.extend(write_tools::definitions());
         }
