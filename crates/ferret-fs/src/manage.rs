@@ -193,11 +193,23 @@ fn never_a_root(shown: &str, what: &str) -> FsError {
     .hint("act on paths inside the root")
 }
 
-fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
+/// An entry `delete` or `move` changes, as found (the link itself, not what it
+/// points to).
+struct Entry<'a> {
+    root: &'a Root,
+    rel: RelPath,
+    real: RelPath,
+    meta: Metadata,
+    kind: Kind,
+}
+
+/// The entry `input` names, in a writable root: never a root itself (`verb`
+/// says what ferret never does to one), never a sensitive file or folder.
+fn entry_to_change<'a>(roots: &'a Roots, input: &str, verb: &str) -> FsResult<Entry<'a>> {
     let shown = input.trim();
     let (root, rel) = crate::replace::write_target(roots, input)?;
     if rel.is_root() {
-        return Err(never_a_root(shown, "deletes"));
+        return Err(never_a_root(shown, verb));
     }
     let (real, meta) = locate_entry(roots, root, &rel, shown)?;
     let kind = kind_of(meta.file_type());
@@ -207,6 +219,25 @@ fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<Manag
     {
         return Err(FsError::denied(shown));
     }
+    Ok(Entry {
+        root,
+        rel,
+        real,
+        meta,
+        kind,
+    })
+}
+
+fn delete(roots: &Roots, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
+    let shown = input.trim();
+    let Entry {
+        root,
+        rel,
+        real,
+        kind,
+        ..
+    } = entry_to_change(roots, input, "deletes")?;
+    let is_dir = kind == Kind::Dir;
     let mut entries = 0;
     if is_dir {
         let tree = walk(root, &real, shown)?;
@@ -482,18 +513,14 @@ fn move_entry(
 ) -> FsResult<ManageOutcome> {
     let shown = input.trim();
     let to_shown = to.trim();
-    let (sroot, srel) = crate::replace::write_target(roots, input)?;
-    if srel.is_root() {
-        return Err(never_a_root(shown, "moves"));
-    }
-    let (sreal, smeta) = locate_entry(roots, sroot, &srel, shown)?;
-    let kind = kind_of(smeta.file_type());
+    let Entry {
+        root: sroot,
+        rel: srel,
+        real: sreal,
+        meta: smeta,
+        kind,
+    } = entry_to_change(roots, input, "moves")?;
     let is_dir = kind == Kind::Dir;
-    if crate::replace::sensitive_target(roots, &srel, is_dir)
-        || crate::replace::sensitive_target(roots, &sreal, is_dir)
-    {
-        return Err(FsError::denied(shown));
-    }
     let (droot, drel) = destination(roots, to)?;
     let dland = crate::replace::land(roots, droot, &drel, to_shown, false)?;
     let dreal = dland.real.clone();

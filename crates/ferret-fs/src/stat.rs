@@ -45,6 +45,29 @@ pub struct StatInfo {
     pub document: Option<DocumentInfo>,
 }
 
+impl StatInfo {
+    /// What is known of an entry before anything is read: its path and kind,
+    /// read-only, every other fact unknown.
+    fn bare(path: String, kind: Kind) -> StatInfo {
+        StatInfo {
+            path,
+            kind,
+            size: None,
+            modified: None,
+            created: None,
+            readonly: true,
+            symlink_target: None,
+            lines: None,
+            encoding: None,
+            line_endings: None,
+            checksum: None,
+            image: None,
+            binary: None,
+            document: None,
+        }
+    }
+}
+
 /// What `input` names (`file`, `dir`, `symlink`, `other`), or `None` when
 /// nothing is there. Metadata only: nothing is opened or read, and a
 /// symlink is reported as one.
@@ -79,22 +102,7 @@ pub(crate) fn stat(roots: &Roots, input: &str) -> FsResult<StatInfo> {
     let shown = input.trim();
     let (root, rel) = match roots.resolve(input)? {
         Target::AllRoots => {
-            return Ok(StatInfo {
-                path: ".".into(),
-                kind: Kind::Dir,
-                size: None,
-                modified: None,
-                created: None,
-                readonly: true,
-                symlink_target: None,
-                lines: None,
-                encoding: None,
-                line_endings: None,
-                checksum: None,
-                image: None,
-                binary: None,
-                document: None,
-            });
+            return Ok(StatInfo::bare(".".into(), Kind::Dir));
         }
         Target::In(root, rel) => (root, rel),
     };
@@ -116,20 +124,8 @@ pub(crate) fn stat(roots: &Roots, input: &str) -> FsResult<StatInfo> {
             Err(e) if e.code == crate::ErrorCode::NotFound => {
                 // Dangling: it exists as a link, pointing nowhere.
                 return Ok(StatInfo {
-                    path,
-                    kind,
-                    size: None,
                     modified: rfc3339(lmeta.modified()),
-                    created: None,
-                    readonly: true,
-                    symlink_target: None,
-                    lines: None,
-                    encoding: None,
-                    line_endings: None,
-                    checksum: None,
-                    image: None,
-                    binary: None,
-                    document: None,
+                    ..StatInfo::bare(path, kind)
                 });
             }
             Err(e) => return Err(e),
@@ -139,20 +135,12 @@ pub(crate) fn stat(roots: &Roots, input: &str) -> FsResult<StatInfo> {
     };
     roots.check_not_sensitive(&rel, &real, shown)?;
     let mut info = StatInfo {
-        path,
-        kind,
         size: (!meta.is_dir()).then(|| meta.len()),
         modified: rfc3339(meta.modified()),
         created: rfc3339(meta.created()),
         readonly: !root.writable || meta.permissions().readonly(),
         symlink_target,
-        lines: None,
-        encoding: None,
-        line_endings: None,
-        checksum: None,
-        image: None,
-        binary: None,
-        document: None,
+        ..StatInfo::bare(path, kind)
     };
     if !meta.is_file() {
         return Ok(info);
