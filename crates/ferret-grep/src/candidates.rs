@@ -3,7 +3,7 @@
 //! moved since the index last saw them are listed again through the root handle,
 //! so a file created a millisecond ago (before the watcher applied it) is found.
 
-use std::{borrow::Cow, collections::HashSet};
+use std::borrow::Cow;
 
 use ferret_fs::{FsError, KindFilter, ListRequest, Roots, Target};
 use ferret_index::{EntryId, Index, SearchRequest, SortKey};
@@ -148,21 +148,13 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         }
     };
     let mut out = Gathered::default();
-    let mut seen: HashSet<String> = HashSet::new();
     if let Some(folder) = walk_all {
         // Not indexed (hidden or ignored, or the index is still empty): list it.
-        walk_into(
-            roots,
-            &folder,
-            64,
-            &query,
-            &scope.globs,
-            &rel_of,
-            &mut seen,
-            &mut out,
-        );
+        walk_into(roots, &folder, 64, &query, &scope.globs, &rel_of, &mut out);
     } else {
-        let hits = index.search(&SearchRequest {
+        // One string per file (a whole-tree grep gathers every file): facts,
+        // not hits, and the glob matched on a slice of the shown path.
+        let facts = index.search_facts(&SearchRequest {
             query: &query,
             under,
             sort: SortKey::Modified,
@@ -171,17 +163,20 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             limit: usize::MAX / 4,
             group_by: None,
         });
-        for h in hits.hits {
-            if !scope.globs.matches(&rel_of(&h.path)) {
-                seen.insert(h.path);
+        out.candidates.reserve(facts.len());
+        for f in facts {
+            let rel = if multi {
+                f.path.split_once('/').map_or("", |(_, r)| r)
+            } else {
+                f.path.as_str()
+            };
+            if !scope.globs.matches(rel) {
                 continue;
             }
-            let mtime = h.modified.as_deref().map_or(0, parse_time);
-            seen.insert(h.path.clone());
             out.candidates.push(Candidate {
-                path: h.path,
-                mtime,
-                size: h.size.unwrap_or(0),
+                path: f.path,
+                mtime: f.mtime,
+                size: f.size,
             });
         }
         // Folders changed on disk since the index saw them.
@@ -206,24 +201,17 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             let Ok(listed) = roots.list(&shown, &list_request(1, KindFilter::Any)) else {
                 continue;
             };
+            // What the index already holds there was judged by its search
+            // above; only what it has not seen yet is judged here.
             for e in listed.entries {
-                if e.kind == Kind::File && !seen.contains(&e.path) {
-                    push_walked(&e, &query, &scope.globs, &rel_of, &mut seen, &mut out);
+                let name = e.path.rsplit('/').next().unwrap_or("");
+                if index.has_child(id, name.as_bytes()) {
+                    continue;
+                }
+                if e.kind == Kind::File {
+                    push_walked(&e, &query, &scope.globs, &rel_of, &mut out);
                 } else if e.kind == Kind::Dir {
-                    let name = e.path.rsplit('/').next().unwrap_or("").to_string();
-                    let known = index.has_child(id, name.as_bytes());
-                    if !known {
-                        walk_into(
-                            roots,
-                            &e.path,
-                            64,
-                            &query,
-                            &scope.globs,
-                            &rel_of,
-                            &mut seen,
-                            &mut out,
-                        );
-                    }
+                    walk_into(roots, &e.path, 64, &query, &scope.globs, &rel_of, &mut out);
                 }
             }
         }
@@ -312,15 +300,14 @@ fn walk_into(
     query: &Query,
     globs: &Globs,
     rel_of: &dyn Fn(&str) -> String,
-    seen: &mut HashSet<String>,
     out: &mut Gathered,
 ) {
     let Ok(listed) = roots.list(folder, &list_request(depth, KindFilter::File)) else {
         return;
     };
     for e in listed.entries {
-        if e.kind == Kind::File && !seen.contains(&e.path) {
-            push_walked(&e, query, globs, rel_of, seen, out);
+        if e.kind == Kind::File {
+            push_walked(&e, query, globs, rel_of, out);
         }
     }
 }
@@ -330,10 +317,8 @@ fn push_walked(
     query: &Query,
     globs: &Globs,
     rel_of: &dyn Fn(&str) -> String,
-    seen: &mut HashSet<String>,
     out: &mut Gathered,
 ) {
-    seen.insert(e.path.clone());
     let rel = rel_of(&e.path);
     let mtime = e.modified.as_deref().map_or(0, parse_time);
     let entry = Walked {

@@ -473,6 +473,18 @@ impl Index {
         search::search_with(&self.read_store(), request, Some(&uses))
     }
 
+    /// [`Index::search`] answered as [`search::Fact`]s (path, mtime, size):
+    /// for many matches at once, in any order but relevance, without groups.
+    pub fn search_facts(&self, request: &SearchRequest) -> Vec<search::Fact> {
+        search::search_facts(&self.read_store(), request)
+    }
+
+    /// Hand the memory freed by a large piece of work (a whole-tree grep's
+    /// candidates) back to the system (glibc keeps it in its arenas otherwise).
+    pub fn give_back_memory() {
+        trim::give_back_memory();
+    }
+
     /// Run a fuzzy search (see [`fuzzy`]).
     pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
         let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());

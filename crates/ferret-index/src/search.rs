@@ -22,7 +22,7 @@ use crate::orders::skipped;
 use crate::plan::{Driver, Order, PARALLEL_FROM, Plan, extension, fold_into, par_chunks};
 use crate::rank::{self, Places, Ranker, Relevance};
 pub use crate::request::{Group, GroupBy, SearchOutcome, SearchRequest, SortKey};
-use crate::store::{EntryId, Kind, NONE, Store, UNKNOWN_SECS};
+use crate::store::{EntryId, Kind, NONE, Store, UNKNOWN_SECS, UNKNOWN_TIME};
 use crate::uses::Uses;
 
 /// Ranking costs about a microsecond an entry (cache misses): worth threads
@@ -168,6 +168,14 @@ pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) 
     if request.sort == SortKey::Relevance {
         return by_relevance(&plan, wanted, delta, uses);
     }
+    let (ordered, total) = sorted(&plan, wanted, delta);
+    outcome(store, ordered, request, total)
+}
+
+/// The first `wanted` matches of a plan in its request's order (not
+/// relevance), and how many match in all.
+fn sorted(plan: &Plan<'_>, wanted: usize, delta: Vec<EntryId>) -> (Vec<EntryId>, usize) {
+    let (store, request) = (plan.store, plan.request);
     let cmp = |a: &EntryId, b: &EntryId| {
         let o = compare(store, request.sort, *a, *b);
         if request.descending { o.reverse() } else { o }
@@ -177,7 +185,7 @@ pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) 
         let wanted = wanted.min(total);
         let page = if wanted == 0 {
             Vec::new()
-        } else if let Some(page) = walk_order(&plan, wanted, &delta, &cmp) {
+        } else if let Some(page) = walk_order(plan, wanted, &delta, &cmp) {
             page
         } else {
             let mut all = plan.base_matches();
@@ -185,13 +193,61 @@ pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) 
             top_k(&mut all, wanted, cmp);
             all
         };
-        return outcome(store, page, request, total);
+        return (page, total);
     }
     let mut all = plan.base_matches();
     all.extend_from_slice(&delta);
     let total = all.len();
     top_k(&mut all, wanted.min(total), cmp);
-    outcome(store, all, request, total)
+    (all, total)
+}
+
+/// A match as callers that want many of them need it: its shown path, its
+/// modification time (Unix seconds; 0 when unknown) and its size, without
+/// the strings of a [`Hit`] (a whole-tree grep gathers every file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    pub path: String,
+    pub mtime: i64,
+    pub size: u64,
+}
+
+/// [`search`] answered as [`Fact`]s. Relevance and `group_by` are not
+/// offered: they need the full answer.
+pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
+    debug_assert!(request.sort != SortKey::Relevance && request.group_by.is_none());
+    if request.query.is_match_none() {
+        return Vec::new();
+    }
+    let plan = Plan::new(store, request);
+    let delta = if plan.covers_delta() {
+        Vec::new()
+    } else {
+        plan.delta_matches()
+    };
+    let wanted = request.offset.saturating_add(request.limit);
+    let (ordered, _) = sorted(&plan, wanted, delta);
+    ordered
+        .into_iter()
+        .skip(request.offset)
+        .take(request.limit)
+        .map(|id| {
+            let meta = store.meta(id);
+            Fact {
+                path: display_path(store, id),
+                mtime: if meta.mtime == UNKNOWN_TIME {
+                    0
+                } else {
+                    meta.mtime
+                },
+                size: if store.kind(id) == Kind::Dir {
+                    0
+                } else {
+                    meta.size
+                },
+            }
+        })
+        .collect()
 }
 
 /// The page in relevance order. When the query has a word and the matching
@@ -403,24 +459,63 @@ fn group(
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut buf = Vec::new();
     for &id in matched {
-        let key = match by {
-            GroupBy::Kind => store.kind(id).name().to_string(),
-            GroupBy::Extension => {
-                if store.kind(id) == Kind::Dir {
-                    "(folder)".to_string()
-                } else {
-                    fold_into(store.name(id), &mut buf);
-                    match extension(&buf) {
-                        Some(ext) => String::from_utf8_lossy(ext).into_owned(),
-                        None => "(none)".to_string(),
-                    }
-                }
-            }
-            GroupBy::Folder => display_path(store, store.parent(id)),
-        };
+        let kind = store.kind(id);
+        let key = group_key(
+            by,
+            kind.name(),
+            kind == Kind::Dir,
+            store.name(id),
+            &mut buf,
+            || display_path(store, store.parent(id)),
+        );
         *counts.entry(key).or_default() += 1;
     }
     page_groups(counts, request.offset, request.limit)
+}
+
+/// Hits (already found, e.g. kept by a content filter) grouped as a
+/// search with `group_by` groups its matches, one page of the groups.
+pub fn group_hits(hits: &[Hit], by: GroupBy, offset: usize, limit: usize) -> SearchOutcome {
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut buf = Vec::new();
+    for h in hits {
+        let (folder, name) = h.path.rsplit_once('/').unwrap_or((".", &h.path));
+        let is_dir = h.kind == ferret_query::Kind::Dir;
+        let key = group_key(
+            by,
+            h.kind.as_str(),
+            is_dir,
+            name.as_bytes(),
+            &mut buf,
+            || folder.to_string(),
+        );
+        *counts.entry(key).or_default() += 1;
+    }
+    page_groups(counts, offset, limit)
+}
+
+/// The group an entry falls in: its kind; its extension, folded (folders
+/// and names without one in groups of their own); or its folder.
+fn group_key(
+    by: GroupBy,
+    kind: &str,
+    is_dir: bool,
+    name: &[u8],
+    buf: &mut Vec<u8>,
+    folder: impl FnOnce() -> String,
+) -> String {
+    match by {
+        GroupBy::Kind => kind.to_string(),
+        GroupBy::Extension if is_dir => "(folder)".to_string(),
+        GroupBy::Extension => {
+            fold_into(name, buf);
+            match extension(buf) {
+                Some(ext) => String::from_utf8_lossy(ext).into_owned(),
+                None => "(none)".to_string(),
+            }
+        }
+        GroupBy::Folder => folder(),
+    }
 }
 
 /// Groups ordered by count (largest first, then by name), one page of them.

@@ -270,6 +270,9 @@ fn wait_for_content_index(content: &ContentIndex, deadline: Instant, meter: &Met
     }
 }
 
+/// Greps over this many candidates give their freed memory back when done.
+const TRIM_FROM: usize = 10_000;
+
 fn execute(
     index: &Index,
     roots: &Roots,
@@ -303,6 +306,15 @@ fn execute(
         &meter.cancel,
         Some(&meter.done),
     );
+    // A grep over many files allocated and freed a string (and a search
+    // buffer) per file on this thread; glibc keeps what was freed in the
+    // thread's arena, and the arenas of the blocking pool's threads add up:
+    // hand it back (the soak in docs/benchmarks.md grew 32 MiB a minute
+    // without this).
+    if gathered.candidates.len() >= TRIM_FROM {
+        drop(gathered);
+        Index::give_back_memory();
+    }
     // Binary files the index knew, not opened: still skipped as binary.
     outcome.skipped.binary += narrowing.binary;
     let narrowing = content.is_some().then_some(narrowing);
@@ -635,26 +647,9 @@ pub fn content_search(
         .collect();
     let total = hits.len() as u64;
     if let Some(by) = request.group_by {
-        let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
-        for h in &hits {
-            let key = match by {
-                ferret_index::GroupBy::Kind => h.kind.to_string(),
-                ferret_index::GroupBy::Extension => {
-                    let name = h.path.rsplit('/').next().unwrap_or("");
-                    match name.rfind('.') {
-                        Some(i) if i > 0 => name[i + 1..].to_ascii_lowercase(),
-                        _ => "(none)".into(),
-                    }
-                }
-                ferret_index::GroupBy::Folder => h
-                    .path
-                    .rsplit_once('/')
-                    .map_or(".".to_string(), |(d, _)| d.to_string()),
-            };
-            *counts.entry(key).or_default() += 1;
-        }
-        return Ok(ferret_index::search::page_groups(
-            counts,
+        return Ok(ferret_index::search::group_hits(
+            &hits,
+            by,
             request.offset,
             request.limit,
         ));
