@@ -105,14 +105,14 @@ def free_port() -> int:
 class Ferret:
     """`ferret serve` over HTTP on a loopback port, stopped by its pid."""
 
-    def __init__(self, tree: Path, token_file: Path, state: Path, port: int | None = None):
+    def __init__(self, tree: Path, token_file: Path, state: Path, port: int | None = None, env: dict | None = None, extra: list | None = None):
         self.port = port or free_port()
         self.proc = subprocess.Popen(
-            [str(FERRET), "serve", "--root", str(tree), "--bind", f"127.0.0.1:{self.port}", "--state-dir", str(state), "--token-file", str(token_file)],
+            [str(FERRET), "serve", "--root", str(tree), "--bind", f"127.0.0.1:{self.port}", "--state-dir", str(state), "--token-file", str(token_file), *(extra or [])],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "FERRET_LOG": "warn"},
+            env={**os.environ, "FERRET_LOG": "warn", **(env or {})},
         )
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -180,7 +180,8 @@ def wait_ready(port: int, token: str, entries_at_least: int):
     deadline = time.time() + 600
     while time.time() < deadline:
         d = call(port, token, "diagnostics", {})["result"]["structuredContent"]
-        if d["index"]["state"].startswith("ready") and d["index"]["entries"] >= entries_at_least:
+        content = (d.get("content_index") or {}).get("state", "ready")
+        if d["index"]["state"].startswith("ready") and d["index"]["entries"] >= entries_at_least and content in ("ready", "failed"):
             return d
         time.sleep(0.5)
     raise RuntimeError("the index did not get ready")
@@ -269,8 +270,9 @@ def cheap_requests(files: list[str], n: int = 3000) -> list[tuple[str, dict]]:
 
 def grep_requests(n: int = 50) -> list[tuple[str, dict]]:
     rng = random.Random(SEED + 2)
-    # A literal that is nowhere: every file of the tree is read.
-    return [("grep", {"pattern": f"absent-{rng.randrange(10**9)}", "literal": True, "timeout_ms": 120000}) for _ in range(n)]
+    # A pattern found nowhere and with no 3-character literal, so that the
+    # content index cannot narrow it either: every file of the tree is read.
+    return [("grep", {"pattern": f"[0-9]{{{rng.randrange(30, 60)}}}", "timeout_ms": 120000}) for _ in range(n)]
 
 
 def wrk(port: int, script: Path, seconds: float, connections: int, threads: int = 1) -> subprocess.Popen:
@@ -315,7 +317,25 @@ def phase_load(port, scripts, seconds, connections, grep_connections) -> dict:
 
 
 def phase_soak(server: Ferret, port, scripts, minutes, connections, grep_connections) -> dict:
-    print(f"\n## soak: {minutes} minutes, the mix with {grep_connections} greps in flight")
+    """The mix with greps for `minutes`, after one minute of the same mix as a
+    warm-up (caches, thread pools and allocator arenas reach their working
+    size in it); resident memory sampled every 5 s throughout."""
+    print(f"\n## soak: 1 minute of warm-up, then {minutes} minutes, the mix with {grep_connections} greps in flight")
+    samples: list[tuple[float, int]] = []
+    stop = threading.Event()
+    began = time.time()
+
+    def sample():
+        while not stop.wait(5):
+            samples.append((time.time() - began, server.rss_kib()))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    rss_ready = server.rss_kib()
+    sampler.start()
+    greps = wrk(port, scripts["grep"], 60, grep_connections)
+    warm = result(wrk(port, scripts["cheap"], 60, connections, threads=2), 60)
+    result(greps, 60)
+    show("warm-up minute", warm)
     rss_start = server.rss_kib()
     minutes_out = []
     for minute in range(minutes):
@@ -327,59 +347,26 @@ def phase_soak(server: Ferret, port, scripts, minutes, connections, grep_connect
         cheap["grep_errors"] = grep["errors"]
         minutes_out.append(cheap)
         show(f"minute {minute + 1} (rss {cheap['rss_kib'] / 1024:.0f} MiB, {grep['requests']} greps)", cheap)
+    stop.set()
     rss_end = server.rss_kib()
     growth = (rss_end - rss_start) / rss_start * 100
-    # Memory after the first minute: what the caches and pools settle at.
-    settled = minutes_out[0]["rss_kib"]
-    growth_settled = (rss_end - settled) / settled * 100
-    print(f"resident memory: {rss_start / 1024:.1f} MiB at the start, {settled / 1024:.1f} after a minute, {rss_end / 1024:.1f} at the end ({growth:+.1f}% from the start, {growth_settled:+.1f}% from the first minute)")
-    return {"minutes": minutes_out, "rss_start_kib": rss_start, "rss_after_first_minute_kib": settled, "rss_end_kib": rss_end}
-
-
-NGINX_CONF = """
-worker_processes 1;
-error_log {prefix}/error.log warn;
-pid {prefix}/nginx.pid;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {prefix}/body;
-  proxy_temp_path {prefix}/proxy;
-  fastcgi_temp_path {prefix}/fastcgi;
-  uwsgi_temp_path {prefix}/uwsgi;
-  scgi_temp_path {prefix}/scgi;
-  upstream ferret {{
-    server 127.0.0.1:{a} max_fails=1 fail_timeout=30s;
-    server 127.0.0.1:{b} max_fails=1 fail_timeout=30s;
-    keepalive 64;
-  }}
-  # Calls that change nothing may be sent again to the other replica; the
-  # 2026-07-28 protocol names the tool in a header, so nginx can tell.
-  map $http_mcp_name $read_only {{
-    default 0;
-    search 1; read 1; list 1; stat 1; grep 1; changes 1; diagnostics 1; locate 1;
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    proxy_set_header Host $http_host;
-    proxy_read_timeout 120s;
-    location = /mcp {{
-      if ($read_only) {{ rewrite ^ /retryable last; }}
-      proxy_next_upstream off;
-      proxy_pass http://ferret;
-    }}
-    location = /retryable {{
-      internal;
-      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
-      proxy_next_upstream_tries 2;
-      proxy_pass http://ferret/mcp;
-    }}
-    location = /health {{ proxy_pass http://ferret; }}
-  }}
-}}
-"""
+    peak = max(k for _, k in samples) if samples else rss_end
+    print(
+        f"resident memory: {rss_ready / 1024:.1f} MiB when ready, {rss_start / 1024:.1f} after the warm-up minute, "
+        f"{rss_end / 1024:.1f} at the end ({growth:+.1f}% over the soak), peak {peak / 1024:.1f}"
+    )
+    total = sum(m["requests"] for m in minutes_out)
+    errors = sum(m["errors"] + m["grep_errors"] for m in minutes_out)
+    print(f"requests: {total} cheap calls, {sum(m['greps'] for m in minutes_out)} greps, {errors} errors")
+    return {
+        "warm_up": warm,
+        "minutes": minutes_out,
+        "rss_ready_kib": rss_ready,
+        "rss_start_kib": rss_start,
+        "rss_end_kib": rss_end,
+        "rss_peak_kib": peak,
+        "rss_samples": samples,
+    }
 
 
 def phase_replicas(tree, token, token_file, scripts, connections, entries) -> dict:
@@ -428,6 +415,8 @@ def main():
     ap.add_argument("--grep-connections", type=int, default=4)
     ap.add_argument("--out", type=Path, default=REPO / "target" / "bench-load.json")
     ap.add_argument("--ferret", type=Path, help="this binary instead of building target/release/ferret")
+    ap.add_argument("--ferret-env", action="append", default=[], metavar="NAME=VALUE", help="set in ferret's environment (repeatable), e.g. MALLOC_ARENA_MAX=2")
+    ap.add_argument("--serve-arg", action="append", default=[], metavar="ARG", help="one more `ferret serve` argument (repeatable), e.g. --content-index=off")
     args = ap.parse_args()
     args.phases = args.phases or ["load", "soak", "replicas"]
     if unknown := set(args.phases) - {"load", "soak", "replicas"}:
@@ -450,7 +439,7 @@ def main():
     out = {"entries": args.entries, "files": len(files), "cores": cores}
     try:
         if "load" in args.phases or "soak" in args.phases:
-            server = Ferret(tree, token_file, work / "state")
+            server = Ferret(tree, token_file, work / "state", env=dict(e.split("=", 1) for e in args.ferret_env), extra=args.serve_arg)
             try:
                 d = wait_ready(server.port, token, len(files))
                 out["index_entries"] = d["index"]["entries"]
