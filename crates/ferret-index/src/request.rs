@@ -21,6 +21,28 @@ pub enum SortKey {
     Relevance,
 }
 
+impl SortKey {
+    /// Every order by the name the tools, the command line and the page
+    /// give it.
+    pub const NAMES: [(&'static str, SortKey); 7] = [
+        ("name", SortKey::Name),
+        ("path", SortKey::Path),
+        ("size", SortKey::Size),
+        ("modified", SortKey::Modified),
+        ("created", SortKey::Created),
+        ("extension", SortKey::Extension),
+        ("relevance", SortKey::Relevance),
+    ];
+
+    /// The order named `name` (one of [`SortKey::NAMES`]).
+    pub fn from_name(name: &str) -> Option<SortKey> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, key)| key)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
     Extension,

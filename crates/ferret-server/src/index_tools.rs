@@ -221,14 +221,8 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         query,
         path: a.string("path")?,
         details,
-        sort: match sort {
-            Some("path") => SortKey::Path,
-            Some("size") => SortKey::Size,
-            Some("modified") => SortKey::Modified,
-            Some("created") => SortKey::Created,
-            Some("extension") => SortKey::Extension,
-            Some("relevance") => SortKey::Relevance,
-            Some(_) => SortKey::Name,
+        sort: match sort.and_then(SortKey::from_name) {
+            Some(key) => key,
             None if names_something => SortKey::Relevance,
             None => SortKey::Name,
         },

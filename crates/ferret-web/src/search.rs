@@ -49,15 +49,14 @@ pub fn compile(text: &str, options: &Options) -> Result<Query, ApiError> {
 
 /// The sort keys both faces accept, by their Everything names.
 pub fn sort_key(name: &str) -> Option<SortKey> {
-    Some(match name {
-        "name" => SortKey::Name,
-        "path" => SortKey::Path,
-        "size" => SortKey::Size,
-        "date_modified" | "modified" => SortKey::Modified,
-        "date_created" | "created" => SortKey::Created,
-        "extension" => SortKey::Extension,
-        _ => return None,
-    })
+    match name {
+        "date_modified" => Some(SortKey::Modified),
+        "date_created" => Some(SortKey::Created),
+        // Relevance is the page's default when a query names something, not
+        // an order to pick.
+        "relevance" => None,
+        other => SortKey::from_name(other),
+    }
 }
 
 /// Run a search; also says how long the index took (ms).

@@ -260,16 +260,9 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
     let clock = ferret_query::Clock::system();
     let query = ferret_query::Query::compile(&args.query, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&args.query)))?;
-    let sort = match args.sort.as_str() {
-        "name" => SortKey::Name,
-        "path" => SortKey::Path,
-        "size" => SortKey::Size,
-        "modified" => SortKey::Modified,
-        "created" => SortKey::Created,
-        "extension" => SortKey::Extension,
-        other => anyhow::bail!(
-            "unknown sort `{other}`; use name, path, size, modified, created or extension"
-        ),
+    let Some(sort) = SortKey::from_name(&args.sort) else {
+        let names: Vec<&str> = SortKey::NAMES.iter().map(|(n, _)| *n).collect();
+        anyhow::bail!("unknown sort `{}`; use {}", args.sort, names.join(", "));
     };
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     if !index.status().ready {
