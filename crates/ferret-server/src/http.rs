@@ -234,14 +234,8 @@ async fn session_ended(method: axum::http::Method, mut response: Response) -> Re
 }
 
 async fn require_token(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
     // Hashes compared, so the time taken says nothing about the token.
-    if guard.accepts(presented.trim()) {
+    if guard.accepts_bearer(request.headers()) {
         return next.run(request).await;
     }
     tracing::info!("http: refused an MCP request without the right bearer token");

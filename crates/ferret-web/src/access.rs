@@ -240,6 +240,16 @@ impl Guard {
             .is_some_and(|t| sha256(&[presented.as_bytes()]) == t)
     }
 
+    /// Whether the request's `Authorization: Bearer` header holds the token
+    /// (MCP requests take no other form). False when no token is configured.
+    pub fn accepts_bearer(&self, headers: &HeaderMap) -> bool {
+        let presented = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        presented.is_some_and(|p| self.accepts(p.trim()))
+    }
+
     /// No token configured, or the request carries it (bearer, Basic password,
     /// or the page's cookie).
     pub fn authorized(&self, headers: &HeaderMap) -> bool {
@@ -247,8 +257,8 @@ impl Guard {
             return true;
         };
         if let Some(auth) = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-            if let Some(bearer) = auth.strip_prefix("Bearer ") {
-                return sha256(&[bearer.trim().as_bytes()]) == token;
+            if auth.starts_with("Bearer ") {
+                return self.accepts_bearer(headers);
             }
             if let Some(basic) = auth.strip_prefix("Basic ") {
                 let decoded = base64::engine::general_purpose::STANDARD
