@@ -386,10 +386,6 @@ pub struct Task {
 pub struct NotAnswered;
 
 impl Task {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
     /// Resolves when `tasks/cancel` (or the server's shutdown) asked the work to stop.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
