@@ -13,32 +13,32 @@
 //! }
 //! ```
 
-pub mod codec;
-pub mod deny;
-pub mod document;
-pub mod edit;
-pub mod error;
-pub mod facts;
+mod codec;
+mod deny;
+mod document;
+mod edit;
+mod error;
+mod facts;
 pub mod list;
-pub mod manage;
-pub mod meter;
+mod manage;
+mod meter;
 mod near;
-pub mod newlines;
-pub mod open;
+mod newlines;
+mod open;
 pub mod path;
-pub mod read;
-pub mod replace;
+mod read;
+mod replace;
 mod resolve;
 pub mod roots;
 pub mod sniff;
-pub mod spec;
-pub mod stat;
+mod spec;
+mod stat;
 pub mod text;
-pub mod window;
-pub mod write;
+mod window;
+mod write;
 
 pub use deny::Denylist;
-pub use document::{DocumentInfo, DocumentWindow, PartOf, PartRef, PartStart, Selection};
+pub use document::{DocumentInfo, DocumentWindow, PartOf, PartRef, PartStart, Selection, part_of};
 pub use edit::{EditOp, EditOutcome, EditRequest, LineAction};
 pub use error::{ErrorCode, FsError, FsResult};
 pub use ferret_docs;

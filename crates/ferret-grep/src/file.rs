@@ -278,7 +278,7 @@ fn search_document(
     result.count = sink.count;
     result.items = sink.items;
     for item in &mut result.items {
-        item.part = ferret_fs::document::part_of(&doc, item.line);
+        item.part = ferret_fs::part_of(&doc, item.line);
     }
     result.scanned = searched.is_ok() && control.stopped().is_none();
     result
