@@ -61,16 +61,20 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         .build()?;
     let grace = args.shutdown_grace;
     let task_after = args.task_after;
+    // The same server whatever the transport, told how it is reached.
+    let make_server = |transport: Transport| {
+        let server = Ferret::with_locate(roots, index.clone(), transport, locate);
+        if let Some(c) = &content {
+            server.set_content_index(c.clone());
+        }
+        server.set_task_after(task_after);
+        server
+    };
     let result = runtime.block_on(async {
         let stopping = shutdown::watch();
         match http {
             None => {
-                let server = Ferret::with_locate(roots, index.clone(), Transport::Stdio, locate);
-                if let Some(c) = &content {
-                    server.set_content_index(c.clone());
-                }
-
-                server.set_task_after(task_after);
+                let server = make_server(Transport::Stdio);
                 let serving = ferret_server::serve_stdio(server.clone());
                 tokio::pin!(serving);
                 tokio::select! {
@@ -95,12 +99,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                     bind: options.bind.to_string(),
                     sessions: options.sessions,
                 };
-                let server = Ferret::with_locate(roots, index.clone(), transport, locate);
-                if let Some(c) = &content {
-                    server.set_content_index(c.clone());
-                }
-
-                server.set_task_after(task_after);
+                let server = make_server(transport);
                 let (ending, signalled) = (server.clone(), stopping.clone());
                 // On the signal axum stops accepting and waits for open requests;
                 // listen streams are ended first, or it would wait on them forever.
