@@ -225,12 +225,9 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
         "walk_capped": outcome.walk_capped,
         "data_note": render::data_note("entries"),
     });
-    let result = render::ok(render::compact(structured), text);
-    if request.meter.as_ref().is_some_and(|m| m.cancelled()) {
-        // Only a task's result outlives a cancel: say what it is.
-        return render::cancelled(result);
-    }
-    result
+    // A task's result cut short by tasks/cancel is marked so where every
+    // task ends (`work::follow`).
+    render::ok(render::compact(structured), text)
 }
 
 pub fn parse_stat(args: Option<&JsonObject>) -> ArgResult<Vec<String>> {

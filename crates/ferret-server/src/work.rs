@@ -281,9 +281,14 @@ async fn follow(
     let (done, total) = running.meter.read();
     let mut message = describe(done, total);
     match joined(r) {
-        Ok(result) => {
+        Ok(mut result) => {
             if cancel_heard {
                 message.push_str("; stopped by tasks/cancel, partial results");
+                // Whatever the tool: a result cut short says so (grep says
+                // it already, with its own counts).
+                if result.is_error != Some(true) {
+                    result = crate::render::cancelled(result);
+                }
             }
             on_end(&result);
             task.finish(Outcome::Completed(result), Some(message));
@@ -291,4 +296,52 @@ async fn follow(
         Err(e) => task.finish(Outcome::Failed(e), Some(message)),
     }
     drop(running.stop);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::{Limits, Tasks};
+
+    /// A task cut short by `tasks/cancel` answers CANCELLED whatever the
+    /// tool: the work here knows nothing of cancellation but stopping.
+    #[tokio::test]
+    async fn a_cancelled_task_says_so_whatever_its_tool() {
+        let tasks = Tasks::new(Limits::default());
+        let (task, seed) = tasks.start("a", None).unwrap();
+        let id = seed.task.task_id.clone();
+        let meter = Arc::new(Meter::new());
+        let for_work = meter.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            while !for_work.cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            crate::render::ok(
+                serde_json::json!({"hits": [], "total": 3}),
+                "3 matches so far".into(),
+            )
+        });
+        let running = Running {
+            meter: meter.clone(),
+            stop: StopOnDrop {
+                meter,
+                watcher: None,
+            },
+            job,
+        };
+        let follower = tokio::spawn(follow(running, task, counted("files"), Box::new(|_| {})));
+        tasks.cancel(&id).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), follower)
+            .await
+            .expect("the task ends once its work stops")
+            .unwrap();
+        let got = serde_json::to_value(tasks.get(&id).unwrap()).unwrap();
+        let result = &got["result"];
+        assert_eq!(result["isError"], true, "{got}");
+        assert_eq!(result["structuredContent"]["error"]["code"], "CANCELLED");
+        assert_eq!(
+            result["structuredContent"]["total"], 3,
+            "partial results kept"
+        );
+    }
 }
