@@ -12,7 +12,7 @@ use std::{
 };
 
 use ferret_content::ContentIndex;
-use ferret_fs::{Meter, Roots};
+use ferret_fs::{ErrorCode, FsError, Meter, Roots};
 use ferret_grep::{Output, Pattern, RegexMatcher, Stopped, candidates::Globs};
 use ferret_index::Index;
 use ferret_query::{Clock, Options as QueryOptions, Query};
@@ -552,7 +552,7 @@ pub fn content_filter(
     patterns: &[String],
     timeout: Duration,
     meter: &Meter,
-) -> Result<HashSet<String>, String> {
+) -> Result<HashSet<String>, FsError> {
     let deadline = Instant::now() + timeout;
     meter.set_total((files.len() * patterns.len()) as u64);
     let mut remaining = files;
@@ -563,7 +563,8 @@ pub fn content_filter(
             case_insensitive: true,
             ..Pattern::default()
         };
-        let matcher = ferret_grep::compile(&pattern)?;
+        let matcher = ferret_grep::compile(&pattern)
+            .map_err(|e| FsError::new(ErrorCode::TooLarge, format!("`content:{p}`: {e}")))?;
         let mut gathered = ferret_grep::candidates::Gathered {
             candidates: std::mem::take(&mut remaining),
             from_walk: 0,
@@ -593,11 +594,24 @@ pub fn content_filter(
             &meter.cancel,
             Some(&meter.done),
         );
-        if outcome.stopped.is_some() {
-            return Err(format!(
-                "`content:` took longer than {} s; narrow the query (ext:, in:, size:) first",
-                timeout.as_secs()
-            ));
+        match outcome.stopped {
+            None => {}
+            Some(Stopped::Cancelled) => {
+                return Err(
+                    FsError::new(ErrorCode::Cancelled, "the search was cancelled")
+                        .hint("run it again if you still need it"),
+                );
+            }
+            Some(Stopped::Timeout) => {
+                return Err(FsError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "`content:` took longer than {} s, so which files hold the text is not known",
+                        timeout.as_secs()
+                    ),
+                )
+                .hint("narrow the query first (ext:, in:, size:, a path), or use grep with timeout_ms"));
+            }
         }
         let found: HashSet<String> = outcome.files.into_iter().collect();
         remaining.retain(|c| found.contains(&c.path));
@@ -618,7 +632,7 @@ pub fn content_search(
     request: &ferret_index::SearchRequest,
     patterns: &[String],
     meter: &Meter,
-) -> Result<ferret_index::SearchOutcome, String> {
+) -> Result<ferret_index::SearchOutcome, FsError> {
     let all = index.search(&ferret_index::SearchRequest {
         offset: 0,
         limit: usize::MAX / 4,

@@ -345,10 +345,8 @@ pub fn search_showing(
             meter,
         ) {
             Ok(outcome) => outcome,
-            Err(e) => {
-                warning = Some(e);
-                ferret_index::SearchOutcome::default()
-            }
+            // Not an empty answer: which files hold the text is not known.
+            Err(e) => return render::tool_error(&e),
         }
     } else if let Some(words) = &call.fuzzy {
         index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
