@@ -681,7 +681,53 @@ pub fn content_search(
 
 #[cfg(test)]
 mod tests {
-    use super::names_documents;
+    use super::*;
+
+    #[test]
+    fn a_content_filter_out_of_time_or_cancelled_is_an_error_not_an_empty_answer() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            std::fs::write(
+                tmp.path().join(format!("f{i}.txt")),
+                "needle\n".repeat(1000),
+            )
+            .unwrap();
+        }
+        let spec: ferret_fs::RootSpec = tmp.path().display().to_string().parse().unwrap();
+        let roots = Roots::open(&[spec], ferret_fs::Policy::default()).unwrap();
+        let files = || -> Vec<ferret_grep::Candidate> {
+            (0..50)
+                .map(|i| ferret_grep::Candidate {
+                    path: format!("f{i}.txt"),
+                    mtime: 0,
+                    size: 7000,
+                })
+                .collect()
+        };
+        let words = ["needle".to_string()];
+        let found = content_filter(
+            &roots,
+            None,
+            files(),
+            &words,
+            Duration::from_secs(30),
+            &Meter::new(),
+        );
+        assert_eq!(found.unwrap().len(), 50);
+        let late = content_filter(&roots, None, files(), &words, Duration::ZERO, &Meter::new());
+        assert_eq!(late.unwrap_err().code, ErrorCode::Timeout);
+        let meter = Meter::new();
+        meter.stop();
+        let stopped = content_filter(
+            &roots,
+            None,
+            files(),
+            &words,
+            Duration::from_secs(30),
+            &meter,
+        );
+        assert_eq!(stopped.unwrap_err().code, ErrorCode::Cancelled);
+    }
 
     #[test]
     fn filters_that_name_documents_search_them() {
