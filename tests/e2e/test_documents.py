@@ -240,3 +240,5 @@ def test_pages_and_sheet_are_checked(docs, state):
     assert both and "not both" in both
     assert past[0] and past[1]["error"]["code"] == "NOT_FOUND" and "has 500 pages" in past[2]
     assert text_file[0] and "not a document" in text_file[2]
+    # The file exists: no other paths are offered for a page it lacks.
+    assert "suggested_paths" not in past[1] and "suggested_paths" not in text_file[1]

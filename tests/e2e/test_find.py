@@ -104,6 +104,9 @@ def test_not_found_suggests_the_paths_meant(project, era):
     assert is_error and s["suggested_paths"][0] == "config"
     is_error, s, _, _ = ask(project, "read", {"path": "zzzz/qqqq"}, era)
     assert is_error and "suggested_paths" not in s
+    # A file that exists, asked for a page it lacks: no other paths offered.
+    is_error, s, _, _ = ask(project, "read", {"path": "src/user_service.rs", "pages": "1"}, era)
+    assert is_error and s["error"]["code"] == "NOT_FOUND" and "suggested_paths" not in s
 
 
 def test_files_read_rank_higher_later(tmp_path):
