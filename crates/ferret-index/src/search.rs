@@ -153,12 +153,7 @@ pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) 
     if request.query.is_match_none() {
         return SearchOutcome::default();
     }
-    let plan = Plan::new(store, request);
-    let delta = if plan.covers_delta() {
-        Vec::new()
-    } else {
-        plan.delta_matches()
-    };
+    let (plan, delta) = planned(store, request);
     if let Some(by) = request.group_by {
         let mut all = plan.base_matches();
         all.extend_from_slice(&delta);
@@ -170,6 +165,18 @@ pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) 
     }
     let (ordered, total) = sorted(&plan, wanted, delta);
     outcome(store, ordered, request, total)
+}
+
+/// The plan of a search, and the matches among the entries changed since
+/// the orders were built (none when the plan's source covers them).
+fn planned<'a>(store: &'a Store, request: &'a SearchRequest<'a>) -> (Plan<'a>, Vec<EntryId>) {
+    let plan = Plan::new(store, request);
+    let delta = if plan.covers_delta() {
+        Vec::new()
+    } else {
+        plan.delta_matches()
+    };
+    (plan, delta)
 }
 
 /// The first `wanted` matches of a plan in its request's order (not
@@ -219,12 +226,7 @@ pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
     if request.query.is_match_none() {
         return Vec::new();
     }
-    let plan = Plan::new(store, request);
-    let delta = if plan.covers_delta() {
-        Vec::new()
-    } else {
-        plan.delta_matches()
-    };
+    let (plan, delta) = planned(store, request);
     let wanted = request.offset.saturating_add(request.limit);
     let (ordered, _) = sorted(&plan, wanted, delta);
     ordered

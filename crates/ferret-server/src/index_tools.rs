@@ -323,18 +323,18 @@ pub fn search_showing(
             }
         }
     }
+    let request = SearchRequest {
+        query: &call.query,
+        under,
+        sort: call.sort,
+        descending: call.descending,
+        offset: call.offset,
+        limit: call.limit,
+        group_by: call.group_by,
+    };
     let outcome = if warning.is_some() {
         ferret_index::SearchOutcome::default()
     } else if !call.content.is_empty() {
-        let request = SearchRequest {
-            query: &call.query,
-            under,
-            sort: call.sort,
-            descending: call.descending,
-            offset: call.offset,
-            limit: call.limit,
-            group_by: call.group_by,
-        };
         meter.done.store(0, std::sync::atomic::Ordering::Relaxed);
         match crate::grep_tool::content_search(
             index,
@@ -357,15 +357,7 @@ pub fn search_showing(
             limit: call.limit,
         })
     } else {
-        index.search(&SearchRequest {
-            query: &call.query,
-            under,
-            sort: call.sort,
-            descending: call.descending,
-            offset: call.offset,
-            limit: call.limit,
-            group_by: call.group_by,
-        })
+        index.search(&request)
     };
     let mut outcome = outcome;
     for h in &mut outcome.hits {

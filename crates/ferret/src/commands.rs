@@ -8,7 +8,7 @@ use std::{
 };
 
 use ferret_fs::{Denylist, Limits};
-use ferret_index::{Index, SearchRequest, SortKey};
+use ferret_index::{Index, IndexConfig, SearchRequest, SortKey};
 use ferret_server::{Ferret, Transport};
 
 use crate::{
@@ -263,14 +263,7 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
         let names: Vec<&str> = SortKey::NAMES.iter().map(|(n, _)| *n).collect();
         anyhow::bail!("unknown sort `{}`; use {}", args.sort, names.join(", "));
     };
-    let index = Index::open(config).map_err(anyhow::Error::msg)?;
-    if !index.status().ready {
-        eprintln!(
-            "ferret: no saved index for these roots yet; building one (run `ferret index` to keep it)"
-        );
-        build_with_progress(&index);
-        let _ = index.save_snapshot();
-    }
+    let index = saved_or_built(config)?;
     let under = match &args.path {
         None => None,
         Some(p) => Some(
@@ -325,14 +318,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let filter = args.filter.clone().unwrap_or_default();
     let query = ferret_query::Query::compile(&filter, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&filter)))?;
-    let index = Index::open(config).map_err(anyhow::Error::msg)?;
-    if !index.status().ready {
-        eprintln!(
-            "ferret: no saved index for these roots yet; building one (run `ferret index` to keep it)"
-        );
-        build_with_progress(&index);
-        let _ = index.save_snapshot();
-    }
+    let index = saved_or_built(config)?;
     let scope = ferret_grep::Scope {
         path: args.path.as_deref(),
         query,
@@ -513,4 +499,18 @@ pub fn man() -> anyhow::Result<ExitCode> {
         section.render_options_section(&mut out)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The index the one-shot commands (`search`, `grep`) answer from: the saved
+/// one, or one built now (with progress) and saved for next time.
+fn saved_or_built(config: IndexConfig) -> anyhow::Result<Index> {
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    if !index.status().ready {
+        eprintln!(
+            "ferret: no saved index for these roots yet; building one (run `ferret index` to keep it)"
+        );
+        build_with_progress(&index);
+        let _ = index.save_snapshot();
+    }
+    Ok(index)
 }
