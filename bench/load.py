@@ -13,11 +13,15 @@ answer) carrying the token ferret keeps; the mix of cheap calls is `search` /
 `read` / `stat` in equal parts, over random names and files of the tree.
 
 - load: the cheap mix at full speed for --seconds; then the same mix while
-  --grep-connections more connections run whole-tree greps back to back (at
+  --grep-connections more connections run whole-tree greps back to back (a
+  pattern the content index cannot narrow, so every file is read; at
   least that many greps always in flight: heavier than one grep in twelve
   requests); the cheap calls' latency is measured by their own wrk.
-- soak: the mix with the greps for --soak-minutes; throughput, errors,
-  p50/p99 per minute, and ferret's resident memory at the start and the end.
+- soak: a warm-up minute, then the mix with the greps for --soak-minutes;
+  throughput, errors, p50/p99 per minute, and ferret's resident memory
+  sampled every 5 s (each minute's median and peak; growth is the last
+  minute's against the first's, since one reading lands anywhere in the
+  swing the greps in flight make).
 - replicas: two `ferret serve` on the same roots (each its own state folder,
   one token) behind nginx, which retries read-only calls (told by the
   `Mcp-Name` header) on the other replica when one fails; the cheap mix for
@@ -338,7 +342,9 @@ def phase_soak(server: Ferret, port, scripts, minutes, connections, grep_connect
     show("warm-up minute", warm)
     rss_start = server.rss_kib()
     minutes_out = []
+    bounds = []
     for minute in range(minutes):
+        bounds.append(time.time() - began)
         greps = wrk(port, scripts["grep"], 60, grep_connections)
         cheap = result(wrk(port, scripts["cheap"], 60, connections, threads=2), 60)
         grep = result(greps, 60)
@@ -349,11 +355,29 @@ def phase_soak(server: Ferret, port, scripts, minutes, connections, grep_connect
         show(f"minute {minute + 1} (rss {cheap['rss_kib'] / 1024:.0f} MiB, {grep['requests']} greps)", cheap)
     stop.set()
     rss_end = server.rss_kib()
-    growth = (rss_end - rss_start) / rss_start * 100
     peak = max(k for _, k in samples) if samples else rss_end
+    # Resident memory swings with the greps in flight (each holds its
+    # candidates), so one reading lands anywhere in a swing: each soak
+    # minute is summed up by the median and the peak of its 5 s samples,
+    # and growth is the last minute's against the first's.
+    bounds.append(time.time() - began)
+    per_minute = []
+    for minute in range(minutes):
+        lo, hi = bounds[minute], bounds[minute + 1]
+        ks = sorted(k for t, k in samples if lo <= t < hi) or [rss_end]
+        per_minute.append({"median_kib": ks[len(ks) // 2], "peak_kib": ks[-1]})
+    for i, m in enumerate(per_minute):
+        minutes_out[i]["rss_median_kib"] = m["median_kib"]
+        minutes_out[i]["rss_peak_kib"] = m["peak_kib"]
+    first, last = per_minute[0], per_minute[-1]
+    growth_median = (last["median_kib"] - first["median_kib"]) / first["median_kib"] * 100
+    growth_peak = (last["peak_kib"] - first["peak_kib"]) / first["peak_kib"] * 100
+    growth_reading = (rss_end - rss_start) / rss_start * 100
     print(
-        f"resident memory: {rss_ready / 1024:.1f} MiB when ready, {rss_start / 1024:.1f} after the warm-up minute, "
-        f"{rss_end / 1024:.1f} at the end ({growth:+.1f}% over the soak), peak {peak / 1024:.1f}"
+        f"resident memory: {rss_ready / 1024:.1f} MiB when ready; soak minute 1 median {first['median_kib'] / 1024:.1f} "
+        f"(peak {first['peak_kib'] / 1024:.1f}), minute {minutes} median {last['median_kib'] / 1024:.1f} (peak {last['peak_kib'] / 1024:.1f}): "
+        f"{growth_median:+.1f}% by the median, {growth_peak:+.1f}% by the peak; single readings {rss_start / 1024:.1f} after "
+        f"the warm-up and {rss_end / 1024:.1f} at the end ({growth_reading:+.1f}%); peak of the run {peak / 1024:.1f}"
     )
     total = sum(m["requests"] for m in minutes_out)
     errors = sum(m["errors"] + m["grep_errors"] for m in minutes_out)
@@ -366,7 +390,54 @@ def phase_soak(server: Ferret, port, scripts, minutes, connections, grep_connect
         "rss_end_kib": rss_end,
         "rss_peak_kib": peak,
         "rss_samples": samples,
+        "rss_per_minute": per_minute,
     }
+
+
+NGINX_CONF = """
+worker_processes 1;
+error_log {prefix}/error.log warn;
+pid {prefix}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {prefix}/body;
+  proxy_temp_path {prefix}/proxy;
+  fastcgi_temp_path {prefix}/fastcgi;
+  uwsgi_temp_path {prefix}/uwsgi;
+  scgi_temp_path {prefix}/scgi;
+  upstream ferret {{
+    server 127.0.0.1:{a} max_fails=1 fail_timeout=30s;
+    server 127.0.0.1:{b} max_fails=1 fail_timeout=30s;
+    keepalive 64;
+  }}
+  # Calls that change nothing may be sent again to the other replica; the
+  # 2026-07-28 protocol names the tool in a header, so nginx can tell.
+  map $http_mcp_name $read_only {{
+    default 0;
+    search 1; read 1; list 1; stat 1; grep 1; changes 1; diagnostics 1; locate 1;
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_set_header Host $http_host;
+    proxy_read_timeout 120s;
+    location = /mcp {{
+      if ($read_only) {{ rewrite ^ /retryable last; }}
+      proxy_next_upstream off;
+      proxy_pass http://ferret;
+    }}
+    location = /retryable {{
+      internal;
+      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
+      proxy_next_upstream_tries 2;
+      proxy_pass http://ferret/mcp;
+    }}
+    location = /health {{ proxy_pass http://ferret; }}
+  }}
+}}
+"""
 
 
 def phase_replicas(tree, token, token_file, scripts, connections, entries) -> dict:
