@@ -148,11 +148,9 @@ class Ferret:
                 self.proc.wait()
 
 
-def call(port: int, token: str, tool: str, args: dict) -> dict:
-    """One stateless tools/call, as the wrk scripts send it (urllib: no deps)."""
-    import urllib.request
-
-    body = json.dumps(
+def call_body(tool: str, args: dict) -> str:
+    """A stateless (2026-07-28) tools/call request."""
+    return json.dumps(
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -163,7 +161,14 @@ def call(port: int, token: str, tool: str, args: dict) -> dict:
                 "_meta": {"io.modelcontextprotocol/protocolVersion": PROTOCOL, "io.modelcontextprotocol/clientCapabilities": {}},
             },
         }
-    ).encode()
+    )
+
+
+def call(port: int, token: str, tool: str, args: dict) -> dict:
+    """One stateless tools/call, as the wrk scripts send it (urllib: no deps)."""
+    import urllib.request
+
+    body = call_body(tool, args).encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, headers=headers(token, tool), method="POST")
     with urllib.request.urlopen(req, timeout=120) as r:
         return json.loads(r.read())
@@ -196,18 +201,7 @@ def lua_script(path: Path, token: str, requests: list[tuple[str, dict]]):
     answers that are tool errors or JSON-RPC errors as failures."""
     entries = []
     for tool, args in requests:
-        body = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {
-                    "name": tool,
-                    "arguments": args,
-                    "_meta": {"io.modelcontextprotocol/protocolVersion": PROTOCOL, "io.modelcontextprotocol/clientCapabilities": {}},
-                },
-            }
-        )
+        body = call_body(tool, args)
         entries.append("{%s, %s}" % (json.dumps(tool), json.dumps(body)))
     path.write_text(
         """
