@@ -32,7 +32,7 @@ use crate::{
 
 pub fn definition() -> Tool {
     let flag = json!({"type": "boolean"});
-    let int = |min: u64, max: u64| json!({"type": "integer", "minimum": min, "maximum": max});
+    let int = json!({"type": "integer"});
     Tool::new(
         "grep",
         "Regex search in files, newest first. `filter`: file query (`ext:rs !target/`). Skips binary, huge, secret.",
@@ -48,13 +48,13 @@ pub fn definition() -> Tool {
                 "filter": {"type": "string"},
                 "glob": string_or_list(),
                 "exclude": string_or_list(),
-                "context": int(0, 100),
-                "before": int(0, 100),
-                "after": int(0, 100),
+                "context": int,
+                "before": int,
+                "after": int,
                 "output": one_of(&["content", "files", "count"]),
-                "offset": {"type": "integer", "minimum": 0},
-                "limit": int(1, 2000),
-                "timeout_ms": int(1, 3_600_000),
+                "offset": int,
+                "limit": int,
+                "timeout_ms": int,
                 "documents": flag,
             },
             "required": ["pattern"],
