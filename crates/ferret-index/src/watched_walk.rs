@@ -106,9 +106,13 @@ pub(crate) fn walk_into(
     };
     let stats = walk::walk(store, top, fd, rel, chain, &spec);
     if limit.load(Ordering::Relaxed) {
+        // Said the same way as once the build is over (`watch::run`): a
+        // reader may come between the two.
+        let watched = watcher.map_or(0, Watcher::watched_folders);
         index.set_status(|s| {
             s.watch_limit_reached = true;
-            s.watcher = "degraded: the inotify watch limit was reached".into();
+            s.watcher =
+                format!("degraded: the inotify watch limit was reached after {watched} folders");
         });
     }
     let added = std::mem::take(&mut *hook.added.lock().unwrap_or_else(|p| p.into_inner()));
