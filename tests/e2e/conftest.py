@@ -307,6 +307,17 @@ def shown(s: dict, key: str = "results") -> list[str]:
     return [e if isinstance(e, str) else e.get("path", e.get("name")) for e in s[key]]
 
 
+async def search_until(client, query: str, wanted: list[str], timeout: float = 10) -> dict:
+    """The `search` answer once it shows exactly `wanted` (the watcher has
+    caught up), or the last answer when `timeout` seconds have passed."""
+    deadline = time.time() + timeout
+    while True:
+        _, s, _, _ = await call(client, "search", {"query": query})
+        if shown(s) == wanted or time.time() >= deadline:
+            return s
+        await asyncio.sleep(0.1)
+
+
 def all_text(result) -> str:
     """Everything a client could show: every content block and the structured content."""
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import time
 
-from conftest import SETPRIV, as_nobody, as_nobody_only, call, nobody_tmpdir, run, shown
+from conftest import SETPRIV, as_nobody, as_nobody_only, call, nobody_tmpdir, run, search_until, shown
 from mcp import Client
 
 pytestmark = as_nobody_only
@@ -52,12 +52,7 @@ def test_unreadable_folders_are_counted_skipped_and_the_rest_followed():
                 # The index carries on: a file created now is found.
                 (root / "open" / "later.txt").write_text("x")
                 os.chown(root / "open" / "later.txt", 65534, 65534)
-                deadline = time.time() + 10
-                while time.time() < deadline:
-                    _, s, _, _ = await call(c, "search", {"query": "later.txt"})
-                    if shown(s) == ["open/later.txt"]:
-                        break
-                    time.sleep(0.1)
+                s = await search_until(c, "later.txt", ["open/later.txt"])
                 assert shown(s) == ["open/later.txt"]
                 is_error, r, _, _ = await call(c, "read", {"path": "locked/hidden-from-nobody.txt"})
                 # spec/tools.md: a permission error is IO_ERROR with the OS's words.

@@ -10,12 +10,11 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from conftest import FERRET, NOBODY_ENV, NOBODY_PREFIX, as_nobody, as_nobody_only, call, nobody_tmpdir, run, shown
+from conftest import FERRET, NOBODY_ENV, NOBODY_PREFIX, as_nobody, as_nobody_only, call, nobody_tmpdir, run, search_until, shown
 from mcp import Client
 
 pytestmark = as_nobody_only
@@ -77,13 +76,7 @@ def test_unreadable_files_and_folders_are_refused_with_their_code_and_skipped(pl
             # The index carries on past what it cannot read.
             (root / "open" / "later.txt").write_text("x")
             os.chown(root / "open" / "later.txt", NOBODY, NOBODY)
-            deadline = time.time() + 10
-            while time.time() < deadline:
-                _, s, _, _ = await call(c, "search", {"query": "later.txt"})
-                if shown(s) == ["open/later.txt"]:
-                    break
-                time.sleep(0.1)
-            out["search"] = s
+            out["search"] = await search_until(c, "later.txt", ["open/later.txt"])
             return out
 
     out = run(go())
