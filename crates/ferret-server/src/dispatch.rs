@@ -35,15 +35,14 @@ impl Ferret {
                 let mut call = index_tools::parse_search(args)?;
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "search");
-                let after = self.after(&tool, args);
                 return work::run_call(context, search_progress, offer, move |meter| {
-                    after(index_tools::search(
+                    index_tools::search(
                         this.index(),
                         this.roots(),
                         this.content_index(),
                         &call,
                         &meter,
-                    ))
+                    )
                 })
                 .await;
             }
@@ -54,8 +53,7 @@ impl Ferret {
                 let mut call = grep_tool::parse(args, self.roots())?;
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "grep");
-                let after = self.after(&tool, args);
-                return grep_tool::run(this, call, context, offer, after).await;
+                return grep_tool::run(this, call, context, offer).await;
             }
             "changes" => {
                 let query = changes_tool::parse_changes(args)?;
@@ -102,14 +100,13 @@ impl Ferret {
             "manage" if self.writes() => {
                 let (path, mut req) = write_tools::parse_manage(args)?;
                 let offer = self.task_offer(context, "manage");
-                let after = self.after(&tool, args);
                 return work::run_call(
                     context,
                     work::counted("entries copied"),
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        after(write_tools::manage(this.roots(), this.index(), &path, &req))
+                        write_tools::manage(this.roots(), this.index(), &path, &req)
                     },
                 )
                 .await;
@@ -133,9 +130,9 @@ impl Ferret {
                 ));
             }
         };
-        // A failure may look for near paths, which can wait for the first
-        // build: off the async workers.
-        let done = if done.is_error == Some(true) {
+        // A missing path's near paths can wait for the first build: off the
+        // async workers.
+        let done = if wants_near_paths(&tool, &done) {
             let (this, args) = (self.clone(), args.cloned());
             blocking(move || this.after_tool(&tool, args.as_ref(), done)).await?
         } else {
@@ -144,8 +141,9 @@ impl Ferret {
         Ok(CallToolResponse::from(done))
     }
 
-    /// [`Ferret::after_tool`] for work that may become a task: run where the
-    /// work runs (the blocking pool), so that a task's result gets it too.
+    /// [`Ferret::after_tool`] for work that may become a task (`list`, the
+    /// one such tool `after_tool` has anything to do for): run where the work
+    /// runs (the blocking pool), so that a task's result gets it too.
     fn after(
         &self,
         tool: &str,
@@ -177,12 +175,8 @@ impl Ferret {
         args: Option<&rmcp::model::JsonObject>,
         mut done: CallToolResult,
     ) -> CallToolResult {
-        let index = self.index();
-        let structured = done.structured_content.as_ref();
-        let code = structured.and_then(|s| s["error"]["code"].as_str());
         if done.is_error == Some(true) {
-            if code == Some("NOT_FOUND")
-                && matches!(tool, "read" | "list" | "stat" | "edit")
+            if wants_near_paths(tool, &done)
                 && let Some(path) = args.and_then(|a| a.get("path")).and_then(|p| p.as_str())
             {
                 let near = self.near_paths(path);
@@ -190,13 +184,13 @@ impl Ferret {
             }
             return done;
         }
-        match tool {
-            "read" | "edit" | "write" => {
-                if let Some(path) = structured.and_then(|s| s["path"].as_str()) {
-                    index.record_use(path, 1.0);
-                }
-            }
-            _ => {}
+        if matches!(tool, "read" | "edit" | "write")
+            && let Some(path) = done
+                .structured_content
+                .as_ref()
+                .and_then(|s| s["path"].as_str())
+        {
+            self.index().record_use(path, 1.0);
         }
         done
     }
@@ -323,6 +317,18 @@ impl Ferret {
             .unwrap_or_default();
         format!("http {:016x} {name}", token.finish())
     }
+}
+
+/// Whether a result is a missing path of a tool that offers the paths near
+/// it (`suggested_paths`).
+fn wants_near_paths(tool: &str, done: &CallToolResult) -> bool {
+    done.is_error == Some(true)
+        && matches!(tool, "read" | "list" | "stat" | "edit")
+        && done
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["error"]["code"].as_str())
+            == Some("NOT_FOUND")
 }
 
 /// Progress of a search: the first build of the index, then (with `content:`)

@@ -205,7 +205,6 @@ pub async fn run(
     call: GrepCall,
     context: &RequestContext<RoleServer>,
     offer: Option<crate::work::TaskOffer>,
-    after: impl FnOnce(CallToolResult) -> CallToolResult + Send + 'static,
 ) -> Result<CallToolResponse, ErrorData> {
     let deadline = Instant::now() + call.timeout;
     let content = server.content_index().cloned();
@@ -237,14 +236,14 @@ pub async fn run(
             wait_for_content_index(c, deadline, &meter);
             waiting.store(false, Ordering::Relaxed);
         }
-        after(execute(
+        execute(
             server.index(),
             server.roots(),
             content.as_ref(),
             &call,
             deadline,
             &meter,
-        ))
+        )
     })
     .await
 }
