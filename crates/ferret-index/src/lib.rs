@@ -606,9 +606,6 @@ impl Index {
         rx
     }
 
-    /// Whether anyone follows [`Index::touches`]: without a listener the
-    /// watcher and the journal build no path lists for it (rescans of big trees
-    /// journal many changes).
     /// Wait until the watcher has applied every change the kernel queued
     /// before this call (and published it on [`Index::touches`]), at most
     /// `timeout`. `false` when that is not known: no watcher, not following
@@ -618,6 +615,9 @@ impl Index {
         self.shared.sync.wait(timeout)
     }
 
+    /// Whether anyone follows [`Index::touches`]: without a listener the
+    /// watcher and the journal build no path lists for it (rescans of big trees
+    /// journal many changes).
     pub(crate) fn touches_followed(&self) -> bool {
         !self
             .shared

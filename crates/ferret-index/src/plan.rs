@@ -10,7 +10,7 @@ use ferret_query::{Query, Range};
 pub(crate) use crate::names::{extension, fold_into};
 use crate::orders::{self as base, skipped};
 use crate::request::SearchRequest;
-use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
+use crate::store::{EntryId, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
 
 /// Below this many candidates, checking runs on one thread.
 pub(crate) const PARALLEL_FROM: usize = 40_000;
@@ -547,16 +547,11 @@ pub(crate) fn anchors(store: &Store, rest: &Query) -> Option<Vec<EntryId>> {
             );
         }
     }
-    for &id in &store.delta {
-        let r = &store.records[id as usize];
-        if r.flags & FLAG_DELTA != 0
-            && r.kind != Kind::Free as u8
-            && r.parent != NONE
-            && holds(store.name(id), &mut buf)
-        {
-            out.push(id);
-        }
-    }
+    out.extend(
+        store
+            .delta_entries()
+            .filter(|&id| holds(store.name(id), &mut buf)),
+    );
     out.sort_unstable();
     out.dedup();
     Some(out)

@@ -222,7 +222,10 @@ pub struct Fact {
 /// [`search`] answered as [`Fact`]s. Relevance and `group_by` are not
 /// offered: they need the full answer.
 pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
-    debug_assert!(request.sort != SortKey::Relevance && request.group_by.is_none());
+    assert!(
+        request.sort != SortKey::Relevance && request.group_by.is_none(),
+        "search_facts answers neither relevance nor groups"
+    );
     if request.query.is_match_none() {
         return Vec::new();
     }
@@ -242,11 +245,7 @@ pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
                 } else {
                     meta.mtime
                 },
-                size: if store.kind(id) == Kind::Dir {
-                    0
-                } else {
-                    meta.size
-                },
+                size: store.size(id),
             }
         })
         .collect()
@@ -733,6 +732,24 @@ mod tests {
                         .take(limit)
                         .map(|&id| display_path(s, id))
                         .collect();
+                    let request = SearchRequest {
+                        query: &q,
+                        under,
+                        sort,
+                        descending,
+                        offset,
+                        limit,
+                        group_by: None,
+                    };
+                    // The facts grep gathers name the same entries, in the
+                    // same order, with the hits' sizes.
+                    let facts = search_facts(s, &request);
+                    let fact_paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+                    let hit_paths: Vec<&str> = got.hits.iter().map(|h| h.path.as_str()).collect();
+                    assert_eq!(fact_paths, hit_paths, "seed {seed}: facts of {query:?}");
+                    for (f, h) in facts.iter().zip(&got.hits) {
+                        assert_eq!(f.size, h.size.unwrap_or(0), "seed {seed}: {}", f.path);
+                    }
                     let got_paths: Vec<String> = got.hits.into_iter().map(|h| h.path).collect();
                     assert_eq!(
                         (got.total as usize, &got_paths),
