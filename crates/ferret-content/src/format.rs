@@ -72,6 +72,23 @@ impl DocState {
         })
     }
 
+    /// Its name in `diagnostics` (as serialised).
+    pub fn as_str(self) -> &'static str {
+        use DocState::*;
+        match self {
+            Text => "text",
+            Document => "document",
+            Binary => "binary",
+            Sensitive => "sensitive",
+            TooLarge => "too_large",
+            Unreadable => "unreadable",
+            Transcoded => "transcoded",
+            DocumentPending => "document_pending",
+            Changed => "changed",
+            OverBudget => "over_budget",
+        }
+    }
+
     /// Whether the index answers for this file (otherwise it is searched).
     pub fn indexed(self) -> bool {
         matches!(self, DocState::Text | DocState::Document | DocState::Binary)
@@ -470,10 +487,10 @@ impl Base {
         }
         for i in 0..base.docs {
             let at = base.docs_off + i * DOC_LEN;
-            let (off, len) = (u32_at(b_of(&base), at) as usize, u16_of(&base, at + 4));
+            let (off, len) = (u32_at(&base.bytes, at) as usize, u16_of(&base, at + 4));
             if off + len > base.paths_len
-                || DocState::from_u8(b_of(&base)[at + 6]).is_none()
-                || std::str::from_utf8(&b_of(&base)[base.paths_off + off..][..len]).is_err()
+                || DocState::from_u8(base.bytes[at + 6]).is_none()
+                || std::str::from_utf8(&base.bytes[base.paths_off + off..][..len]).is_err()
             {
                 return Err(LoadError::Corrupt("file table"));
             }
@@ -558,15 +575,6 @@ impl Base {
             docs: self.docs as u32,
         }
     }
-
-    /// Every trigram's posting, in trigram order (for a merge).
-    pub fn postings(&self) -> impl Iterator<Item = Posting<'_>> {
-        (0..self.grams).map(|i| self.posting_by_index(i))
-    }
-}
-
-fn b_of(base: &Base) -> &[u8] {
-    &base.bytes
 }
 
 fn u16_of(base: &Base, at: usize) -> usize {
@@ -606,6 +614,15 @@ impl Posting<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_state_is_named_as_it_is_serialised() {
+        let states: Vec<DocState> = (0..=255).filter_map(DocState::from_u8).collect();
+        assert_eq!(states.len(), 10);
+        for st in states {
+            assert_eq!(serde_json::to_value(st).unwrap(), st.as_str(), "{st:?}");
+        }
+    }
 
     fn meta(size: u64, state: DocState) -> DocMeta {
         DocMeta {

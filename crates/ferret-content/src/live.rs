@@ -503,10 +503,7 @@ impl ContentIndex {
 }
 
 fn state_name(state: DocState) -> String {
-    serde_json::to_value(state)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    state.as_str().to_string()
 }
 
 fn progress_of(p: &Progress) -> BuildProgress {

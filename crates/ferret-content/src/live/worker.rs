@@ -117,7 +117,8 @@ pub(super) fn name_index_files(index: &Index) -> Vec<(String, u64, i64)> {
     let mut files = index.with_store(|store| {
         let mut out = Vec::new();
         for id in 0..store.capacity_ids() as EntryId {
-            if store.is_live(id) && store.kind(id) == Kind::File && !store.roots().contains(&id) {
+            // (A root is a folder, never a file.)
+            if store.is_live(id) && store.kind(id) == Kind::File {
                 let m = store.meta(id);
                 out.push((display_path(store, id), m.size, m.mtime));
             }
