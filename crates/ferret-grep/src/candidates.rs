@@ -140,17 +140,10 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         }
     }
     let multi = roots.is_multi();
-    let rel_of = |shown: &str| -> String {
-        if multi {
-            shown.split_once('/').map_or("", |(_, r)| r).to_string()
-        } else {
-            shown.to_string()
-        }
-    };
     let mut out = Gathered::default();
     if let Some(folder) = walk_all {
         // Not indexed (hidden or ignored, or the index is still empty): list it.
-        walk_into(roots, &folder, 64, &query, &scope.globs, &rel_of, &mut out);
+        walk_into(roots, &folder, 64, &query, &scope.globs, multi, &mut out);
     } else {
         // One string per file (a whole-tree grep gathers every file): facts,
         // not hits, and the glob matched on a slice of the shown path.
@@ -165,12 +158,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         });
         out.candidates.reserve(facts.len());
         for f in facts {
-            let rel = if multi {
-                f.path.split_once('/').map_or("", |(_, r)| r)
-            } else {
-                f.path.as_str()
-            };
-            if !scope.globs.matches(rel) {
+            if !scope.globs.matches(rel_of(multi, &f.path)) {
                 continue;
             }
             out.candidates.push(Candidate {
@@ -209,9 +197,9 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                     continue;
                 }
                 if e.kind == Kind::File {
-                    push_walked(&e, &query, &scope.globs, &rel_of, &mut out);
+                    push_walked(&e, &query, &scope.globs, multi, &mut out);
                 } else if e.kind == Kind::Dir {
-                    walk_into(roots, &e.path, 64, &query, &scope.globs, &rel_of, &mut out);
+                    walk_into(roots, &e.path, 64, &query, &scope.globs, multi, &mut out);
                 }
             }
         }
@@ -299,7 +287,7 @@ fn walk_into(
     depth: u32,
     query: &Query,
     globs: &Globs,
-    rel_of: &dyn Fn(&str) -> String,
+    multi: bool,
     out: &mut Gathered,
 ) {
     let Ok(listed) = roots.list(folder, &list_request(depth, KindFilter::File)) else {
@@ -307,7 +295,7 @@ fn walk_into(
     };
     for e in listed.entries {
         if e.kind == Kind::File {
-            push_walked(&e, query, globs, rel_of, out);
+            push_walked(&e, query, globs, multi, out);
         }
     }
 }
@@ -316,23 +304,32 @@ fn push_walked(
     e: &ferret_fs::ListEntry,
     query: &Query,
     globs: &Globs,
-    rel_of: &dyn Fn(&str) -> String,
+    multi: bool,
     out: &mut Gathered,
 ) {
-    let rel = rel_of(&e.path);
+    let rel = rel_of(multi, &e.path);
     let mtime = e.modified.as_deref().map_or(0, parse_time);
     let entry = Walked {
-        rel: &rel,
+        rel,
         size: e.size.unwrap_or(0),
         mtime,
     };
-    if globs.matches(&rel) && query.matches(&entry) {
+    if globs.matches(rel) && query.matches(&entry) {
         out.candidates.push(Candidate {
             path: e.path.clone(),
             mtime,
             size: e.size.unwrap_or(0),
         });
         out.from_walk += 1;
+    }
+}
+
+/// A shown path below its root: with several roots, without the root's name.
+fn rel_of(multi: bool, shown: &str) -> &str {
+    if multi {
+        shown.split_once('/').map_or("", |(_, r)| r)
+    } else {
+        shown
     }
 }
 

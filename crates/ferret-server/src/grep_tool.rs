@@ -223,13 +223,15 @@ pub async fn run(
             }
         }
     };
-    // Waiting for the index helps only a pattern it can narrow.
-    let narrowable = ferret_content::pattern::query(&ferret_content::PatternSpec {
-        text: &call.pattern.text,
-        literal: call.pattern.literal,
-        case_insensitive: call.pattern.case_insensitive,
-        multiline: call.pattern.multiline,
-    }) != ferret_content::Grams::All;
+    // Waiting for the index helps only a pattern it can narrow (asked only
+    // when there is an index to wait for).
+    let narrowable = content.is_some()
+        && ferret_content::pattern::query(&ferret_content::PatternSpec {
+            text: &call.pattern.text,
+            literal: call.pattern.literal,
+            case_insensitive: call.pattern.case_insensitive,
+            multiline: call.pattern.multiline,
+        }) != ferret_content::Grams::All;
     crate::work::run_call(context, describe, offer, move |meter| {
         if let Some(c) = content.as_ref().filter(|_| narrowable) {
             waiting.store(true, Ordering::Relaxed);
