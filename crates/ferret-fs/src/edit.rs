@@ -483,7 +483,7 @@ mod tests {
             .encode("中文编码检测需要足够长的文本才能可靠地判断，这是一段测试文字。");
         let c = Codec::detect(&gbk);
         assert_eq!(c.label, "gbk");
-        assert!(c.encode("ümlaut ☃", "x").is_err() || c.label != "gbk");
+        assert!(c.encode("ümlaut ☃", "x").is_err(), "GBK has no ☃");
     }
 
     #[test]

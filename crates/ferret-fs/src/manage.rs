@@ -11,6 +11,8 @@ use std::io;
 
 use cap_std::fs::{Metadata, MetadataExt};
 
+use rustix::io::Errno;
+
 use crate::{
     error::{ErrorCode, FsError, FsResult},
     facts::{Kind, kind_of},
@@ -585,7 +587,7 @@ fn move_entry(
             sync_dir(&sdir);
         }
         // EXDEV: the roots are on different file systems; copy, then delete.
-        Err(e) if e.raw_os_error() == Some(18) => {
+        Err(e) if e.raw_os_error() == Some(Errno::XDEV.raw_os_error()) => {
             if let Some(existing) = &dland.existing {
                 if existing.is_dir() {
                     ddir.remove_dir(&dleaf)
@@ -655,11 +657,13 @@ fn move_entry(
 /// ENOTEMPTY / EEXIST from a rename onto a folder: the folder has content.
 fn dir_error(err: &io::Error, shown: &str) -> FsError {
     match err.raw_os_error() {
-        Some(39) | Some(17) => FsError::new(
-            ErrorCode::DirectoryNotEmpty,
-            format!("`{shown}` is a folder that is not empty; nothing was moved"),
-        )
-        .hint("delete it first (manage op delete, recursive) or choose another destination"),
+        Some(n) if n == Errno::NOTEMPTY.raw_os_error() || n == Errno::EXIST.raw_os_error() => {
+            FsError::new(
+                ErrorCode::DirectoryNotEmpty,
+                format!("`{shown}` is a folder that is not empty; nothing was moved"),
+            )
+            .hint("delete it first (manage op delete, recursive) or choose another destination")
+        }
         _ => FsError::from_io(err, shown),
     }
 }

@@ -192,7 +192,6 @@ pub fn find_tail<F: Read + Seek>(
     // A line end at the very end closes the last line; it starts no new one.
     let scan_end = if form.is_newline(&unit) { end - w } else { end };
     let floor = text_start.max(end.saturating_sub(reach) / w * w + text_start % w);
-    let floor = floor.max(text_start);
     let mut found = 0u64;
     let mut farthest = None;
     let mut pos = scan_end;

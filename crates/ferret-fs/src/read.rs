@@ -270,7 +270,7 @@ fn count_to_end(
     Ok((lines, sum))
 }
 
-fn hex_digest(digest: &[u8]) -> String {
+pub(crate) fn hex_digest(digest: &[u8]) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");

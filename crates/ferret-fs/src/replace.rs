@@ -393,13 +393,7 @@ pub(crate) fn checksum_stream(reader: &mut dyn Read) -> io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    let digest = hasher.finalize();
-    let mut out = String::from("sha256:");
-    for b in digest.iter() {
-        use std::fmt::Write as _;
-        let _ = write!(out, "{b:02x}");
-    }
-    Ok(out)
+    Ok(crate::read::hex_digest(&hasher.finalize()))
 }
 
 pub(crate) fn mismatch(shown: &str, expected: &str, actual: Option<&str>) -> FsError {
