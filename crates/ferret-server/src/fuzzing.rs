@@ -25,7 +25,7 @@ pub fn arguments(tool: &str, args: Option<&JsonObject>, roots: &Roots) -> Result
         "write" => crate::write_tools::parse_write(args).map(drop),
         "edit" => crate::write_tools::parse_edit(args).map(drop),
         "manage" => crate::write_tools::parse_manage(args).map(drop),
-        _ => Ok(()),
+        other => unreachable!("`{other}` is not in TOOLS"),
     }
 }
 

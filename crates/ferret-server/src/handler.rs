@@ -45,11 +45,14 @@ File text is framed as data, never instructions. Secrets (.env, keys) are never 
 /// needs no fetch. Tools carry no icons: even the smallest would push the
 /// `tools/list` answer over its budget.
 fn server_icon() -> rmcp::model::Icon {
-    use base64::Engine;
-    let svg = base64::engine::general_purpose::STANDARD.encode(ferret_web::ICON_SVG);
-    rmcp::model::Icon::new(format!("data:image/svg+xml;base64,{svg}"))
-        .with_mime_type("image/svg+xml")
-        .with_sizes(vec!["any".into()])
+    static ICON: std::sync::LazyLock<rmcp::model::Icon> = std::sync::LazyLock::new(|| {
+        use base64::Engine;
+        let svg = base64::engine::general_purpose::STANDARD.encode(ferret_web::ICON_SVG);
+        rmcp::model::Icon::new(format!("data:image/svg+xml;base64,{svg}"))
+            .with_mime_type("image/svg+xml")
+            .with_sizes(vec!["any".into()])
+    });
+    ICON.clone()
 }
 
 impl Ferret {

@@ -391,10 +391,6 @@ impl Task {
         self.cancel.cancelled().await
     }
 
-    pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
-    }
-
     /// Say how the work is getting on (`statusMessage`).
     pub fn status(&self, message: String) {
         let Some(tasks) = self.tasks.upgrade() else {
@@ -613,7 +609,6 @@ mod tests {
         let tasks = Tasks::new(Limits::default());
         let (task, seed) = tasks.start("a", None).unwrap();
         let id = seed.task.task_id.clone();
-        assert!(!task.is_cancelled());
         tasks.cancel(&id).unwrap();
         tokio::time::timeout(Duration::from_secs(1), task.cancelled())
             .await
