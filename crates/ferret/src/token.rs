@@ -82,9 +82,8 @@ pub fn state_path(state_dir: Option<&Path>) -> Option<PathBuf> {
     state_dir.map(|d| d.join(FILE_NAME))
 }
 
-/// The token `serve` uses over HTTP with these flags: `None` with `--no-token`.
-/// `create`: generate the state folder's token when there is none yet (serve,
-/// `ferret token`); otherwise a missing one is `Ok(None)` too.
+/// The token `serve` uses over HTTP with these flags: `None` with `--no-token`;
+/// the state folder's token is generated when there is none yet.
 pub fn resolve(args: &cli::ServeArgs) -> anyhow::Result<Option<Token>> {
     if args.no_token {
         return Ok(None);
