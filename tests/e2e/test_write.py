@@ -560,3 +560,43 @@ def test_writable_from_the_environment(work):
         assert {"write", "edit", "manage"} <= run(go())
     finally:
         server.stop()
+
+
+def test_temporary_files_left_by_killed_writes_are_removed_at_start(work, tmp_path):
+    """What a write killed before its rename leaves (`.ferret-tmp-` and 16 hex
+    digits, older than the process) is removed once the index has walked the
+    roots, through the root's handle, in writable roots only; other names,
+    newer files and read-only roots are left alone, and diagnostics counts both."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    hour_ago = time.time() - 3600
+    planted = {
+        work / "src" / ".ferret-tmp-0123456789abcdef": True,
+        work / "notes" / ".ferret-tmp-fedcba9876543210": True,
+        # Not a name ferret makes.
+        work / ".ferret-tmp-notours": False,
+        work / "src" / ".ferret-tmp-0123456789abcdef.bak": False,
+        # Newer than the process: not from an earlier run.
+        work / "notes" / ".ferret-tmp-00000000000000aa": False,
+        # A read-only root: ferret never wrote there.
+        docs / ".ferret-tmp-1111111111111111": False,
+    }
+    for p, old in planted.items():
+        p.write_text("half a write")
+        t = time.time() + 86400 if p.name.endswith("00aa") else hour_ago
+        os.utime(p, (t, t))
+
+    async def go():
+        async with serve("legacy", "--root", f"code={work}:rw", "--root", f"docs={docs}") as c:
+            deadline = time.monotonic() + 20
+            while True:
+                _, d, _, _ = await call(c, "diagnostics", {})
+                if d.get("stale_temp_files") is not None:
+                    return d["stale_temp_files"]
+                assert time.monotonic() < deadline, "the start-up sweep never reported"
+                await asyncio.sleep(0.1)
+
+    swept = run(go())
+    assert swept == {"removed": 2, "kept": 4}, swept
+    for p, removed in planted.items():
+        assert p.exists() is not removed, p

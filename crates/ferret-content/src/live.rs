@@ -452,7 +452,7 @@ impl ContentIndex {
             // Every change made before this call reaches the change feed
             // first, so a file written a moment ago is pending below (and
             // read directly), not answered for from its old trigrams.
-            if !s.index.sync(SYNC_WAIT) {
+            if !s.index.caught_up(SYNC_WAIT) {
                 return Err(Unused::Behind);
             }
         }

@@ -162,4 +162,12 @@ impl Roots {
     pub fn manage(&self, input: &str, request: &ManageRequest) -> FsResult<ManageOutcome> {
         crate::manage::manage(self, input, request)
     }
+
+    /// Remove a `.ferret-tmp-*` file a killed write left behind (`input` as
+    /// shown to agents): only in a writable root, only a regular file under
+    /// a name ferret's writes make, only one older than `before` (`replace.rs`).
+    /// `Ok(true)` when it was removed.
+    pub fn remove_stale_temp(&self, input: &str, before: std::time::SystemTime) -> FsResult<bool> {
+        crate::replace::remove_stale_temp(self, input, before)
+    }
 }

@@ -279,6 +279,52 @@ impl Drop for TempGuard<'_> {
     }
 }
 
+/// Whether `name` is one [`temp_name`] makes: the prefix and 16 hex digits.
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Remove a temporary file a killed write left (`input` as shown to agents):
+/// only in a writable root, only a regular file under a name ferret makes,
+/// and only one last modified before `before` (the start of this process, so
+/// no write of its own is touched). `Ok(true)` when it was removed.
+pub(crate) fn remove_stale_temp(
+    roots: &Roots,
+    input: &str,
+    before: std::time::SystemTime,
+) -> FsResult<bool> {
+    let (root, rel) = match roots.resolve(input)? {
+        Target::In(root, rel) if root.writable => (root, rel),
+        _ => return Ok(false),
+    };
+    let (parent, leaf) = split_parent(&rel);
+    if !is_temp_name(&leaf) {
+        return Ok(false);
+    }
+    // The folder opened through the root with no symlink followed; the file
+    // described and removed relative to it.
+    let dir = crate::open::folder(root.dir(), parent.as_os_path())
+        .map_err(|e| FsError::from_io(&e, input))?;
+    let meta = match dir.symlink_metadata(&leaf) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(FsError::from_io(&e, input)),
+    };
+    let old = meta
+        .modified()
+        .map(|t| t.into_std() < before)
+        .unwrap_or(false);
+    if !meta.is_file() || !old {
+        return Ok(false);
+    }
+    match dir.remove_file(&leaf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(FsError::from_io(&e, input)),
+    }
+}
+
 fn temp_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -489,4 +535,23 @@ pub(crate) fn write_failed(err: &io::Error, shown: &str) -> FsError {
         }
     }
     e
+}
+
+#[cfg(test)]
+mod temp_tests {
+    #[test]
+    fn only_names_ferret_makes_are_temporary() {
+        assert!(super::is_temp_name(&super::temp_name()));
+        assert!(super::is_temp_name(".ferret-tmp-0123456789abcdef"));
+        for other in [
+            ".ferret-tmp-",
+            ".ferret-tmp-0123",
+            ".ferret-tmp-0123456789abcdefg",
+            ".ferret-tmp-0123456789abcdeg",
+            "ferret-tmp-0123456789abcdef",
+            ".ferret-tmp-0123456789abcdef.rs",
+        ] {
+            assert!(!super::is_temp_name(other), "{other}");
+        }
+    }
 }

@@ -93,7 +93,15 @@ pub struct Gathered {
     pub candidates: Vec<Candidate>,
     /// Candidates found by listing folders the index had not caught up with.
     pub from_walk: u64,
+    /// The index was known to hold every change made before the call (its
+    /// watcher hears every folder and its barrier was passed), so it alone
+    /// named the candidates; otherwise changed folders were listed too.
+    pub caught_up: bool,
 }
+
+/// How long a grep waits for the watcher to apply what the kernel queued
+/// before it (it takes well under a millisecond when the watcher is idle).
+const CATCH_UP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long the first build of the index is waited for.
 const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -103,6 +111,9 @@ const SAME_SECOND_SLACK: i64 = 2;
 
 pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, FsError> {
     index.wait_ready(FIRST_BUILD_WAIT);
+    // The barrier comes before the index is read: every change completed
+    // before this call is then in it, new folders read to the bottom.
+    let caught_up = index.caught_up(CATCH_UP_WAIT);
     let clock = Clock::system();
     let files =
         Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");
@@ -130,6 +141,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                             size: meta.len(),
                         }],
                         from_walk: 0,
+                        caught_up,
                     });
                 }
                 match index.folder(&shown) {
@@ -140,7 +152,10 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         }
     }
     let multi = roots.is_multi();
-    let mut out = Gathered::default();
+    let mut out = Gathered {
+        caught_up: caught_up && walk_all.is_none(),
+        ..Gathered::default()
+    };
     if let Some(folder) = walk_all {
         // Not indexed (hidden or ignored, or the index is still empty): list it.
         walk_into(roots, &folder, 64, &query, &scope.globs, multi, &mut out);
@@ -167,13 +182,27 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                 size: f.size,
             });
         }
-        // Folders changed on disk since the index saw them.
+        if out.caught_up {
+            return Ok(out);
+        }
+        // The index may be behind (no watcher, the watch limit reached, or
+        // the watcher busy past the wait): folders changed on disk since the
+        // index saw them are listed, and what the search above did not name
+        // is judged here. By path, not by asking the index: the watcher may
+        // apply a create between the search and this listing, and the file
+        // would then be in neither.
+        let named: std::collections::HashSet<&str> =
+            out.candidates.iter().map(|c| c.path.as_str()).collect();
+        let mut walked = Gathered::default();
         let dirs = index.folders_below(under);
+        let listed_dirs: std::collections::HashSet<&str> =
+            dirs.iter().map(|(shown, _, _)| shown.as_str()).collect();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        for (shown, indexed, id) in dirs {
-            let Ok(Target::In(root, rel)) = roots.resolve(&shown) else {
+        for (shown, indexed, _) in &dirs {
+            let indexed = *indexed;
+            let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
                 continue;
             };
             let meta = if rel.is_root() {
@@ -186,23 +215,31 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             if disk < indexed || (disk == indexed && now - disk > SAME_SECOND_SLACK) {
                 continue;
             }
-            let Ok(listed) = roots.list(&shown, &list_request(1, KindFilter::Any)) else {
+            let Ok(listed) = roots.list(shown, &list_request(1, KindFilter::Any)) else {
                 continue;
             };
-            // What the index already holds there was judged by its search
-            // above; only what it has not seen yet is judged here.
             for e in listed.entries {
-                let name = e.path.rsplit('/').next().unwrap_or("");
-                if index.has_child(id, name.as_bytes()) {
-                    continue;
-                }
                 if e.kind == Kind::File {
-                    push_walked(&e, &query, &scope.globs, multi, &mut out);
+                    if !named.contains(e.path.as_str()) {
+                        push_walked(&e, &query, &scope.globs, multi, &mut walked);
+                    }
                 } else if e.kind == Kind::Dir {
-                    walk_into(roots, &e.path, 64, &query, &scope.globs, multi, &mut out);
+                    // A folder the index held is listed on its own when it
+                    // changed; one it did not hold yet is read whole.
+                    if !listed_dirs.contains(e.path.as_str()) {
+                        walk_into(roots, &e.path, 64, &query, &scope.globs, multi, &mut walked);
+                    }
                 }
             }
         }
+        let mut seen = std::collections::HashSet::new();
+        walked
+            .candidates
+            .retain(|c| !named.contains(c.path.as_str()) && seen.insert(c.path.clone()));
+        drop(named);
+        drop(listed_dirs);
+        out.from_walk = walked.candidates.len() as u64;
+        out.candidates.append(&mut walked.candidates);
     }
     if out.from_walk > 0 {
         // Newest first, the walked files among the indexed ones (stable).

@@ -436,6 +436,7 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
     let mut narrowed = ferret_grep::candidates::Gathered {
         candidates: gathered.candidates.clone(),
         from_walk: gathered.from_walk,
+        caught_up: gathered.caught_up,
     };
     let n = narrow(Some(&s.content), p, &mut narrowed);
     let fast = grep(

@@ -98,6 +98,13 @@ pub(crate) struct Shared {
     pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
     /// The watcher's barrier (see [`Index::sync`]).
     pub sync: sync::SyncPoint,
+    /// Built, watching every folder of every root (no watch limit reached,
+    /// no root missing): kept by `set_status`, read by [`Index::caught_up`]
+    /// without cloning the status.
+    pub hears_all: AtomicBool,
+    /// ferret's own temporary files the walks met, (root, path below it),
+    /// until [`Index::take_own_temps`] takes them.
+    pub own_temps: Mutex<Vec<(usize, Vec<u8>)>>,
 }
 
 /// The live index. Cheap to clone.
@@ -211,6 +218,8 @@ impl Index {
                 pending_uses: Mutex::new(Vec::new()),
                 touch_listeners: Mutex::new(Vec::new()),
                 sync: sync::SyncPoint::default(),
+                hears_all: AtomicBool::new(false),
+                own_temps: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -379,6 +388,11 @@ impl Index {
     pub(crate) fn set_status(&self, f: impl FnOnce(&mut Status)) {
         let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s);
+        let hears_all = s.ready
+            && s.watcher.starts_with("watching")
+            && !s.watch_limit_reached
+            && s.missing_roots.is_empty();
+        self.shared.hears_all.store(hears_all, Ordering::Release);
         if s.ready {
             self.shared.ready.notify_all();
         }
@@ -613,6 +627,45 @@ impl Index {
     /// timeout. Takes well under a millisecond when the watcher is idle.
     pub fn sync(&self, timeout: Duration) -> bool {
         self.shared.sync.wait(timeout)
+    }
+
+    /// Whether the index holds every change completed before this call: it
+    /// watches every folder of every root, and the watcher's barrier
+    /// ([`Index::sync`]) was passed within `timeout`. When `true`, a search
+    /// that starts now cannot miss a file created, changed or removed before
+    /// the call (new folders included: they are read before the barrier is
+    /// passed); when `false`, callers must look at the disk themselves.
+    pub fn caught_up(&self, timeout: Duration) -> bool {
+        self.shared.hears_all.load(Ordering::Acquire) && self.sync(timeout)
+    }
+
+    /// The temporary files of ferret's atomic writes (`.ferret-tmp-*`,
+    /// never indexed) that the walks met since the last call, as paths shown
+    /// to agents: what killed writes left behind, for the file layer to
+    /// judge and remove. Folders the index does not walk (ignored, hidden)
+    /// are not looked in.
+    pub fn take_own_temps(&self) -> Vec<String> {
+        let temps = std::mem::take(
+            &mut *self
+                .shared
+                .own_temps
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        let store = self.read_store();
+        temps
+            .into_iter()
+            .filter_map(|(root, path)| {
+                let top = *store.roots().get(root)?;
+                let mut shown = if self.shared.config.roots.len() > 1 {
+                    format!("{}/", hits::display_path(&store, top))
+                } else {
+                    String::new()
+                };
+                shown.push_str(std::str::from_utf8(&path).ok()?);
+                Some(shown)
+            })
+            .collect()
     }
 
     /// Whether anyone follows [`Index::touches`]: without a listener the

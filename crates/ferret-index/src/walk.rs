@@ -24,7 +24,7 @@ use rustix::fs::{AtFlags, FileType, RawDir, StatxFlags};
 
 use crate::dirs::{ident, open_child};
 use crate::names::name_order;
-use crate::rules::{Chain, IGNORE_FILES, Rules, excluded_name, folder_rules};
+use crate::rules::{Chain, IGNORE_FILES, OWN_TEMP_PREFIX, Rules, excluded_name, folder_rules};
 use crate::store::{EntryId, Kind, Meta, NewEntry, Store, UNKNOWN_TIME};
 
 /// What a walk met besides the entries it added.
@@ -40,6 +40,9 @@ pub struct WalkStats {
     /// Folders whose listing raced with a change, by entry id: their parents
     /// deserve another look once the tree is still.
     pub recheck: Vec<EntryId>,
+    /// ferret's own temporary files met (never indexed), by their path below
+    /// the root: a killed write leaves one behind.
+    pub own_temps: Vec<Vec<u8>>,
 }
 
 /// What a walk calls with each folder's open descriptor and entry, before the
@@ -139,6 +142,7 @@ pub(crate) fn walk(
                 s.unreadable += local.unreadable;
                 s.raced += local.raced;
                 s.recheck.append(&mut local.recheck);
+                s.own_temps.append(&mut local.own_temps);
             });
         }
     });
@@ -288,6 +292,14 @@ fn read_folder(
             }
         }
         if excluded_name(spec.rules, name) {
+            if name.starts_with(OWN_TEMP_PREFIX) && entry.file_type() == FileType::RegularFile {
+                let mut path = job.rel.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(name);
+                stats.own_temps.push(path);
+            }
             continue;
         }
         let start = names.len() as u32;

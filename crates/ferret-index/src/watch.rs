@@ -114,6 +114,11 @@ pub(crate) fn run(index: Index) {
                 }
                 let overflowed = batch.iter().any(RawEvent::is_overflow);
                 applier.apply(batch);
+                if barriers > 0 {
+                    // A barrier's caller reads the index as it stands: a
+                    // corner whose picture went stale is read again first.
+                    applier.settle_now();
+                }
                 match (&watcher, overflowed) {
                     // Barrier events may be lost: a new file, and the
                     // barriers waiting on the old one give up.
@@ -209,7 +214,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 Chain::root(None),
                 progress,
             );
-            note_stats(index, &stats);
+            note_stats(index, i, &stats);
             for (folder, wd) in added {
                 if let Some(d) = store.dir_mut(folder) {
                     d.wd = wd;
@@ -743,7 +748,7 @@ impl<'a> Applier<'a> {
         };
         let (fresh, fresh_top, stats, added) =
             walk_apart(self.index, self.watcher, root, fd, rel, chain, progress);
-        note_stats(self.index, &stats);
+        note_stats(self.index, root, &stats);
         let mut changes = Vec::new();
         let mut pairs = HashMap::new();
         let ops = {

@@ -143,7 +143,17 @@ pub(crate) fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
         .unwrap_or_default()
 }
 
-pub(crate) fn note_stats(index: &Index, stats: &WalkStats) {
+pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
+    if !stats.own_temps.is_empty() {
+        let mut temps = index
+            .shared
+            .own_temps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        temps.extend(stats.own_temps.iter().map(|p| (root, p.clone())));
+        temps.sort();
+        temps.dedup();
+    }
     if stats.unreadable > 0 || stats.raced > 0 {
         index.set_status(|s| {
             s.unreadable_folders += stats.unreadable;

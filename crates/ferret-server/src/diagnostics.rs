@@ -66,6 +66,7 @@ impl Ferret {
                 "hidden_indexed": inner.index.config().rules.hidden,
                 "ignore_files_honoured": !inner.index.config().rules.no_ignore,
             },
+            "stale_temp_files": inner.stale_temps.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             "limits": {
                 "max_file_bytes": limits.max_file_bytes,
                 "max_response_bytes": limits.max_response_bytes,

@@ -568,7 +568,7 @@ pub fn content_filter(
             .map_err(|e| FsError::new(ErrorCode::TooLarge, format!("`content:{p}`: {e}")))?;
         let mut gathered = ferret_grep::candidates::Gathered {
             candidates: std::mem::take(&mut remaining),
-            from_walk: 0,
+            ..Default::default()
         };
         let before = gathered.candidates.len();
         ferret_grep::narrow(content, &pattern, &mut gathered);
@@ -634,6 +634,10 @@ pub fn content_search(
     patterns: &[String],
     meter: &Meter,
 ) -> Result<ferret_index::SearchOutcome, FsError> {
+    // The watcher's barrier first: a file created before the call is then
+    // among the names searched (when the index cannot confirm it, the
+    // search answers from what it holds, as a plain search does).
+    index.caught_up(Duration::from_secs(1));
     let all = index.search(&ferret_index::SearchRequest {
         offset: 0,
         limit: usize::MAX / 4,

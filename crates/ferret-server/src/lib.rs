@@ -134,6 +134,18 @@ struct Inner {
     tasks: Arc<tasks::Tasks>,
     /// How long a call that may become a task runs before it does, in ms.
     task_after_ms: AtomicU64,
+    /// Temporary files of killed writes removed at start (`None` until the
+    /// sweep has run; see [`Ferret::sweep_stale_temps`]).
+    stale_temps: Mutex<Option<StaleTemps>>,
+}
+
+/// What the start-up sweep of `.ferret-tmp-*` files did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+struct StaleTemps {
+    removed: u64,
+    /// Found but kept: not ferret's name, not older than this process, or
+    /// not removable (the reason is logged without the path).
+    kept: u64,
 }
 
 /// Counts a call (or a task's work) as in flight while it lives.
@@ -225,6 +237,7 @@ impl Ferret {
             settled: tokio::sync::Notify::new(),
             tasks: tasks::Tasks::new(tasks::Limits::default()),
             task_after_ms: AtomicU64::new(DEFAULT_TASK_AFTER.as_millis() as u64),
+            stale_temps: Mutex::new(None),
         });
         Ferret::connected(inner)
     }
@@ -284,6 +297,49 @@ impl Ferret {
 
     /// Let `grep` (and `search`'s `content:`) take their candidates from a
     /// content index built over these same roots. Set once, before serving.
+    /// Remove the `.ferret-tmp-*` files that writes killed before they
+    /// finished left in writable roots: once the index's first walk has met
+    /// them (in the folders it walks), each removed through its root's handle
+    /// when it bears a name ferret makes and is older than `started` (this
+    /// process's start). Blocks until the index is ready; run it on a thread
+    /// of its own. `diagnostics` reports what it did.
+    pub fn sweep_stale_temps(&self, started: std::time::SystemTime) {
+        let inner = &self.inner;
+        if !self.writes() {
+            inner.index.take_own_temps();
+            return;
+        }
+        // Ready, and done comparing a loaded snapshot with the disk: the
+        // first walk is over.
+        loop {
+            if inner.shutdown.is_cancelled() {
+                return;
+            }
+            if inner.index.wait_ready(Duration::from_secs(1)) && !inner.index.status().reconciling {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut done = StaleTemps::default();
+        for path in inner.index.take_own_temps() {
+            match inner.roots.remove_stale_temp(&path, started) {
+                Ok(true) => done.removed += 1,
+                Ok(false) => done.kept += 1,
+                Err(e) => {
+                    tracing::warn!(code = ?e.code, "a stale temporary file could not be removed");
+                    done.kept += 1;
+                }
+            }
+        }
+        if done.removed > 0 {
+            tracing::info!(
+                removed = done.removed,
+                "removed temporary files left by writes killed before they finished"
+            );
+        }
+        *inner.stale_temps.lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
+    }
+
     pub fn set_content_index(&self, content: ferret_content::ContentIndex) {
         let _ = self.inner.content.set(content);
     }

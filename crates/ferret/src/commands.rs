@@ -22,6 +22,7 @@ use crate::{
 };
 
 pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::SystemTime::now();
     let (deny, limits) = serve_policy(&args)?;
     let root_args = served_root_args(&args);
     let roots = open_roots(&root_args, deny, limits)?;
@@ -68,6 +69,12 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
             server.set_content_index(c.clone());
         }
         server.set_task_after(task_after);
+        // Temporary files of writes killed in an earlier run, once the
+        // index has walked the roots.
+        let sweeper = server.clone();
+        let _ = std::thread::Builder::new()
+            .name("ferret-sweep".into())
+            .spawn(move || sweeper.sweep_stale_temps(started));
         server
     };
     let result = runtime.block_on(async {
