@@ -523,6 +523,7 @@ fn watching(index: &Index) -> bool {
         && s.watcher.starts_with("watching")
         && !s.watch_limit_reached
         && s.missing_roots.is_empty()
+        && s.network_folders.is_empty()
 }
 
 /// Where the index file of these roots and rules is (with a state directory).

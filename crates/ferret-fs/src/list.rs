@@ -10,6 +10,7 @@ use std::{
     sync::Arc,
 };
 
+use cap_std::fs::Dir;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -248,12 +249,21 @@ impl Walk<'_> {
         }
         let mut levels = Vec::new();
         let mut here = PathBuf::new();
-        if let Some(level) = load_ignore(root, &here, true) {
+        // Each folder opened from the one above it, not by its whole path from
+        // the root: a listing deep in a chain costs in proportion to its depth.
+        let Ok(mut dir) = crate::open::folder(root.dir(), Path::new("")) else {
+            return levels;
+        };
+        if let Some(level) = load_ignore_in(&dir, &here, true) {
             levels.push(Arc::new(level));
         }
         for part in start.components() {
             here.push(part);
-            if let Some(level) = load_ignore(root, &here, false) {
+            let Ok(next) = crate::open::folder(&dir, Path::new(part.as_os_str())) else {
+                break;
+            };
+            dir = next;
+            if let Some(level) = load_ignore_in(&dir, &here, false) {
                 levels.push(Arc::new(level));
             }
         }
@@ -529,16 +539,22 @@ fn count_children(root: &Root, real: &Path) -> Option<u64> {
 
 /// Read the ignore files of one folder through the root handle.
 fn load_ignore(root: &Root, folder: &Path, is_root: bool) -> Option<IgnoreLevel> {
+    let dir = crate::open::folder(root.dir(), folder).ok()?;
+    load_ignore_in(&dir, folder, is_root)
+}
+
+/// Read the ignore files of the open folder `dir` (at `folder` below the root).
+fn load_ignore_in(dir: &Dir, folder: &Path, is_root: bool) -> Option<IgnoreLevel> {
     let mut builder = GitignoreBuilder::new("");
     let mut found = false;
-    let mut files: Vec<PathBuf> = IGNORE_FILES.iter().map(|f| folder.join(f)).collect();
+    let mut files: Vec<PathBuf> = IGNORE_FILES.iter().map(PathBuf::from).collect();
     if is_root {
         files.push(PathBuf::from(".git/info/exclude"));
     }
     for file in files {
         // Through a descriptor: a FIFO or link named `.gitignore` is skipped, not
         // waited on or followed, and the size is the open file's.
-        let Ok((opened, meta)) = crate::open::file(root.dir(), &file) else {
+        let Ok((opened, meta)) = crate::open::file(dir, &file) else {
             continue;
         };
         if meta.len() > MAX_IGNORE_FILE_BYTES {

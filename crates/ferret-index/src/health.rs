@@ -72,12 +72,15 @@ pub fn journal_health(config: &IndexConfig) -> JournalHealth {
 }
 
 /// What walking a root finds, for sizing the index and the watches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeSize {
     pub entries: u64,
     pub folders: u64,
     /// Bytes of all names.
     pub name_bytes: u64,
+    /// Folders on network or FUSE file systems (below the root, with the
+    /// file system's name; empty for the root itself).
+    pub network: Vec<(String, &'static str)>,
 }
 
 impl TreeSize {
@@ -109,6 +112,11 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         entries: stats.entries,
         folders: store.count_of(Kind::Dir).saturating_sub(1),
         name_bytes: store.name_bytes() as u64,
+        network: stats
+            .network
+            .iter()
+            .map(|(rel, fs)| (String::from_utf8_lossy(rel).into_owned(), *fs))
+            .collect(),
     }
 }
 
@@ -154,7 +162,8 @@ mod tests {
             TreeSize {
                 entries: 2,
                 folders: 1,
-                name_bytes: 8
+                name_bytes: 8,
+                network: Vec::new(),
             }
         );
         assert_eq!(size.index_bytes(), 2 * 70 + 8);

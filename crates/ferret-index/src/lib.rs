@@ -105,6 +105,9 @@ pub(crate) struct Shared {
     /// ferret's own temporary files the walks met, (root, path below it),
     /// until [`Index::take_own_temps`] takes them.
     pub own_temps: Mutex<Vec<(usize, Vec<u8>)>>,
+    /// Folders on network or FUSE file systems the walks entered: (root,
+    /// path below it, file system), read again every `limit_rescan_every`.
+    pub network: Mutex<Vec<(usize, Vec<u8>, &'static str)>>,
 }
 
 /// The live index. Cheap to clone.
@@ -220,6 +223,7 @@ impl Index {
                 sync: sync::SyncPoint::default(),
                 hears_all: AtomicBool::new(false),
                 own_temps: Mutex::new(Vec::new()),
+                network: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -391,7 +395,8 @@ impl Index {
         let hears_all = s.ready
             && s.watcher.starts_with("watching")
             && !s.watch_limit_reached
-            && s.missing_roots.is_empty();
+            && s.missing_roots.is_empty()
+            && s.network_folders.is_empty();
         self.shared.hears_all.store(hears_all, Ordering::Release);
         if s.ready {
             self.shared.ready.notify_all();

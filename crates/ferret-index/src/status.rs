@@ -35,4 +35,8 @@ pub struct Status {
     pub snapshot_error: Option<String>,
     pub journal_error: Option<String>,
     pub missing_roots: Vec<String>,
+    /// Folders on network or FUSE file systems (`path (nfs)`): inotify does
+    /// not hear changes other machines make there, so they are read again
+    /// every `limit_rescan_every` and the index is never taken as caught up.
+    pub network_folders: Vec<String>,
 }

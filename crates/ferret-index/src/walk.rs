@@ -43,6 +43,39 @@ pub struct WalkStats {
     /// ferret's own temporary files met (never indexed), by their path below
     /// the root: a killed write leaves one behind.
     pub own_temps: Vec<Vec<u8>>,
+    /// Folders on a network or FUSE file system where the walk entered one
+    /// (a root on one, or a mount point below it), by their path below the
+    /// root, and the file system's name: inotify does not hear changes made
+    /// there by other machines.
+    pub network: Vec<(Vec<u8>, &'static str)>,
+}
+
+/// The file systems whose changes inotify may not hear (made by another
+/// machine, or behind a FUSE daemon), by `statfs` magic: a name for operators.
+pub(crate) fn network_fs(magic: i64) -> Option<&'static str> {
+    // The magic numbers of linux/magic.h (and fs/smb's SMB2 and CIFS).
+    Some(match magic as u32 {
+        0x6969 => "nfs",
+        0x517b => "smb",
+        0xff53_4d42 => "cifs",
+        0xfe53_4d42 => "smb2",
+        0x6573_5546 => "fuse",
+        0x0102_1997 => "9p",
+        0x00c3_6400 => "ceph",
+        0x5346_414f => "afs",
+        0x7375_7245 => "coda",
+        0x0bd0_0bd0 => "lustre",
+        0x0116_1970 => "gfs2",
+        0x4741_5346 => "glusterfs",
+        _ => return None,
+    })
+}
+
+/// Whether the open folder lies on such a file system, and which.
+fn network_fs_of(fd: BorrowedFd<'_>) -> Option<&'static str> {
+    let st = rustix::fs::fstatfs(fd).ok()?;
+    #[allow(clippy::unnecessary_cast, reason = "f_type's width differs by target")]
+    network_fs(st.f_type as i64)
 }
 
 /// What a walk calls with each folder's open descriptor and entry, before the
@@ -69,6 +102,9 @@ struct Job {
     chain: Arc<Chain>,
     /// Device and inode as listed in its parent.
     ident: (u64, u64),
+    /// The parent's device (0 for the walk's top): a folder on another
+    /// device is a mount point, whose file system is looked at.
+    parent_dev: u64,
 }
 
 struct Queue {
@@ -99,6 +135,7 @@ pub(crate) fn walk(
             rel,
             chain,
             ident: (0, 0),
+            parent_dev: 0,
         }],
         active: 0,
     });
@@ -143,6 +180,7 @@ pub(crate) fn walk(
                 s.raced += local.raced;
                 s.recheck.append(&mut local.recheck);
                 s.own_temps.append(&mut local.own_temps);
+                s.network.append(&mut local.network);
             });
         }
     });
@@ -259,6 +297,16 @@ fn read_folder(
         stats.raced += 1;
         stats.recheck.push(job.folder);
         lock(store).set_ident(job.folder, found);
+    }
+    let dev = if job.ident == (0, 0) {
+        ident(fd.as_fd()).map_or(0, |i| i.0)
+    } else {
+        job.ident.0
+    };
+    if (job.parent_dev == 0 || dev != job.parent_dev)
+        && let Some(fs) = network_fs_of(fd.as_fd())
+    {
+        stats.network.push((job.rel.clone(), fs));
     }
     if let Some(hook) = spec.on_folder {
         hook(fd.as_fd(), job.folder);
@@ -379,6 +427,7 @@ fn read_folder(
                 rel,
                 chain: chain.clone(),
                 ident: e.ident,
+                parent_dev: dev,
             }
         })
         .collect()
@@ -414,6 +463,20 @@ mod tests {
         );
         assert_eq!(progress.load(Ordering::Relaxed), stats.entries);
         (store, stats)
+    }
+
+    #[test]
+    fn network_file_systems_are_named_by_their_magic() {
+        assert_eq!(network_fs(0x6969), Some("nfs"));
+        assert_eq!(network_fs(0xff53_4d42), Some("cifs"));
+        assert_eq!(network_fs(0x6573_5546), Some("fuse"));
+        // ext4, tmpfs, btrfs, xfs, overlayfs: local, inotify hears them.
+        for local in [0xef53, 0x0102_1994, 0x9123_683e, 0x5846_5342, 0x794c_7630] {
+            assert_eq!(network_fs(local), None, "{local:#x}");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, stats) = walk_dir(tmp.path(), Rules::default());
+        assert!(stats.network.is_empty(), "{:?}", stats.network);
     }
 
     #[test]

@@ -65,23 +65,6 @@ pub(crate) fn run(index: Index) {
         None
     };
     build(&index, watcher.as_ref(), &index.shared.progress);
-    if let Some(w) = &watcher {
-        let limited = index.status().watch_limit_reached;
-        index.set_status(|s| {
-            s.watcher = if limited {
-                format!(
-                    "degraded: the inotify watch limit was reached after {} folders",
-                    w.watched_folders()
-                )
-            } else {
-                format!("watching {} folders", w.watched_folders())
-            }
-        });
-    }
-
-    if let Some(w) = &watcher {
-        index.shared.sync.install(barrier_file(&index, w));
-    }
     let mut applier = Applier::new(&index, watcher.as_ref());
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
@@ -142,13 +125,20 @@ pub(crate) fn run(index: Index) {
         applier.expire_renames();
         index.release_held();
         let limited = index.status().watch_limit_reached || watcher.is_none();
-        if limited
-            && index.shared.config.watch
+        if index.shared.config.watch
             && last_limit_rescan.elapsed() >= index.shared.config.limit_rescan_every
         {
-            last_limit_rescan = Instant::now();
-            for root in 0..index.shared.config.roots.len() {
-                applier.rescan_root(root, &AtomicU64::new(0));
+            if limited {
+                last_limit_rescan = Instant::now();
+                for root in 0..index.shared.config.roots.len() {
+                    applier.rescan_root(root, &AtomicU64::new(0));
+                }
+            } else if let Some(folders) = applier.network_folders() {
+                // inotify hears only this machine's changes there.
+                last_limit_rescan = Instant::now();
+                for (root, folder) in folders {
+                    applier.rescan(root, folder, &AtomicU64::new(0));
+                }
             }
         }
         index.rebuild_if_needed();
@@ -229,7 +219,24 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
     let ms = started.elapsed().as_millis() as u64;
     index.shared.dirty.store(true, Ordering::Relaxed);
     let missing = index.missing_roots();
+    // Ready and watching in one step: a search that waits for the build
+    // finds the watcher's barrier usable the moment it is woken.
+    let watching = watcher.map(|w| w.watched_folders());
+    // The barrier before the index is ready: its events queue behind those
+    // of changes made during the build, so a caller that passes it sees them.
+    // (Added after the folders' watches, so that it never takes a folder's
+    // place under the watch limit.)
+    if let Some(w) = watcher {
+        index.shared.sync.install(barrier_file(index, w));
+    }
     index.set_status(|s| {
+        if let Some(folders) = watching {
+            s.watcher = if s.watch_limit_reached {
+                format!("degraded: the inotify watch limit was reached after {folders} folders")
+            } else {
+                format!("watching {folders} folders")
+            };
+        }
         s.ready = true;
         s.reconciling = false;
         s.build_ms = Some(ms);
@@ -699,6 +706,48 @@ impl<'a> Applier<'a> {
             Action::Moved
         };
         changes.push(change(&store, id, action, Some(old_path)));
+    }
+
+    /// The folders on network or FUSE file systems, as entries (`None`
+    /// when there are none).
+    fn network_folders(&self) -> Option<Vec<(usize, EntryId)>> {
+        let wanted = self
+            .index
+            .shared
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if wanted.is_empty() {
+            return None;
+        }
+        let store = self.index.read_store();
+        let mut folders: Vec<(usize, EntryId)> = wanted
+            .iter()
+            .filter_map(|(root, rel, _)| {
+                let top = *store.roots().get(*root)?;
+                let id = if rel.is_empty() {
+                    top
+                } else {
+                    store.lookup(top, rel)?
+                };
+                Some((*root, id))
+            })
+            .collect();
+        // A folder inside another one is read with it.
+        folders.sort_unstable();
+        folders.dedup();
+        let inside: Vec<bool> = folders
+            .iter()
+            .map(|&(_, id)| {
+                folders
+                    .iter()
+                    .any(|&(_, other)| other != id && store.is_within(id, other))
+            })
+            .collect();
+        let mut keep = inside.into_iter();
+        folders.retain(|_| !keep.next().unwrap_or(false));
+        Some(folders)
     }
 
     /// Reconcile a whole root with the disk.

@@ -154,6 +154,33 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
         temps.sort();
         temps.dedup();
     }
+    if !stats.network.is_empty() {
+        let mut folders = index
+            .shared
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for (rel, fs) in &stats.network {
+            if !folders.iter().any(|(r, p, _)| *r == root && p == rel) {
+                folders.push((root, rel.clone(), fs));
+            }
+        }
+        let shown: Vec<String> = folders
+            .iter()
+            .map(|(r, rel, fs)| {
+                let name = &index.shared.config.roots[*r].name;
+                let rel = String::from_utf8_lossy(rel);
+                match (index.shared.config.roots.len() > 1, rel.is_empty()) {
+                    (true, true) => format!("{name} ({fs})"),
+                    (true, false) => format!("{name}/{rel} ({fs})"),
+                    (false, true) => format!(". ({fs})"),
+                    (false, false) => format!("{rel} ({fs})"),
+                }
+            })
+            .collect();
+        drop(folders);
+        index.set_status(|s| s.network_folders = shown);
+    }
     if stats.unreadable > 0 || stats.raced > 0 {
         index.set_status(|s| {
             s.unreadable_folders += stats.unreadable;

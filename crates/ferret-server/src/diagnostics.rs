@@ -58,6 +58,7 @@ impl Ferret {
                 "unreadable_folders": index.unreadable_folders,
                 "walk_races": index.walk_races,
                 "missing_roots": index.missing_roots,
+                "network_folders": index.network_folders,
                 "state_dir": inner.index.config().state_dir,
                 "last_snapshot": index.last_snapshot,
                 "snapshot_error": index.snapshot_error,

@@ -170,7 +170,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
         check_state(&mut report, &config);
         check_content_index(&mut report, serve, &config);
         let size = measure_roots("measuring the roots", &config);
-        sizes.push(size);
+        sizes.push(size.clone());
         report.ok(
             "index",
             format!(
@@ -180,6 +180,22 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
                 mib(size.index_bytes())
             ),
         );
+        if !size.network.is_empty() {
+            let list: Vec<String> = size
+                .network
+                .iter()
+                .map(|(at, fs)| format!("{at} ({fs})"))
+                .collect();
+            report.warn(
+                "network file systems",
+                format!(
+                    "{} on network or FUSE file systems, where inotify does not hear changes other machines make: ferret reads them again every --rescan-every ({}s), and grep reads their files instead of trusting the content index",
+                    list.join(", "),
+                    serve.index.rescan_every.as_secs()
+                ),
+                "lower --rescan-every for fresher answers there, or serve a local copy",
+            );
+        }
         check_free_space(&mut report, &config, size);
     }
     let locate_size = check_locate(&mut report, serve, &root_args);
@@ -270,10 +286,20 @@ fn measure_roots(what: &str, config: &IndexConfig) -> TreeSize {
             .roots
             .iter()
             .map(|r| health::measure(r, config.rules, &counter))
-            .fold(TreeSize::default(), |a, b| TreeSize {
-                entries: a.entries + b.entries,
-                folders: a.folders + b.folders + 1,
-                name_bytes: a.name_bytes + b.name_bytes,
+            .zip(&config.roots)
+            .fold(TreeSize::default(), |mut a, (b, r)| {
+                a.entries += b.entries;
+                a.folders += b.folders + 1;
+                a.name_bytes += b.name_bytes;
+                a.network.extend(b.network.into_iter().map(|(rel, fs)| {
+                    let at = if rel.is_empty() {
+                        r.path.display().to_string()
+                    } else {
+                        r.path.join(rel).display().to_string()
+                    };
+                    (at, fs)
+                }));
+                a
             })
     })
 }

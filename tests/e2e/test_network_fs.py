@@ -1,0 +1,96 @@
+"""Folders inotify cannot hear: network and FUSE file systems.
+
+A change made on another machine through NFS, SMB or sshfs reaches this
+machine's inotify as nothing at all. The same holds for any FUSE mount whose
+backing files change behind it, which is how this test makes one without a
+network: `bindfs` (Debian's package, which ./scripts/test installs) mirrors a
+folder, ferret serves the mirror, and files are created in the backing folder.
+inotify on the mirror hears none of it; ferret must notice the FUSE file
+system (statfs), say so in `diagnostics` and `ferret doctor`, read the folder
+again every `--rescan-every`, and never answer a grep from an index that
+cannot have heard the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FERRET, call, connect, run, shown
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bindfs") is None or not os.path.exists("/dev/fuse") or os.geteuid() != 0,
+    reason="needs bindfs, /dev/fuse and root to mount a FUSE mirror",
+)
+
+
+@pytest.fixture
+def mirror(tmp_path: Path):
+    backing = tmp_path / "backing"
+    mount = tmp_path / "mirror"
+    backing.mkdir()
+    mount.mkdir()
+    (backing / "old.txt").write_text("old file\n")
+    subprocess.run(["bindfs", "--no-allow-other", str(backing), str(mount)], check=True)
+    try:
+        yield backing, mount
+    finally:
+        subprocess.run(["fusermount", "-u", str(mount)], check=False)
+
+
+def test_a_fuse_mount_is_named_and_read_again(mirror):
+    backing, mount = mirror
+    token = f"remote-token-{os.getpid()}"
+
+    async def go():
+        async with connect("stdio", "legacy", ["--no-persist", "--rescan-every", "1s", "--root", str(mount)]) as c:
+            _, d, _, _ = await call(c, "diagnostics", {})
+            assert d["index"]["network_folders"] == [". (fuse)"], d["index"]
+            s = None
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                _, s, _, _ = await call(c, "search", {"query": "old.txt"})
+                if shown(s) == ["old.txt"]:
+                    break
+                await asyncio.sleep(0.1)
+            assert shown(s) == ["old.txt"], s
+            # Made behind the mount: inotify on the mirror hears nothing.
+            (backing / "sub").mkdir()
+            (backing / "sub" / "from_elsewhere.txt").write_text(f"{token}\n")
+            # A grep at once: the index cannot vouch for itself here, so the
+            # changed folders are listed and the file is read.
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and g["files"] == ["sub/from_elsewhere.txt"], g
+            # And the index itself catches up on the next rescan.
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                _, s, _, _ = await call(c, "search", {"query": "from_elsewhere.txt"})
+                if shown(s) == ["sub/from_elsewhere.txt"]:
+                    return
+                await asyncio.sleep(0.2)
+            raise AssertionError(f"the rescan never found the file: {s}")
+
+    run(go())
+
+
+def test_doctor_warns_of_a_fuse_mount(mirror, tmp_path):
+    _, mount = mirror
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
+    env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+    p = subprocess.run(
+        [str(FERRET), "doctor", "--json", "--root", str(mount), "--state-dir", str(tmp_path / "state")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    checks = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    net = checks["network file systems"]
+    assert net["status"] == "warn", net
+    assert f"{mount} (fuse)" in net["message"] and "--rescan-every" in net["message"], net
