@@ -49,7 +49,8 @@ else the debug build `cargo build -p ferret` gives (accuracy does not depend
 on speed); the output names it. fzf is installed with apt-get when missing.
 
 `--dump FILE` writes the query set (JSON) and `--queries FILE` runs a dumped
-set instead of drawing one, so runs stay comparable when the tree changes;
+set instead of drawing one, so runs stay comparable when the tree changes
+(bench/queries/ holds the sets docs/benchmarks.md was measured with);
 `--only plain` reruns ferret plain alone after a ranking change; `--misses N`
 lists queries that fzf answers first and ferret plain does not, a spread over
 the kinds; `--json` prints everything (per query too) as one JSON object.
@@ -275,9 +276,11 @@ def score(queries, only):
 def misses(queries, n):
     """Up to n queries fzf puts first and ferret plain does not, round-robin over
     the kinds, each for another file; in a kind, those where plain put another
-    file first (ranking) before those it found nothing for (matching)."""
+    file first (ranking) before those it found nothing for (matching), and
+    files whose name is unique before the others (fzf's tie-break can be luck)."""
     by_kind = {k: sorted((q for q in queries if q["kind"] == k and q["top"]["fzf"][:1] == [q["want"]]
-                          and q["top"]["plain"][:1] != [q["want"]]), key=lambda q: not q["top"]["plain"])
+                          and q["top"]["plain"][:1] != [q["want"]]),
+                         key=lambda q: (not q["top"]["plain"], not q["unique"]))
                for k in KINDS}
     out, wanted = [], set()
     while len(out) < n and any(by_kind.values()):
