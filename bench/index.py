@@ -92,8 +92,8 @@ def quote(a):
 class Server(StdioServer):
     """`ferret serve --stdio` on one tree (see `stdio_client`)."""
 
-    def __init__(self, root, extra, state):
-        super().__init__([str(FERRET), "serve", "--stdio", "--root", str(root), *extra], state)
+    def __init__(self, root, extra, state, binary=FERRET):
+        super().__init__([str(binary), "serve", "--stdio", "--root", str(root), *extra], state)
 
     def call(self, tool, args):
         return self.result(tool, args)
@@ -108,6 +108,11 @@ class Server(StdioServer):
     def memory(self):
         st = self.proc_status()
         return st["VmRSS"], st["VmHWM"]
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    return f"{platform.machine()}, {os.cpu_count()} cores ({cpu}), {platform.platform()}"
 
 
 def round_trips(server, runs):
@@ -188,8 +193,7 @@ def main():
     if "FERRET_BIN" not in os.environ and "FERRET_BENCH_BIN" not in os.environ:
         sh(["cargo", "build", "--release", "-q", "-p", "ferret-bench", "-p", "ferret"], cwd=REPO)
     ensure_tools()
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores ({cpu}), {platform.platform()}")
+    print(f"machine: {machine()}")
     if not args.no_synthetic:
         tree = args.tree or Path(os.environ.get("TMPDIR", "/tmp")) / f"ferret-bench-tree-{args.entries}"
         marker = tree / f".made-{args.entries}-{args.seed}"
