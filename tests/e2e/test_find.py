@@ -94,6 +94,30 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
     run(both())
 
 
+def test_plain_search_falls_back_to_fuzzy_and_says_so(project):
+    # A typo, initials across word parts, words in another order, a folder
+    # plus a word: no name holds the words, so the same call answers fuzzily.
+    for guess, want in [
+        ("usar_service", "src/user_service.rs"),
+        ("upc", "src/components/UserProfileCard.tsx"),
+        ("config prod", "config/prod.yaml"),
+        ("src mod", "src/auth/mod.rs"),
+    ]:
+        _, s, text, _ = ask(project, "search", {"query": guess, "limit": 5})
+        assert shown(s)[0] == want, (guess, shown(s))
+        assert "fuzzy" in s["fuzzy"] and s["fuzzy"] in text, s
+    # Names that hold the words answer as before, in any order, with no note.
+    _, s, _, _ = ask(project, "search", {"query": "libc"})
+    assert shown(s)[0] == "lib/libc.so.6" and "fuzzy" not in s, s
+    _, s, _, _ = ask(project, "search", {"query": "middleware auth"})
+    assert shown(s) == ["src/auth_middleware.rs"] and "fuzzy" not in s, s
+    # An order asked for, or nothing near: no fallback, an honest empty answer.
+    _, s, _, _ = ask(project, "search", {"query": "usar_service", "sort": "name"})
+    assert s["total"] == 0 and "fuzzy" not in s, s
+    _, s, _, _ = ask(project, "search", {"query": "zzqqxxj"})
+    assert s["total"] == 0 and "fuzzy" not in s, s
+
+
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_not_found_suggests_the_paths_meant(project, era):
     is_error, s, text, _ = ask(project, "read", {"path": "src/user_servce.rs"}, era)

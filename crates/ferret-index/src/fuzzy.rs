@@ -3,23 +3,28 @@
 //! consecutive runs) by `nucleo-matcher` (Helix's matcher), with one-letter
 //! typos forgiven, filters applied, best first.
 //!
-//! The last word (its last `/` piece) is matched against every distinct name
-//! once, in parallel; the entries bearing the names it fits are then scored on
-//! their whole path against all the words. Typos: a word of six letters or
-//! more also brings the names within one edit of it (Damerau-Levenshtein, on
-//! the name and on its stem), found through the trigram lists: a name within
-//! one edit of a word keeps all but at most three of the word's trigrams, so it
-//! holds at least one of any four of them.
+//! Candidates need no shared trigram: each word is matched greedily, as a
+//! subsequence, down the folders once per query (how far it gets through each
+//! folder's path, a byte per folder), then the rest of it against each entry's
+//! name, in parallel; so words match anywhere in the path, in any order, and
+//! initials and word parts match across folders. Typos: a word of five
+//! characters or more also brings the names within one edit of it
+//! (Damerau-Levenshtein, on the name and on its stem), found through the
+//! trigram lists: a name within one edit of a word keeps all but at most three
+//! of the word's trigrams, so it holds at least one of any four of them. At
+//! most [`MAX_SCORED`] candidates (those whose names hold the most words) are
+//! then scored on their whole path, word by word, and ranked with the plain
+//! search's rules (exact name and prefix first, generated folders last).
 
 use std::sync::Mutex;
 
 use ferret_query::Query;
-use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
+use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::hits::{Hit, display_path, hit};
 use crate::names::fold_into;
-use crate::orders::skipped;
+use crate::rank::{NameFit, Places, Ranker};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::store::{EntryId, Store};
 use crate::uses::Uses;
@@ -38,8 +43,8 @@ pub struct FuzzyRequest<'q> {
 /// Words are cut to this many characters (a pasted paragraph is not a name).
 const MAX_WORD: usize = 64;
 
-/// Words shorter than this forgive no typo.
-const MIN_TYPO_WORD: usize = 6;
+/// Words shorter than this (in characters) forgive no typo.
+const MIN_TYPO_WORD: usize = 5;
 
 /// How good a near-miss (one edit away) counts, against a perfect match.
 const TYPO_WEIGHT: f32 = 0.9;
@@ -50,23 +55,6 @@ fn name_matcher() -> Matcher {
     let mut config = Config::DEFAULT.match_paths();
     config.prefer_prefix = true;
     Matcher::new(config)
-}
-
-/// How the key word fits a name beyond the matcher's score: the whole name or
-/// its stem (a large bonus), or its start.
-fn fit_bonus(name: &[u8], key: &[u8], perfect: f32, buf: &mut Vec<u8>) -> f32 {
-    fold_into(name, buf);
-    let stem = match memchr::memrchr(b'.', buf) {
-        Some(i) if i > 0 => &buf[..i],
-        _ => &buf[..],
-    };
-    if buf == key || stem == key {
-        perfect
-    } else if buf.starts_with(key) {
-        perfect * 0.8
-    } else {
-        0.0
-    }
 }
 
 fn atom(word: &str) -> Atom {
@@ -126,136 +114,108 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
             uses,
         );
     }
-    let last = words.last().cloned().unwrap_or_default();
-    let key = last
-        .rsplit('/')
-        .find(|p| !p.is_empty())
-        .unwrap_or(&last)
-        .to_string();
-    let key_atom = atom(&key);
-    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    let now = chrono::Utc::now().timestamp();
+    let folded: Vec<Vec<u8>> = words
+        .iter()
+        .map(|w| {
+            let mut f = Vec::new();
+            fold_into(w.as_bytes(), &mut f);
+            f
+        })
+        .collect();
+    let atoms: Vec<Atom> = words.iter().map(|w| atom(w)).collect();
+    let mut matcher = name_matcher();
     let mut chars = Vec::new();
-    // A perfect match of the key word, the scale typos are scored on.
-    let perfect = score(&key_atom, key.as_bytes(), &mut matcher, &mut chars).unwrap_or(1);
-    let names = &store.names;
-    let sorted = names.sorted_len();
-    let mut folded_key = Vec::new();
-    fold_into(key.as_bytes(), &mut folded_key);
+    // A perfect match of each word: the scale its typos are scored on.
+    let perfect: Vec<f32> = atoms
+        .iter()
+        .zip(&words)
+        .map(|(a, w)| score(a, w.as_bytes(), &mut matcher, &mut chars).unwrap_or(1) as f32)
+        .collect();
 
-    // 1. Names the key word fits, as a subsequence.
-    let fitted: Mutex<Vec<(u32, f32)>> = Mutex::new(Vec::new());
-    let threads = threads_for(sorted as usize) as u32;
-    let step = sorted.div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (key_atom, fitted) = (&key_atom, &fitted);
-            let folded_key = &folded_key;
-            scope.spawn(move || {
-                let mut matcher = name_matcher();
-                let mut chars = Vec::new();
-                let mut buf = Vec::new();
-                let mut mine = Vec::new();
-                for k in t * step..((t + 1) * step).min(sorted) {
-                    let name = names.get(k);
-                    if let Some(s) = score(key_atom, name, &mut matcher, &mut chars) {
-                        let bonus = fit_bonus(name, folded_key, perfect as f32, &mut buf);
-                        mine.push((k, s as f32 + bonus));
-                    }
-                }
-                fitted
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(mine);
-            });
-        }
-    });
-    let mut fitted = fitted.into_inner().unwrap_or_else(|p| p.into_inner());
-    fitted.sort_unstable_by_key(|&(k, _)| k);
-
-    // 2. Names one edit away (typos), from the trigram lists: for words of six
-    // letters or more (one edit from a shorter word is too many names).
-    if folded_key.len() >= MIN_TYPO_WORD {
-        let mut buf = Vec::new();
-        let near = names.near(&folded_key, &mut |k| {
-            fold_into(names.get(k), &mut buf);
-            within_one_edit(&buf, &folded_key)
-        });
-        // One edit away from the whole name (or stem) ranks just below it,
-        // above names the word merely fits as a subsequence.
-        let near_score = perfect as f32 * (1.0 + TYPO_WEIGHT);
-        for k in near {
-            match fitted.binary_search_by_key(&k, |&(id, _)| id) {
-                Ok(i) => fitted[i].1 = fitted[i].1.max(near_score),
-                Err(_) => fitted.push((k, near_score)),
-            }
-        }
-        fitted.sort_unstable_by_key(|&(k, _)| k);
+    // 1. Candidates: the entries whose path holds every word as a
+    // subsequence (folders included, so initials and word parts match
+    // across them: `tucdec` for `tokio-util/src/codec/decoder.rs`), or
+    // whose name is one edit away from a word of five characters or more.
+    let near = near_names(store, &folded, &words);
+    let walk = Walk::new(store, &folded, &near);
+    let found = walk.candidates(store, &folded, &near);
+    let total_found = found.len();
+    let mut found = found;
+    if found.len() > MAX_SCORED {
+        // Bounded work: the entries whose own names hold the most words.
+        found.select_nth_unstable_by(MAX_SCORED - 1, |a, b| b.pre.cmp(&a.pre));
+        found.truncate(MAX_SCORED);
     }
 
-    // 3. Their entries, filtered, scored on the whole path.
-    let pattern = Pattern::parse(&words.join(" "), CaseMatching::Ignore, Normalization::Smart);
-    let whole_path = words.len() > 1 || last.contains('/');
-    let b = &store.base;
-    let now = chrono::Utc::now().timestamp();
-    let mut scored: Vec<(f32, EntryId)> = Vec::new();
-    let mut consider = |id: EntryId, name_score: f32, scored: &mut Vec<(f32, EntryId)>| {
+    // 2. Scored on the whole path, word by word (any order: the scores add
+    // up), then ranked as plain searches are: the exact name and a name's
+    // start keep their lead, generated folders come last, and recency, use,
+    // depth and length decide among equals, the same for every path.
+    let mut ranker = Ranker::new(folded.clone(), now, uses);
+    ranker.prepare(store, found.len());
+    let mut places = Places::default();
+    let mut buf = Vec::new();
+    let mut scored: Vec<(f32, String, EntryId)> = Vec::with_capacity(found.len());
+    for c in found {
+        let id = c.id;
         if request.under.is_some_and(|u| !store.is_within(id, u))
             || !(request.filter.is_match_all() || request.filter.matches(&store.entry(id)))
         {
-            return;
+            continue;
         }
         let path = display_path(store, id);
-        let base = if whole_path {
-            let Some(s) = pattern.score(Utf32Str::new(&path, &mut chars), &mut matcher) else {
-                // A typo in the key word: the path does not fit as a whole.
-                if name_score > perfect as f32 {
-                    scored.push((name_score + boost(store, id, &path, now, uses), id));
-                }
-                return;
+        let mut total = 0.0;
+        let mut fits = true;
+        for (w, a) in atoms.iter().enumerate() {
+            let typo = c.typo & (1 << w) != 0;
+            let s = if typo {
+                None
+            } else {
+                a.score(Utf32Str::new(&path, &mut chars), &mut matcher)
             };
-            s as f32 + name_score
-        } else {
-            name_score
-        };
-        scored.push((base + boost(store, id, &path, now, uses), id));
-    };
-    for &(k, s) in &fitted {
-        for &id in &b.by_name[b.named(k)] {
-            if !skipped(store, id) {
-                consider(id, s, &mut scored);
+            match s {
+                Some(s) => total += s as f32,
+                None if typo || near[w].is_some() => total += perfect[w] * TYPO_WEIGHT,
+                None => {
+                    fits = false;
+                    break;
+                }
             }
         }
-    }
-    // Entries changed since the orders were built.
-    let delta: Vec<EntryId> = store.delta_entries().collect();
-    for id in delta {
-        let name = store.name(id);
-        let s = score(
-            &key_atom,
-            name,
-            &mut Matcher::new(Config::DEFAULT.match_paths()),
-            &mut Vec::new(),
-        )
-        .map(|s| s as f32)
-        .or_else(|| {
-            let mut f = Vec::new();
-            fold_into(name, &mut f);
-            (folded_key.len() >= MIN_TYPO_WORD && within_one_edit(&f, &folded_key))
-                .then_some(perfect as f32 * (1.0 + TYPO_WEIGHT))
-        });
-        if let Some(s) = s {
-            consider(id, s, &mut scored);
+        if !fits {
+            continue;
         }
+        let rel = ranker.rank(store, id, &mut places, &mut buf);
+        total += match rel.fit {
+            NameFit::Exact => EXACT_BONUS,
+            NameFit::Prefix => PREFIX_BONUS,
+            _ => 0.0,
+        };
+        if rel.generated {
+            total -= GENERATED_PENALTY;
+        }
+        if store.kind(id) == crate::store::Kind::File {
+            // A guess at a name is most often a file's: `uring` means
+            // `driver/uring.rs` more often than the folder `driver/uring/`.
+            total += FILE_BONUS;
+        }
+        total += rel.bonus;
+        scored.push((total, path, id));
     }
-    let total = scored.len();
-    let wanted = request.offset.saturating_add(request.limit).min(total);
-    let cmp = |a: &(f32, EntryId), b: &(f32, EntryId)| {
-        b.0.total_cmp(&a.0).then_with(|| {
-            store
-                .names
-                .cmp(store.names_of[a.1 as usize], store.names_of[b.1 as usize])
-                .then(a.1.cmp(&b.1))
-        })
+    let total = if total_found > MAX_SCORED {
+        total_found
+    } else {
+        scored.len()
+    };
+    let wanted = request
+        .offset
+        .saturating_add(request.limit)
+        .min(scored.len());
+    let cmp = |a: &(f32, String, EntryId), b: &(f32, String, EntryId)| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.len().cmp(&b.1.len()))
+            .then_with(|| a.1.cmp(&b.1))
     };
     if wanted < scored.len() && wanted > 0 {
         scored.select_nth_unstable_by(wanted - 1, cmp);
@@ -267,7 +227,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
             .into_iter()
             .skip(request.offset)
             .take(request.limit)
-            .map(|(s, id)| Hit {
+            .map(|(s, _, id)| Hit {
                 score: Some((s * 10.0).round() / 10.0),
                 ..hit(store, id)
             })
@@ -277,22 +237,227 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     }
 }
 
-/// What lifts one of several equally fitting entries: an exact name, a short
-/// path, recent changes, recent use.
-fn boost(store: &Store, id: EntryId, path: &str, now: i64, uses: Option<&Uses>) -> f32 {
-    let depth = path.matches('/').count() as f32 * 0.25;
-    let age_days = (now - store.meta(id).mtime).max(0) as f32 / 86_400.0;
-    let recency = if age_days < 1.0 {
-        6.0
-    } else if age_days < 7.0 {
-        4.0
-    } else if age_days < 31.0 {
-        2.0
-    } else {
-        0.0
-    };
-    let used = uses.map_or(0.0, |u| (1.0 + u.score(path, now) as f32).ln() * 8.0);
-    recency + used - depth * 2.0 - path.len() as f32 / 40.0
+/// At most this many candidates are scored on their whole path (a two-letter
+/// guess is a subsequence of most paths); `total` still counts them all.
+const MAX_SCORED: usize = 20_000;
+
+/// What an exact name (or stem) and a name's start add: more than any
+/// subsequence score, so they keep their lead.
+const EXACT_BONUS: f32 = 1000.0;
+const PREFIX_BONUS: f32 = 400.0;
+/// What a generated or vendored folder takes away: below any other match of
+/// the same fit, above a worse fit elsewhere only for an exact name.
+const GENERATED_PENALTY: f32 = 600.0;
+/// What a file has over a folder of the same fit (a tie-break, a folder
+/// level's worth and a little more).
+const FILE_BONUS: f32 = 4.0;
+
+/// A candidate: its entry, how many words its own name holds (what bounded
+/// work keeps first), and which words matched only by a typo.
+struct Found {
+    id: EntryId,
+    pre: i32,
+    typo: u64,
+}
+
+/// How far each word gets, as a subsequence, through each folder's path.
+struct Walk {
+    /// By folder slot, a byte per word: how many of its bytes the folder's
+    /// path (as shown) holds in order, matched greedily from the left.
+    consumed: Vec<u8>,
+    words: usize,
+    /// By folder slot, the words one of the folders of its path (itself
+    /// included) is one edit away from (a typo in a folder's name).
+    typos: Vec<u64>,
+    /// One root: its name is not part of the paths shown.
+    single: bool,
+}
+
+/// Greedily match `word` from `from` over `name` (after a `/` when `sep`).
+fn advance(word: &[u8], mut from: usize, sep: bool, name: &[u8]) -> usize {
+    if sep && word.get(from) == Some(&b'/') {
+        from += 1;
+    }
+    for &b in name {
+        if from == word.len() {
+            break;
+        }
+        if word[from] == b {
+            from += 1;
+        }
+    }
+    from
+}
+
+impl Walk {
+    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> Walk {
+        let n = words.len();
+        let single = store.roots().len() == 1;
+        let mut consumed = vec![0u8; store.dirs.len() * n];
+        let any_near = near.iter().any(Option::is_some);
+        let mut typos = vec![0u64; if any_near { store.dirs.len() } else { 0 }];
+        let mut stack = Vec::new();
+        let mut buf = Vec::new();
+        let mut here = vec![0u8; n];
+        for &top in store.roots() {
+            let Some(slot) = store.dir_slot(top) else {
+                continue;
+            };
+            fold_into(store.name(top), &mut buf);
+            for (w, word) in words.iter().enumerate() {
+                consumed[slot * n + w] = if single {
+                    0
+                } else {
+                    advance(word, 0, false, &buf) as u8
+                };
+            }
+            stack.push(top);
+        }
+        while let Some(folder) = stack.pop() {
+            let Some(slot) = store.dir_slot(folder) else {
+                continue;
+            };
+            here.copy_from_slice(&consumed[slot * n..slot * n + n]);
+            let sep = !(single && store.parent(folder) == crate::store::NONE);
+            let typo_here = typos.get(slot).copied().unwrap_or(0);
+            for &child in store.children(folder) {
+                let Some(cs) = store.dir_slot(child) else {
+                    continue;
+                };
+                fold_into(store.name(child), &mut buf);
+                for (w, word) in words.iter().enumerate() {
+                    consumed[cs * n + w] = advance(word, here[w] as usize, sep, &buf) as u8;
+                }
+                if any_near {
+                    let mut mask = typo_here;
+                    for (w, near) in near.iter().enumerate() {
+                        if let Some(nr) = near
+                            && nr.holds(store, child, &buf, &words[w])
+                        {
+                            mask |= 1 << w;
+                        }
+                    }
+                    typos[cs] = mask;
+                }
+                stack.push(child);
+            }
+        }
+        Walk {
+            consumed,
+            words: n,
+            typos,
+            single,
+        }
+    }
+
+    /// Every live entry whose path holds each word (or whose name is one edit
+    /// from it), looked at in parallel where there are many.
+    fn candidates(&self, store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> Vec<Found> {
+        let cap = store.capacity_ids();
+        let threads = threads_for(cap);
+        let step = cap.div_ceil(threads).max(1);
+        let out: Mutex<Vec<Found>> = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let out = &out;
+                scope.spawn(move || {
+                    let mut buf = Vec::new();
+                    let mut mine = Vec::new();
+                    for id in t * step..((t + 1) * step).min(cap) {
+                        let id = id as EntryId;
+                        if let Some(f) = self.check(store, id, words, near, &mut buf) {
+                            mine.push(f);
+                        }
+                    }
+                    out.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+                });
+            }
+        });
+        out.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn check(
+        &self,
+        store: &Store,
+        id: EntryId,
+        words: &[Vec<u8>],
+        near: &[Option<Near>],
+        buf: &mut Vec<u8>,
+    ) -> Option<Found> {
+        if !store.is_live(id) {
+            return None;
+        }
+        let parent = store.parent(id);
+        if parent == crate::store::NONE {
+            return None;
+        }
+        let slot = store.dir_slot(parent)?;
+        let sep = !(self.single && store.parent(parent) == crate::store::NONE);
+        fold_into(store.name(id), buf);
+        let mut found = Found {
+            id,
+            pre: -(buf.len() as i32),
+            typo: 0,
+        };
+        for (w, word) in words.iter().enumerate() {
+            let from = self.consumed[slot * self.words + w] as usize;
+            if advance(word, from, sep, buf) == word.len() {
+                if advance(word, 0, false, buf) == word.len() {
+                    found.pre += 1000;
+                }
+                continue;
+            }
+            let in_folder = self.typos.get(slot).is_some_and(|m| m & (1 << w) != 0);
+            match &near[w] {
+                Some(n) if in_folder || n.holds(store, id, buf, word) => {
+                    found.typo |= 1 << w;
+                    found.pre += 500;
+                }
+                _ => return None,
+            }
+        }
+        Some(found)
+    }
+}
+
+/// The names one edit away from a word (typos): from the trigram lists for
+/// the names the orders know, checked directly for the rest.
+struct Near {
+    keys: Vec<u32>,
+}
+
+impl Near {
+    fn holds(&self, store: &Store, id: EntryId, folded_name: &[u8], word: &[u8]) -> bool {
+        let k = store.names_of[id as usize];
+        if k < store.names.sorted_len() {
+            self.keys.binary_search(&k).is_ok()
+        } else {
+            within_one_edit(folded_name, word)
+        }
+    }
+}
+
+/// For each word of five characters or more (counted in characters), the
+/// names within one edit of it.
+fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option<Near>> {
+    let names = &store.names;
+    folded
+        .iter()
+        .zip(words)
+        .enumerate()
+        .map(|(i, (f, w))| {
+            if i >= 64 || w.chars().count() < MIN_TYPO_WORD || w.contains('/') {
+                return None;
+            }
+            let mut buf = Vec::new();
+            let mut keys = names.near(f, &mut |k| {
+                fold_into(names.get(k), &mut buf);
+                within_one_edit(&buf, f)
+            });
+            keys.sort_unstable();
+            Some(Near { keys })
+        })
+        .collect()
 }
 
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
@@ -390,6 +555,68 @@ mod tests {
         assert_eq!(find(&s, "").len(), 5);
         let long = "x".repeat(500);
         assert!(find(&s, &long).is_empty());
+    }
+
+    /// Words anywhere in the path and in any order, initials across folders
+    /// and word parts, a typo in any word of five characters or more, and
+    /// the exact name ahead of names that only hold the words.
+    #[test]
+    fn words_anywhere_initials_and_typos_in_every_word() {
+        let s = store(&[
+            "tokio-util/src/codec/decoder.rs",
+            "tokio-util/src/codec/encoder.rs",
+            "tokio/src/io/read_buf.rs",
+            "tracing-subscriber/tests/same_len_filters.rs",
+            "tracing/src/span.rs",
+            "tokio/src/fs/copy.rs",
+            "tokio/tests/fs_copy.rs",
+            "target/debug/build/copy.rs",
+            "tokio/src/runtime/io/driver/uring/mod.rs",
+            "tokio/src/runtime/io/driver/uring.rs",
+        ]);
+        assert_eq!(
+            find(&s, "tucdec")[0],
+            "tokio-util/src/codec/decoder.rs",
+            "initials"
+        );
+        assert_eq!(
+            find(&s, "len tracing")[0],
+            "tracing-subscriber/tests/same_len_filters.rs",
+            "words in the other order, one in a folder"
+        );
+        assert_eq!(
+            find(&s, "codec encoder")[0],
+            "tokio-util/src/codec/encoder.rs"
+        );
+        // The exact name first; the same name in a generated folder after.
+        let copy = find(&s, "fs copy");
+        assert_eq!(copy[0], "tokio/src/fs/copy.rs", "{copy:?}");
+        assert_eq!(
+            find(&s, "copy")[..2],
+            ["tokio/src/fs/copy.rs", "target/debug/build/copy.rs"],
+            "an exact name in a generated folder still beats a name holding the word"
+        );
+        // A typo in the first word as well as in the last (five characters).
+        assert_eq!(find(&s, "tracung span")[0], "tracing/src/span.rs");
+        assert_eq!(
+            find(&s, "decodr codec")[0],
+            "tokio-util/src/codec/decoder.rs"
+        );
+        assert_eq!(find(&s, "spann tracing")[0], "tracing/src/span.rs");
+        // A file before a folder of the same fit.
+        assert_eq!(
+            find(&s, "driver uring")[0],
+            "tokio/src/runtime/io/driver/uring.rs"
+        );
+        // The same answer every time (ties broken by the path).
+        assert_eq!(find(&s, "rs"), find(&s, "rs"));
+    }
+
+    #[test]
+    fn a_typo_counts_below_the_exact_name() {
+        let s = store(&["a/service.rs", "b/servixe.rs"]);
+        assert_eq!(find(&s, "servixe"), ["b/servixe.rs", "a/service.rs"]);
+        assert_eq!(find(&s, "service"), ["a/service.rs", "b/servixe.rs"]);
     }
 
     #[test]

@@ -144,6 +144,18 @@ fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Orderin
     items.sort_unstable_by(cmp);
 }
 
+/// Whether `name` is exactly one of `words` (case folded), or its stem
+/// (`main` for `main.rs`, `libc` for `libc.so.6`): the fit relevance puts
+/// first.
+pub fn name_is_exact(name: &str, words: &[String]) -> bool {
+    let mut buf = Vec::new();
+    let mut word = Vec::new();
+    words.iter().any(|w| {
+        crate::names::fold_into(w.as_bytes(), &mut word);
+        rank::name_fit(name.as_bytes(), &word, &mut buf) == rank::NameFit::Exact
+    })
+}
+
 pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
     search_with(store, request, None)
 }

@@ -80,6 +80,9 @@ pub struct SearchCall {
     /// `fuzzy`: the query's plain words, matched as subsequences of paths (the
     /// rest of the query, in `query`, filters).
     fuzzy: Option<Vec<String>>,
+    /// For a plain search in relevance order: its words and the rest of the
+    /// query as a filter, searched fuzzily when no entry holds every word.
+    fallback: Option<(Vec<String>, Query)>,
     /// Add `resource_link` items for the files found (`links::wanted`).
     pub links: bool,
 }
@@ -87,6 +90,21 @@ pub struct SearchCall {
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
     Query::compile(text, options, clock).map_err(|e| a.conflict(key, &e.render(text)))
 }
+
+/// What an answer that fell back to fuzzy matching says.
+const FALLBACK_NOTE: &str = "no name holds every word: fuzzy matches (words anywhere in the path, in any order; initials; one typo a word)";
+
+/// What an answer whose fuzzy matches fit better says.
+const BETTER_NOTE: &str = "fuzzy matches: a name is exactly one of the words, the others in its path (names holding every word rank lower)";
+
+/// Whether a hit's name is exactly one of `words` (or its stem).
+fn exact_hit(hit: &ferret_index::Hit, words: &[String]) -> bool {
+    let name = hit.path.rsplit('/').next().unwrap_or(&hit.path);
+    ferret_index::search::name_is_exact(name, words)
+}
+
+/// A fallback of more words than this is not tried (a pasted sentence).
+const MAX_FALLBACK_WORDS: usize = 24;
 
 pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     parse_search_for("search", args)
@@ -186,22 +204,43 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     } else {
         (text, None)
     };
-    let mut query = compile(&a, "query", &text, &options, &clock)?;
+    let query = compile(&a, "query", &text, &options, &clock)?;
     // Relevance is the default order when the query names something.
     let names_something =
         !query.name_words().is_empty() || !query.required_path_literals().is_empty();
+    // What `exclude` and `kind` add, to the query and to its fallback.
+    let mut also: Vec<Query> = Vec::new();
     for term in a.strings("exclude")?.unwrap_or_default() {
-        query = query.and(compile(&a, "exclude", &term, &options, &clock)?.negate());
+        also.push(compile(&a, "exclude", &term, &options, &clock)?.negate());
     }
     match a.choice("kind", &["any", "file", "dir"])? {
-        Some("file") => {
-            query = query.and(compile(&a, "kind", "file:", &Options::default(), &clock)?)
-        }
-        Some("dir") => {
-            query = query.and(compile(&a, "kind", "folder:", &Options::default(), &clock)?)
-        }
+        Some("file") => also.push(compile(&a, "kind", "file:", &Options::default(), &clock)?),
+        Some("dir") => also.push(compile(&a, "kind", "folder:", &Options::default(), &clock)?),
         _ => {}
     }
+    let with_also = |q: Query| also.iter().cloned().fold(q, Query::and);
+    let query = with_also(query);
+    // A plain search in the default order falls back to fuzzy matching when
+    // no entry holds every word (typos, initials, words of the path in any
+    // order): its words, and the rest of the query as the filter.
+    let fallback = match ferret_query::split_words(&text) {
+        Ok((rest, words))
+            if words.len() <= MAX_FALLBACK_WORDS
+                && !fuzzy
+                && names_something
+                && content.is_empty()
+                && a.get("sort").is_none()
+                && a.get("group_by").is_none()
+                && !options.regex
+                && !words.is_empty() =>
+        {
+            Some((
+                words,
+                with_also(compile(&a, "query", &rest, &options, &clock)?),
+            ))
+        }
+        _ => None,
+    };
     let sort = a.choice(
         "sort",
         &[
@@ -227,6 +266,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
             None => SortKey::Name,
         },
         fuzzy: words,
+        fallback,
         descending: a.boolean("descending")?.unwrap_or(false),
         group_by: match a.choice("group_by", &["extension", "kind", "folder"])? {
             Some("extension") => Some(GroupBy::Extension),
@@ -359,6 +399,41 @@ pub fn search_showing(
     } else {
         index.search(&request)
     };
+    // Nothing holds every word: the same words, fuzzily. Several words that
+    // only names without an exact fit hold (`fs copy` in `fs_copy.rs`):
+    // fuzzily too, taken when that finds a name one of the words is exactly
+    // (`fs/copy.rs`).
+    let mut fell_back = None;
+    let outcome = match &call.fallback {
+        Some((words, filter)) if warning.is_none() => {
+            let weak = outcome.total > 0
+                && words.len() >= 2
+                && outcome.hits.first().is_some_and(|h| !exact_hit(h, words));
+            if outcome.total == 0 || weak {
+                let fuzzy = index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
+                    words,
+                    filter,
+                    under,
+                    offset: call.offset,
+                    limit: call.limit,
+                });
+                let better = if weak {
+                    fuzzy.hits.first().is_some_and(|h| exact_hit(h, words))
+                } else {
+                    fuzzy.total > 0
+                };
+                if better {
+                    fell_back = Some(if weak { BETTER_NOTE } else { FALLBACK_NOTE });
+                    fuzzy
+                } else {
+                    outcome
+                }
+            } else {
+                outcome
+            }
+        }
+        _ => outcome,
+    };
     let mut outcome = outcome;
     for h in &mut outcome.hits {
         h.path = show(&h.path);
@@ -410,6 +485,10 @@ pub fn search_showing(
     if let Some(w) = &warning {
         rendered.push_str(&format!("warning: {w}\n"));
     }
+    if let Some(note) = fell_back {
+        rendered.push_str(note);
+        rendered.push('\n');
+    }
     rendered.push_str(&frame(&text));
     if truncated {
         rendered.push_str(&format!("\nmore: search with offset {end}"));
@@ -421,6 +500,7 @@ pub fn search_showing(
         "next_offset": truncated.then_some(end),
         "index": index_block(index),
         "warning": warning,
+        "fuzzy": fell_back,
     });
     match outcome.groups {
         Some(groups) => structured["groups"] = json!(groups),
