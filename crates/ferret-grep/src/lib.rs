@@ -98,6 +98,8 @@ pub fn compile(pattern: &Pattern) -> Result<RegexMatcher, String> {
                 "the pattern compiles to more than the regex size limit ({} KiB); use a shorter pattern or `literal: true`",
                 REGEX_SIZE_LIMIT / 1024
             )
+        } else if !pattern.multiline && msg.contains(r#""\n""#) {
+            format!("{msg}: a match within one line cannot hold a line end; search with multiline on to match across lines")
         } else {
             msg
         }
