@@ -193,8 +193,7 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
     if let Some(ui) = &options.ui {
         let access = options.access();
         let stop = server.inner.shutdown.clone();
-        app = ferret_web::Web::new(Arc::new(server), ui.clone(), &access, stop)
-            .in_front_of(app);
+        app = ferret_web::Web::new(Arc::new(server), ui.clone(), &access, stop).in_front_of(app);
     }
     let guard = Arc::new(options.guard());
     app.route(

@@ -268,7 +268,12 @@ fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
         } else {
             waits.plain
         };
-        if meter.cancelled() || started.elapsed() >= limit {
+        if meter.cancelled() {
+            // What follows searches a partial index.
+            meter.cut_short();
+            return false;
+        }
+        if started.elapsed() >= limit {
             return false;
         }
     }
@@ -505,5 +510,14 @@ mod tests {
         cancelled.unhurry();
         cancelled.stop();
         assert!(!wait_for_first_build(&other, &cancelled, &SHORT));
+        assert!(
+            cancelled.was_cut_short(),
+            "the search is of a partial index"
+        );
+        // Out of time without a cancel: not cut short by one.
+        let (_dir3, third) = unbuilt();
+        let plain = Meter::new();
+        assert!(!wait_for_first_build(&third, &plain, &SHORT));
+        assert!(!plain.was_cut_short());
     }
 }
