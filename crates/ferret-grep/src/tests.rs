@@ -387,3 +387,19 @@ fn a_stopped_reader_fails_without_asking_for_a_retry() {
     assert_ne!(err.kind(), std::io::ErrorKind::Interrupted);
     assert_eq!(control.stopped(), Some(Stopped::Cancelled));
 }
+
+#[test]
+fn filters_that_name_documents_search_them() {
+    assert!(names_documents("ext:pdf", &[], None));
+    assert!(names_documents("ext:md;DOCX invoices/", &[], None));
+    assert!(names_documents("", &["*.xlsx".into()], None));
+    assert!(names_documents("", &[], Some("papers/paper.pdf")));
+    assert!(names_documents("*.epub", &[], None));
+    assert!(!names_documents(
+        "ext:rs !target/",
+        &["*.md".into()],
+        Some("src")
+    ));
+    assert!(!names_documents("!ext:pdf", &[], None));
+    assert!(!names_documents("", &[], None));
+}

@@ -133,7 +133,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     let path = a.string("path")?;
     let documents = match a.boolean("documents")? {
         Some(on) => on,
-        None => names_documents(&filter, &glob_list, path.as_deref()),
+        None => ferret_grep::names_documents(&filter, &glob_list, path.as_deref()),
     };
     let context = a.integer("context", 0, 100)?.unwrap_or(0) as usize;
     let limits = &roots.policy.limits;
@@ -167,37 +167,6 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         timeout,
         links: false,
     })
-}
-
-/// Whether a grep without `documents` should search documents: when what
-/// picks the files names a document extension (`ext:pdf`, `*.docx`, a path
-/// to one document), the caller plainly wants their text. Otherwise not:
-/// a code search should not start extracting every PDF in a home folder.
-pub fn names_documents(filter: &str, globs: &[String], path: Option<&str>) -> bool {
-    let is_doc_ext =
-        |e: &str| ferret_docs_ext(e.trim_matches(|c: char| !c.is_ascii_alphanumeric()));
-    let in_filter = filter
-        .split_whitespace()
-        .filter(|term| !term.starts_with('!'))
-        .any(|term| {
-            let term = term.to_ascii_lowercase();
-            match term.strip_prefix("ext:") {
-                Some(list) => list.split([';', ',', '|']).any(is_doc_ext),
-                None => term.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)),
-            }
-        });
-    let in_globs = globs
-        .iter()
-        .any(|g| g.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)));
-    let is_document = path
-        .and_then(|p| p.rsplit('/').next())
-        .and_then(|name| name.rsplit_once('.'))
-        .is_some_and(|(_, e)| is_doc_ext(e));
-    in_filter || in_globs || is_document
-}
-
-fn ferret_docs_ext(e: &str) -> bool {
-    ferret_fs::ferret_docs::Format::from_extension(e).is_some()
 }
 
 pub async fn run(
@@ -543,20 +512,33 @@ fn render_outcome(
     }
 }
 
+/// What `content:` found.
+#[derive(Debug, Default)]
+pub struct ContentFound {
+    /// The files whose text holds every pattern.
+    pub files: HashSet<String>,
+    /// Documents not read (documents off): they match nothing.
+    pub documents_skipped: u64,
+}
+
 /// `content:` of `search`: the files among `files` whose text holds every pattern
 /// (literal, case-insensitive), each pattern narrowed by the content index
-/// first. Files that cannot be searched do not match.
+/// first. Documents are searched as their text when `documents` is on, as
+/// grep searches them, and counted otherwise. Files that cannot be searched
+/// do not match.
 pub fn content_filter(
     roots: &Roots,
     content: Option<&ContentIndex>,
     files: Vec<ferret_grep::Candidate>,
     patterns: &[String],
+    documents: bool,
     timeout: Duration,
     meter: &Meter,
-) -> Result<HashSet<String>, FsError> {
+) -> Result<ContentFound, FsError> {
     let deadline = Instant::now() + timeout;
     meter.set_total((files.len() * patterns.len()) as u64);
     let mut remaining = files;
+    let mut documents_skipped = 0;
     for p in patterns {
         let pattern = Pattern {
             text: p.clone(),
@@ -584,6 +566,7 @@ pub fn content_filter(
             max_file_bytes: roots.policy.limits.max_file_bytes,
             max_output_bytes: usize::MAX,
             deadline: Some(deadline),
+            documents,
             ..ferret_grep::Options::default()
         };
         let outcome = ferret_grep::grep(
@@ -595,6 +578,8 @@ pub fn content_filter(
             &meter.cancel,
             Some(&meter.done),
         );
+        // Each is left out of what the next pattern reads: counted once.
+        documents_skipped += outcome.skipped.documents;
         match outcome.stopped {
             None => {}
             Some(Stopped::Cancelled) => {
@@ -617,7 +602,10 @@ pub fn content_filter(
         let found: HashSet<String> = outcome.files.into_iter().collect();
         remaining.retain(|c| found.contains(&c.path));
     }
-    Ok(remaining.into_iter().map(|c| c.path).collect())
+    Ok(ContentFound {
+        files: remaining.into_iter().map(|c| c.path).collect(),
+        documents_skipped,
+    })
 }
 
 /// How long `content:` in `search` may grep before giving up.
@@ -625,15 +613,17 @@ const CONTENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `search` with `content:` terms: the index's matching files (in the order asked
 /// for), kept when their text holds every term, then paged. `group_by` counts the
-/// files that hold the terms.
+/// files that hold the terms. With it, the number of documents not read
+/// (`documents` off).
 pub fn content_search(
     index: &Index,
     roots: &Roots,
     content: Option<&ContentIndex>,
     request: &ferret_index::SearchRequest,
     patterns: &[String],
+    documents: bool,
     meter: &Meter,
-) -> Result<ferret_index::SearchOutcome, FsError> {
+) -> Result<(ferret_index::SearchOutcome, u64), FsError> {
     // The watcher's barrier first: a file created before the call is then
     // among the names searched (when the index cannot confirm it, the
     // search answers from what it holds, as a plain search does).
@@ -658,22 +648,26 @@ pub fn content_search(
             size: h.size.unwrap_or(0),
         })
         .collect();
-    let found = content_filter(roots, content, files, patterns, CONTENT_TIMEOUT, meter)?;
+    let found = content_filter(
+        roots,
+        content,
+        files,
+        patterns,
+        documents,
+        CONTENT_TIMEOUT,
+        meter,
+    )?;
     let hits: Vec<ferret_index::Hit> = all
         .hits
         .into_iter()
-        .filter(|h| found.contains(&h.path))
+        .filter(|h| found.files.contains(&h.path))
         .collect();
     let total = hits.len() as u64;
     if let Some(by) = request.group_by {
-        return Ok(ferret_index::search::group_hits(
-            &hits,
-            by,
-            request.offset,
-            request.limit,
-        ));
+        let groups = ferret_index::search::group_hits(&hits, by, request.offset, request.limit);
+        return Ok((groups, found.documents_skipped));
     }
-    Ok(ferret_index::SearchOutcome {
+    let page = ferret_index::SearchOutcome {
         hits: hits
             .into_iter()
             .skip(request.offset)
@@ -681,7 +675,8 @@ pub fn content_search(
             .collect(),
         groups: None,
         total,
-    })
+    };
+    Ok((page, found.documents_skipped))
 }
 
 #[cfg(test)]
@@ -715,11 +710,20 @@ mod tests {
             None,
             files(),
             &words,
+            false,
             Duration::from_secs(30),
             &Meter::new(),
         );
-        assert_eq!(found.unwrap().len(), 50);
-        let late = content_filter(&roots, None, files(), &words, Duration::ZERO, &Meter::new());
+        assert_eq!(found.unwrap().files.len(), 50);
+        let late = content_filter(
+            &roots,
+            None,
+            files(),
+            &words,
+            false,
+            Duration::ZERO,
+            &Meter::new(),
+        );
         assert_eq!(late.unwrap_err().code, ErrorCode::Timeout);
         let meter = Meter::new();
         meter.stop();
@@ -728,25 +732,10 @@ mod tests {
             None,
             files(),
             &words,
+            false,
             Duration::from_secs(30),
             &meter,
         );
         assert_eq!(stopped.unwrap_err().code, ErrorCode::Cancelled);
-    }
-
-    #[test]
-    fn filters_that_name_documents_search_them() {
-        assert!(names_documents("ext:pdf", &[], None));
-        assert!(names_documents("ext:md;DOCX invoices/", &[], None));
-        assert!(names_documents("", &["*.xlsx".into()], None));
-        assert!(names_documents("", &[], Some("papers/paper.pdf")));
-        assert!(names_documents("*.epub", &[], None));
-        assert!(!names_documents(
-            "ext:rs !target/",
-            &["*.md".into()],
-            Some("src")
-        ));
-        assert!(!names_documents("!ext:pdf", &[], None));
-        assert!(!names_documents("", &[], None));
     }
 }

@@ -325,6 +325,12 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let filter = args.filter.clone().unwrap_or_default();
     let query = ferret_query::Query::compile(&filter, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&filter)))?;
+    // Documents as their text, as `serve` reads them (extracted by this
+    // binary, cached in the state folder).
+    let roots = read_documents(roots, config.state_dir.as_deref());
+    let documents = args
+        .documents
+        .unwrap_or_else(|| ferret_grep::names_documents(&filter, &[], args.path.as_deref()));
     let index = saved_or_built(config)?;
     let scope = ferret_grep::Scope {
         path: args.path.as_deref(),
@@ -347,6 +353,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
         max_output_bytes: usize::MAX,
         // Alone on the command line: every core, no shared budget.
         budget: None,
+        documents,
         ..ferret_grep::Options::default()
     };
     let never = std::sync::atomic::AtomicBool::new(false);
@@ -361,15 +368,21 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     );
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for l in &outcome.lines {
+        // In a document: the page (slide, sheet and row, chapter) of the line.
+        let part = l.part.as_ref().map(|p| p.describe());
         if args.json {
             let mut v = serde_json::json!({"path": l.path, "line": l.line, "text": l.text});
             if l.context {
                 v["context"] = serde_json::json!(true);
             }
+            if let Some(part) = &part {
+                v["part"] = serde_json::json!(part);
+            }
             writeln!(out, "{v}")?;
         } else {
             let sep = if l.context { '-' } else { ':' };
-            writeln!(out, "{}{sep}{}{sep}{}", l.path, l.line, l.text)?;
+            let part = part.map(|p| format!(" ({p})")).unwrap_or_default();
+            writeln!(out, "{}{sep}{}{part}{sep}{}", l.path, l.line, l.text)?;
         }
     }
     for f in &outcome.files {
@@ -394,7 +407,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let s = &outcome.skipped;
     if outcome.truncated || s.total() > 0 {
         eprintln!(
-            "({} of {} shown; scanned {} files, {} bytes; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable)",
+            "({} of {} shown; scanned {} files, {} bytes; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable{})",
             outcome.count,
             outcome.total,
             outcome.files_scanned,
@@ -403,7 +416,15 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
             s.too_large,
             s.sensitive,
             s.changed,
-            s.unreadable
+            s.unreadable,
+            if s.documents > 0 {
+                format!(
+                    ", {} documents not searched: pass --documents, or name them in --filter (ext:pdf)",
+                    s.documents
+                )
+            } else {
+                String::new()
+            }
         );
     }
     Ok(if outcome.total == 0 {
