@@ -369,6 +369,51 @@ fn candidates_come_from_the_index_and_fresh_folders() {
 }
 
 #[test]
+fn a_folder_listed_past_the_list_limit_says_so() {
+    // A folder the index does not hold (ignored) is listed to find its
+    // files; the listing stops at `max_walk_entries`, and the gathering
+    // says it did, not only by having fewer candidates.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    fs::create_dir(d.join("ignored")).unwrap();
+    for i in 0..30 {
+        fs::write(d.join(format!("ignored/f{i:02}.rs")), "x").unwrap();
+    }
+    fs::write(d.join("kept.rs"), "x").unwrap();
+    let open = |max_walk_entries: usize| {
+        let mut policy = Policy::default();
+        policy.limits.max_walk_entries = max_walk_entries;
+        let r = Roots::open(&[d.to_str().unwrap().parse().unwrap()], policy).unwrap();
+        let index = Index::open(IndexConfig::new(vec![IndexRoot::new(
+            r.roots()[0].name.clone(),
+            r.roots()[0].path.clone(),
+        )]))
+        .unwrap();
+        index.build_now(None);
+        (r, index)
+    };
+    let scope = |path: Option<&'static str>| Scope {
+        path,
+        query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
+        globs: Globs::default(),
+    };
+    let (r, index) = open(10);
+    let g = gather(&index, &r, &scope(Some("ignored"))).unwrap();
+    assert!(g.walk_capped);
+    assert_eq!(g.candidates.len(), 10);
+    // Under the limit, the whole folder, and nothing to say.
+    let (r, index) = open(100);
+    let g = gather(&index, &r, &scope(Some("ignored"))).unwrap();
+    assert!(!g.walk_capped);
+    assert_eq!(g.candidates.len(), 30);
+    // The index's own folders are not listed: no limit applies.
+    let (r, index) = open(10);
+    let g = gather(&index, &r, &scope(None)).unwrap();
+    assert!(!g.walk_capped);
+}
+
+#[test]
 fn a_stopped_reader_fails_without_asking_for_a_retry() {
     // `Interrupted` is retried by readers (encoding_rs_io's BOM peek loops on it),
     // so a stopped search must fail with another kind.

@@ -261,6 +261,9 @@ fn execute(
         Err(e) => return render::tool_error(&e),
     };
     let narrowing = ferret_grep::narrow(content, &call.pattern, &mut gathered);
+    let walk_limit = gathered
+        .walk_capped
+        .then_some(roots.policy.limits.max_walk_entries);
     meter.done.store(0, Ordering::Relaxed);
     meter.set_total(gathered.candidates.len() as u64);
     let options = ferret_grep::Options {
@@ -288,7 +291,7 @@ fn execute(
     // Binary files the index knew, not opened: still skipped as binary.
     outcome.skipped.binary += narrowing.binary;
     let narrowing = content.is_some().then_some(narrowing);
-    let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref());
+    let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref(), walk_limit);
     let matched = matched_paths(&outcome);
     // Files a grep matched count as used (less than a read) for relevance.
     for path in matched.iter().take(20) {
@@ -333,11 +336,20 @@ fn matched_paths(o: &ferret_grep::Outcome) -> Vec<&str> {
         .collect()
 }
 
+/// What a grep says when a folder the index does not hold was listed and
+/// the listing stopped at `limit` files.
+fn walk_capped_warning(limit: usize) -> String {
+    format!(
+        "a folder the index does not hold (hidden or ignored) was listed to find its files, and the listing stopped at {limit} files: the files past them were not searched; grep its subfolders one `path` at a time, or start ferret with --hidden/--no-ignore so that the index holds it"
+    )
+}
+
 fn render_outcome(
     index: &Index,
     o: &ferret_grep::Outcome,
     options: &ferret_grep::Options,
     narrowing: Option<&ferret_grep::Narrowing>,
+    walk_limit: Option<usize>,
 ) -> CallToolResult {
     let skipped = json!({
         "binary": o.skipped.binary,
@@ -358,6 +370,8 @@ fn render_outcome(
         "skipped": without_zeros(skipped),
         "index": index_block(index),
         "content_index": narrowing.map(content_index_block),
+        "walk_capped": walk_limit.is_some(),
+        "warning": walk_limit.map(walk_capped_warning),
     });
     let mut body = String::new();
     match options.output {
@@ -480,6 +494,9 @@ fn render_outcome(
             Some(before) => json!(format!("{before}; {note}")),
             None => json!(note),
         };
+    }
+    if let Some(limit) = walk_limit {
+        header.push_str(&format!("\nwarning: {}", walk_capped_warning(limit)));
     }
     header.push('\n');
     let mut text = header + &frame(&body);
@@ -682,6 +699,58 @@ pub fn content_search(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grep_of_a_folder_listed_past_the_limit_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+        std::fs::create_dir(d.join("ignored")).unwrap();
+        for i in 0..30 {
+            std::fs::write(d.join(format!("ignored/f{i:02}.txt")), "needle\n").unwrap();
+        }
+        let mut policy = ferret_fs::Policy::default();
+        policy.limits.max_walk_entries = 10;
+        let roots = Roots::open(&[d.display().to_string().parse().unwrap()], policy).unwrap();
+        let index = Index::open(ferret_index::IndexConfig::new(vec![
+            ferret_index::IndexRoot::new(
+                roots.roots()[0].name.clone(),
+                roots.roots()[0].path.clone(),
+            ),
+        ]))
+        .unwrap();
+        index.build_now(None);
+        let grep = |path: &str| {
+            let args = serde_json::json!({"pattern": "needle", "path": path, "output": "files"});
+            let call = parse(args.as_object(), &roots).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            execute(&index, &roots, None, &call, deadline, &Meter::new())
+        };
+        let capped = grep("ignored");
+        let s = capped.structured_content.as_ref().unwrap();
+        assert_eq!(s["files"].as_array().unwrap().len(), 10, "{s}");
+        assert_eq!(s["walk_capped"], true, "{s}");
+        let warning = s["warning"].as_str().unwrap();
+        assert!(
+            warning.contains("stopped at 10 files") && warning.contains("--no-ignore"),
+            "{warning}"
+        );
+        let text = match &capped.content[0] {
+            ContentBlock::Text(t) => t.text.clone(),
+            other => panic!("text expected, got {other:?}"),
+        };
+        assert!(
+            text.contains("\nwarning: a folder the index does not hold"),
+            "{text}"
+        );
+        // The index's own folders: nothing listed, nothing to say.
+        let whole = grep(".");
+        let s = whole.structured_content.as_ref().unwrap();
+        assert!(
+            s.get("walk_capped").is_none() && s.get("warning").is_none(),
+            "{s}"
+        );
+    }
 
     #[test]
     fn a_content_filter_out_of_time_or_cancelled_is_an_error_not_an_empty_answer() {

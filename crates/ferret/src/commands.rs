@@ -339,6 +339,12 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     };
     let gathered = ferret_grep::gather(&index, &roots, &scope)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    if gathered.walk_capped {
+        eprintln!(
+            "ferret: warning: a folder the index does not hold was listed to find its files and the listing stopped at {} files; the files past them are not searched: grep its subfolders one --path at a time, or pass --hidden/--no-ignore so that the index holds it",
+            roots.policy.limits.max_walk_entries
+        );
+    }
     let options = ferret_grep::Options {
         before: args.context,
         after: args.context,
