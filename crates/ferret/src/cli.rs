@@ -185,10 +185,31 @@ pub struct ContentArgs {
     pub content_index_max_file_bytes: Option<u64>,
 }
 
+/// What may be read, shared by every command that reads files (`serve`,
+/// `index`, `grep`), so that each reads (and indexes) what `serve` would.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// Files above this size are never loaded whole (read streams a window; no checksum).
+    #[arg(long, value_name = "BYTES", env = "FERRET_MAX_FILE_BYTES", default_value = "10M",
+          value_parser = parse_bytes)]
+    pub max_file_bytes: u64,
+
+    /// Extra sensitive-file glob (content never returned); repeatable. The built-in list always applies.
+    #[arg(
+        long = "deny",
+        value_name = "GLOB",
+        env = "FERRET_DENY",
+        value_delimiter = ','
+    )]
+    pub deny: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct IndexCommand {
     #[command(flatten)]
     pub roots: RootArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     #[command(flatten)]
     pub index: IndexArgs,
     #[command(flatten)]
@@ -226,6 +247,8 @@ pub struct GrepCommand {
     pub roots: RootArgs,
     #[command(flatten)]
     pub index: IndexArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Everything-style query that picks the files first, e.g. 'ext:rs !target/'.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
@@ -295,10 +318,8 @@ pub struct ServeArgs {
     )]
     pub bind: SocketAddr,
 
-    /// Files above this size are never loaded whole (read streams a window; no checksum).
-    #[arg(long, value_name = "BYTES", env = "FERRET_MAX_FILE_BYTES", default_value = "10M",
-          value_parser = parse_bytes)]
-    pub max_file_bytes: u64,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     /// Payload budget of one answer.
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_RESPONSE_BYTES", default_value = "128K",
@@ -318,15 +339,6 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_IMAGE_BYTES", default_value = "5M",
           value_parser = parse_bytes)]
     pub max_image_bytes: u64,
-
-    /// Extra sensitive-file glob (content never returned); repeatable. The built-in list always applies.
-    #[arg(
-        long = "deny",
-        value_name = "GLOB",
-        env = "FERRET_DENY",
-        value_delimiter = ','
-    )]
-    pub deny: Vec<String>,
 
     /// Host name clients use to reach ferret (needed for a non-loopback --bind); repeatable.
     #[arg(

@@ -16,7 +16,7 @@ use crate::{
     progress::{build_with_progress, with_content_progress},
     setup::{
         content_config, http_options, index_config, open_locate, open_roots, read_documents,
-        serve_policy, served_root_args,
+        read_policy, serve_policy, served_root_args,
     },
     shutdown, token,
 };
@@ -40,7 +40,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let config = index_config(&roots, &root_args, &args.index);
-    let content_config = content_config(&args.content, &config, args.max_file_bytes);
+    let content_config = content_config(&args.content, &config, args.policy.max_file_bytes);
     let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
@@ -203,9 +203,13 @@ pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
-    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    // The deny rules and size bound `serve` has (flags, environment and the
+    // configuration file alike): the content index is of the text it serves,
+    // and its file is the one `serve` then loads.
+    let (deny, limits) = read_policy(&args.policy)?;
+    let roots = open_roots(&args.roots, deny, limits)?;
     let config = index_config(&roots, &args.roots, &args.index);
-    let content_config = content_config(&args.content, &config, Limits::default().max_file_bytes);
+    let content_config = content_config(&args.content, &config, args.policy.max_file_bytes);
     let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let persisted = config.snapshot_path();
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
@@ -311,7 +315,8 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
 }
 
 pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
-    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    let (deny, limits) = read_policy(&args.policy)?;
+    let roots = open_roots(&args.roots, deny, limits)?;
     let config = index_config(&roots, &args.roots, &args.index);
     let pattern = ferret_grep::Pattern {
         text: args.pattern.clone(),
@@ -356,6 +361,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
             ferret_grep::Output::Content
         },
         limit: args.limit,
+        max_file_bytes: roots.policy.limits.max_file_bytes,
         max_output_bytes: usize::MAX,
         // Alone on the command line: every core, no shared budget.
         budget: None,
