@@ -5,8 +5,12 @@ bombs; the extracted text is cached in the state directory."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
+import httpx2 as httpx
 import pytest
-from conftest import call, connect, run
+from conftest import FERRET, call, connect, run
 import documents
 
 
@@ -156,6 +160,70 @@ def test_grep_searches_documents_when_asked_or_named(docs, state):
     assert on["skipped"]["unreadable"] >= 3 and on["skipped"]["too_large"] >= 2
     assert sorted(m["path"] for m in named["matches"]) == ["ledger.xlsx", "report.pdf"]
     assert refused["total"] == 0 and refused["skipped"]["documents"] >= 1
+
+
+def test_search_content_reads_documents_when_the_query_names_them(docs, state):
+    # As grep's filter: documents named in the query are searched as their
+    # text; otherwise they match nothing, and the answer says how many were
+    # left unread and how to read them.
+    (_, plain, plain_text, _), (_, named, _, _), (_, pdf, _, _) = calls(
+        docs,
+        state,
+        ("search", {"query": 'content:"penalty clause"'}),
+        ("search", {"query": 'ext:pdf;docx;odt content:"penalty clause"', "sort": "name"}),
+        ("search", {"query": 'report.pdf content:"thirty days"'}),
+    )
+    assert plain["results"] == ["notes.txt"], plain
+    assert "documents (PDF, Office, OpenDocument, EPUB) were not searched" in plain["note"], plain
+    assert "ext:pdf" in plain["note"] and "note: " in plain_text
+    # At least the three that hold the text (the content index, once built,
+    # may leave out those that cannot, before any is counted).
+    skipped = int(plain["note"].split()[0])
+    assert skipped >= 3, plain["note"]
+    assert named["results"] == ["contract.docx", "minutes.odt", "report.pdf"], named
+    assert "note" not in named
+    assert pdf["results"] == ["report.pdf"] and "note" not in pdf, pdf
+
+
+def test_the_page_searches_documents_when_the_filter_names_them(docs, state, start_http):
+    # The page's Contents search: as the grep tool, documents named by the
+    # filter are read (each line with its page), others counted as skipped.
+    server = start_http("--root", str(docs), "--state-dir", str(state))
+
+    def grep(**params):
+        r = httpx.get(server.base + "/ui/api/grep", params={"pattern": "penalty clause", **params}, headers=server.auth, timeout=120)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    plain, named = grep(), grep(filter="ext:pdf")
+    assert [f["path"] for f in plain["files"]] == ["notes.txt"], plain
+    # At least the documents that hold the text (report.pdf, contract.docx,
+    # minutes.odt); the content index may leave out the others first.
+    assert plain["skipped"]["documents"] >= 3, plain["skipped"]
+    assert [f["path"] for f in named["files"]] == ["report.pdf"], named
+    match = next(line for line in named["files"][0]["lines"] if not line.get("c"))
+    assert (match["n"], match["t"], match["part"]) == (1251, "The penalty clause applies after thirty days.", "page 250"), match
+    assert named["skipped"]["documents"] == 0
+
+
+def test_ferret_grep_reads_documents_when_asked_or_named(docs, tmp_path):
+    def grep(*args):
+        return subprocess.run(
+            [str(FERRET), "grep", "penalty clause", "--root", str(docs), "--state-dir", str(tmp_path / "state"), *args],
+            capture_output=True, text=True, timeout=300,
+        )
+
+    plain, named, asked, off = grep("-l"), grep("--filter", "ext:pdf"), grep("-l", "--documents"), grep("-l", "--filter", "ext:pdf", "--documents", "off")
+    assert plain.returncode == 0 and plain.stdout.splitlines() == ["notes.txt"], plain
+    assert "documents not searched: pass --documents" in plain.stderr, plain.stderr
+    assert named.returncode == 0, named.stderr
+    assert named.stdout.splitlines() == ["report.pdf:1251 (page 250):The penalty clause applies after thirty days."]
+    assert {"report.pdf", "contract.docx", "minutes.odt", "notes.txt"} <= set(asked.stdout.splitlines()), asked
+    assert off.returncode == 1 and off.stdout == "" and "documents not searched" in off.stderr, off
+    as_json = grep("--filter", "ext:pdf", "--json")
+    assert [json.loads(line) for line in as_json.stdout.splitlines()] == [
+        {"path": "report.pdf", "line": 1251, "text": "The penalty clause applies after thirty days.", "part": "page 250"}
+    ]
 
 
 def test_a_second_grep_does_not_extract_again(docs, tmp_path):

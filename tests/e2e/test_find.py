@@ -2,6 +2,7 @@
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from conftest import call, connect, run, shown
@@ -131,6 +132,29 @@ def test_not_found_suggests_the_paths_meant(project, era):
     # A file that exists, asked for a page it lacks: no other paths offered.
     is_error, s, _, _ = ask(project, "read", {"path": "src/user_service.rs", "pages": "1"}, era)
     assert is_error and s["error"]["code"] == "NOT_FOUND" and "suggested_paths" not in s
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_edit_and_resources_read_of_a_missing_path_suggest_the_paths_meant(project, era):
+    # The same near paths as `read`, on the two other ways a missing path
+    # is asked for: an edit (on a writable root: nothing is changed), and a
+    # resource read, whose JSON-RPC error carries them in its data.
+    uri = Path(os.path.realpath(project)).as_uri() + "/src/user_servce.rs"
+
+    async def go():
+        async with connect("stdio", era, ["--root", f"{project}:rw", "--no-persist"]) as c:
+            edited = await call(c, "edit", {"path": "src/user_servce.rs", "edits": [{"old_text": "x", "new_text": "y"}]})
+            with pytest.raises(MCPError) as info:
+                await c.read_resource(uri)
+            return edited, info.value.error
+
+    (is_error, s, text, _), error = run(go())
+    assert is_error and s["error"]["code"] == "NOT_FOUND", s
+    assert s["suggested_paths"][0] == "src/user_service.rs", s
+    assert "did you mean: src/user_service.rs" in text
+    assert (project / "src" / "user_service.rs").read_text() == "x\n", "nothing was edited"
+    assert error.data["code"] == "NOT_FOUND", error
+    assert error.data["suggested_paths"][0] == "src/user_service.rs", error.data
 
 
 def test_files_read_rank_higher_later(tmp_path):

@@ -1,6 +1,7 @@
 """What operators touch: ferret doctor, ferret.toml and `ferret config`, log
 formats, completions and the man page."""
 
+import asyncio
 import json
 import os
 import shutil
@@ -255,3 +256,44 @@ def test_completions_and_man_page_come_from_the_flags():
     if shutil.which("man"):
         rendered = subprocess.run(["man", "-l", "-"], input=man.stdout, text=True, capture_output=True, env={**os.environ, "MANWIDTH": "100"})
         assert rendered.returncode == 0 and "ferret" in rendered.stdout
+
+
+def test_ferret_index_takes_the_rules_serve_takes_so_serve_loads_what_it_built(tmp_path):
+    # `ferret index` reads --deny and --max-file-bytes, from its flags or
+    # the configuration file, as `serve` does; the content index's file is
+    # chosen by them, so `serve` with the same rules loads it instead of
+    # rebuilding, and one built with other rules is another file.
+    root = tmp_path / "r"
+    (root / "src").mkdir(parents=True)
+    for i in range(20):
+        (root / "src" / f"m{i:02}.rs").write_text(f"fn module_{i}() {{}}\n")
+    (root / "keys.secret").write_text("NOT-FOR-THE-INDEX\n")
+    state = tmp_path / "state"
+    config = tmp_path / "ferret.toml"
+    config.write_text('deny = ["*.secret"]\nmax-file-bytes = "1M"\n')
+    built = ferret("index", "--config", str(config), "--root", str(root), "--state-dir", str(state), env=clean_env(), timeout=120)
+    assert built.returncode == 0, built.stderr
+    (saved,) = state.glob("content-*.idx")
+    assert f"saved {saved}" in built.stderr, built.stderr
+
+    async def content_index_of_serve():
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        # The same rules, on serve's command line this time.
+        args = ["serve", "--stdio", "--root", str(root), "--state-dir", str(state), "--deny", "*.secret", "--max-file-bytes", "1M"]
+        async with Client(StdioServerParameters(command=str(FERRET), args=args, env=clean_env()), mode="legacy") as c:
+            for _ in range(600):
+                status = (await call(c, "diagnostics", {}))[1]["content_index"]
+                if status["state"] == "ready":
+                    return status
+                await asyncio.sleep(0.05)
+            raise AssertionError(f"the content index is not ready: {status}")
+
+    status = run(content_index_of_serve())
+    assert status["loaded_from_disk"] is True and status["path"] == str(saved), status
+    assert list(state.glob("content-*.idx")) == [saved], "serve built no index of its own"
+    # Without the rules (no configuration file): another file.
+    plain = ferret("index", "--root", str(root), "--state-dir", str(state), env=clean_env(), timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    assert len(list(state.glob("content-*.idx"))) == 2

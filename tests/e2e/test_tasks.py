@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -159,8 +160,9 @@ def test_a_long_grep_answers_as_a_task_and_its_result_is_kept(tasks_server):
 def test_tasks_cancel_stops_the_work_and_keeps_the_partial_result(tasks_server):
     client = Http(tasks_server)
     task_id = call(client, "grep", SLOW_GREP)["taskId"]
-    # Cancel once it is under way.
-    while "0 of" in (get(client, task_id).get("statusMessage") or "0 of"):
+    # Cancel once it is under way: a file scanned ("0 files scanned", before
+    # the candidates are counted, is not under way).
+    while not re.match(r"[1-9]\d* of \d+ files scanned", get(client, task_id).get("statusMessage") or ""):
         time.sleep(0.02)
     status, ack = client.send("tasks/cancel", {"taskId": task_id})
     assert status == 200 and ack["result"] == {"resultType": "complete"}
@@ -262,3 +264,40 @@ def test_a_folder_copy_runs_as_a_task(big_tree, tmp_path, start_http):
     done = settle(client, created["taskId"])
     assert done["result"]["isError"] is False, done
     assert sorted(p.name for p in (work / "copy").iterdir()) == sorted(f"f{i}.txt" for i in range(50))
+
+
+def test_a_cancelled_folder_copy_finishes_and_says_the_cancel_came_too_late(tmp_path, start_http):
+    # A copy is never stopped half-way: cancelled, it runs to its end, and
+    # its answer must say so. CANCELLED ("run it again") would send the agent
+    # into ALREADY_EXISTS for a copy that is whole.
+    work = tmp_path / "w"
+    (work / "src").mkdir(parents=True)
+    names = [f"f{i:04d}.txt" for i in range(1000)]
+    for name in names:
+        (work / "src" / name).write_text(f"{name}\n")
+    server = start_http("--root", f"{work}:rw", "--no-persist", "--task-after", "0")
+    client = Http(server)
+    args = {"op": "copy", "path": "src", "to": "copy", "recursive": True}
+    task_id = call(client, "manage", args)["taskId"]
+    # Cancelled while it copies: entries copied, most still to go (each
+    # file is written, synced and renamed: seconds for 1000).
+    while True:
+        task = get(client, task_id)
+        assert task["status"] == "working", task
+        copied = re.match(r"(\d+) of 1000 entries copied", task.get("statusMessage") or "")
+        if copied and int(copied.group(1)) > 0:
+            break
+        time.sleep(0.01)
+    assert int(copied.group(1)) < 500, task
+    status, ack = client.send("tasks/cancel", {"taskId": task_id})
+    assert status == 200 and ack["result"] == {"resultType": "complete"}
+    done = settle(client, task_id)
+    assert done["status"] == "completed", done
+    result, s = done["result"], done["result"]["structuredContent"]
+    assert result["isError"] is False and "error" not in s, s
+    assert s["op"] == "copy" and s["entries"] == 1000, s
+    assert "too late" in s["cancel"] and "whole" in s["cancel"], s
+    assert result["content"][0]["text"].startswith("not cancelled: "), result["content"][0]
+    assert done["statusMessage"].endswith("tasks/cancel came too late: it ran to its end"), done
+    assert sorted(p.name for p in (work / "copy").iterdir()) == names
+    assert all((work / "copy" / n).read_text() == f"{n}\n" for n in names)

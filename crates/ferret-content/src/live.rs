@@ -292,8 +292,8 @@ impl ContentIndex {
     /// An index over `roots`, the files `index` lists. Nothing runs until
     /// [`ContentIndex::start`] (or [`ContentIndex::build_now`]).
     pub fn new(config: Config, roots: Arc<Roots>, index: Index) -> ContentIndex {
-        let key = key_of(index.config(), &config);
-        let file = file_for(index.config(), &config);
+        let key = key_of(index.config(), &config, &roots);
+        let file = file_for(index.config(), &config, &roots);
         ContentIndex {
             shared: Arc::new(Shared {
                 config,
@@ -527,8 +527,12 @@ fn watching(index: &Index) -> bool {
 }
 
 /// Where the index file of these roots and rules is (with a state directory).
-pub fn file_for(index: &ferret_index::IndexConfig, config: &Config) -> Option<PathBuf> {
-    let key = key_of(index, config);
+pub fn file_for(
+    index: &ferret_index::IndexConfig,
+    config: &Config,
+    roots: &Roots,
+) -> Option<PathBuf> {
+    let key = key_of(index, config, roots);
     config
         .state_dir
         .as_ref()
@@ -552,8 +556,9 @@ pub struct Summary {
 pub fn inspect(
     index: &ferret_index::IndexConfig,
     config: &Config,
+    roots: &Roots,
 ) -> Result<Option<Summary>, String> {
-    let Some(path) = file_for(index, config) else {
+    let Some(path) = file_for(index, config, roots) else {
         return Ok(None);
     };
     let bytes = match Bytes::map(&path) {
@@ -561,7 +566,7 @@ pub fn inspect(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{} cannot be read: {e}", path.display())),
     };
-    let base = Base::open(bytes, key_of(index, config))
+    let base = Base::open(bytes, key_of(index, config, roots))
         .map_err(|e| format!("{} is not usable: {e}", path.display()))?;
     let indexed = (0..base.doc_count())
         .filter(|&i| base.doc(i).1.state.indexed())
@@ -576,14 +581,31 @@ pub fn inspect(
     }))
 }
 
-/// What makes an index file belong to these roots and rules.
-fn key_of(c: &ferret_index::IndexConfig, config: &Config) -> u64 {
+/// What makes an index file belong to these roots and rules: the roots, the
+/// ignore rules, the file size bound and the operator's deny patterns (a file
+/// they make sensitive must not keep its text in an index built without
+/// them; in any order, as they deny the same files).
+fn key_of(c: &ferret_index::IndexConfig, config: &Config, roots: &Roots) -> u64 {
     let mut key = format!(
         "content v1 hidden={} no_ignore={} max_file={}",
         c.rules.hidden, c.rules.no_ignore, config.budget.max_file_bytes
     );
     for r in &c.roots {
         key.push_str(&format!("\n{}={}", r.name, r.path.display()));
+    }
+    let mut deny: Vec<&str> = roots
+        .policy
+        .deny
+        .extra_patterns()
+        .iter()
+        .map(String::as_str)
+        .collect();
+    deny.sort_unstable();
+    deny.dedup();
+    for pattern in deny {
+        // A NUL cannot be in a pattern (they come from flags and the file).
+        key.push_str("\ndeny\0");
+        key.push_str(pattern);
     }
     ferret_index::snapshot::hash64(key.as_bytes())
 }

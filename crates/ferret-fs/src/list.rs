@@ -315,6 +315,7 @@ impl Walk<'_> {
                 if meter.cancelled() {
                     // Nobody waits for the answer any more.
                     self.capped = true;
+                    meter.cut_short();
                     return;
                 }
                 meter.tick();
@@ -637,5 +638,15 @@ mod tests {
         assert_eq!(outcome.total, 0);
         assert!(outcome.walk_capped);
         assert_eq!(meter.read().0, 0);
+        assert!(meter.was_cut_short(), "the walk says it stopped part-way");
+        // A walk that ends before anyone cancels it was not cut short.
+        let meter = Arc::new(Meter::new());
+        let request = ListRequest {
+            meter: Some(meter.clone()),
+            ..request
+        };
+        roots.list(".", &request).unwrap();
+        meter.stop();
+        assert!(!meter.was_cut_short());
     }
 }

@@ -51,7 +51,9 @@ pub struct ManageRequest {
     pub recursive: bool,
     pub dry_run: bool,
     /// Ticked once per entry copied (a copy is never cancelled half-way: a
-    /// folder left half-copied would be worse than waiting).
+    /// folder left half-copied would be worse than waiting; the meter is
+    /// never marked cut short, so a cancelled task says the cancel came too
+    /// late and the copy is whole).
     pub meter: Option<std::sync::Arc<crate::Meter>>,
 }
 

@@ -18,6 +18,10 @@ pub struct Meter {
     /// became a task): work that cuts a wait short for a waiting caller may
     /// wait longer.
     pub unhurried: AtomicBool,
+    /// Set by the work when it stopped before its end because of `cancel`
+    /// (work that had finished, or that is never stopped half-way, leaves it
+    /// clear, so that its caller can say the cancel came too late).
+    cut_short: AtomicBool,
 }
 
 impl Meter {
@@ -39,6 +43,17 @@ impl Meter {
 
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// The work stopped before its end because it was cancelled: what it
+    /// answers is partial.
+    pub fn cut_short(&self) {
+        self.cut_short.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the work said it stopped part-way ([`Meter::cut_short`]).
+    pub fn was_cut_short(&self) -> bool {
+        self.cut_short.load(Ordering::Relaxed)
     }
 
     pub fn unhurry(&self) {

@@ -97,6 +97,10 @@ pub struct Gathered {
     /// watcher hears every folder and its barrier was passed), so it alone
     /// named the candidates; otherwise changed folders were listed too.
     pub caught_up: bool,
+    /// A folder the index does not hold was listed, and the listing stopped
+    /// at the list limit (`max_walk_entries` files): files past it are not
+    /// among the candidates.
+    pub walk_capped: bool,
 }
 
 /// How long a grep waits for the watcher to apply what the kernel queued
@@ -142,6 +146,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
                         }],
                         from_walk: 0,
                         caught_up,
+                        walk_capped: false,
                     });
                 }
                 match index.folder(&shown) {
@@ -238,6 +243,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             .retain(|c| !named.contains(c.path.as_str()) && seen.insert(c.path.clone()));
         drop(named);
         drop(listed_dirs);
+        out.walk_capped |= walked.walk_capped;
         out.from_walk = walked.candidates.len() as u64;
         out.candidates.append(&mut walked.candidates);
     }
@@ -330,6 +336,7 @@ fn walk_into(
     let Ok(listed) = roots.list(folder, &list_request(depth, KindFilter::File)) else {
         return;
     };
+    out.walk_capped |= listed.walk_capped;
     for e in listed.entries {
         if e.kind == Kind::File {
             push_walked(&e, query, globs, multi, out);

@@ -98,6 +98,8 @@ pub fn compile(pattern: &Pattern) -> Result<RegexMatcher, String> {
                 "the pattern compiles to more than the regex size limit ({} KiB); use a shorter pattern or `literal: true`",
                 REGEX_SIZE_LIMIT / 1024
             )
+        } else if !pattern.multiline && msg.contains(r#""\n""#) {
+            format!("{msg}: a match within one line cannot hold a line end; search with multiline on to match across lines")
         } else {
             msg
         }
@@ -158,6 +160,39 @@ impl Default for Options {
             documents: false,
         }
     }
+}
+
+/// Whether a search that does not say whether to read documents should
+/// ([`Options::documents`]; the grep tool, `search`'s `content:`, the page
+/// and `ferret grep` all ask this): when what
+/// picks the files names a document extension (`ext:pdf`, `*.docx`, a path
+/// to one document), the caller plainly wants their text. Otherwise not:
+/// a code search should not start extracting every PDF in a home folder.
+pub fn names_documents(filter: &str, globs: &[String], path: Option<&str>) -> bool {
+    let is_doc_ext =
+        |e: &str| ferret_docs_ext(e.trim_matches(|c: char| !c.is_ascii_alphanumeric()));
+    let in_filter = filter
+        .split_whitespace()
+        .filter(|term| !term.starts_with('!'))
+        .any(|term| {
+            let term = term.to_ascii_lowercase();
+            match term.strip_prefix("ext:") {
+                Some(list) => list.split([';', ',', '|']).any(is_doc_ext),
+                None => term.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)),
+            }
+        });
+    let in_globs = globs
+        .iter()
+        .any(|g| g.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)));
+    let is_document = path
+        .and_then(|p| p.rsplit('/').next())
+        .and_then(|name| name.rsplit_once('.'))
+        .is_some_and(|(_, e)| is_doc_ext(e));
+    in_filter || in_globs || is_document
+}
+
+fn ferret_docs_ext(e: &str) -> bool {
+    ferret_fs::ferret_docs::Format::from_extension(e).is_some()
 }
 
 /// One line of output: a match, or a context line around one.

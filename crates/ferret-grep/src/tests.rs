@@ -236,18 +236,12 @@ fn multiline_matches_span_lines() {
     assert_eq!(o.total, 1);
     assert_eq!(o.lines[0].line, 1);
     assert_eq!(o.lines[0].text, "alpha\nbeta");
-    // Without `multiline`, `\n` cannot match.
+    // Without `multiline`, a pattern holding `\n` is refused (grep-regex
+    // bans the line terminator), with the way to match across lines.
+    let err = compile(&pat("alpha\\nbeta")).unwrap_err();
     assert!(
-        compile(&pat("alpha\\nbeta")).is_err() || {
-            run(
-                t.path(),
-                pat("alpha\\nbeta"),
-                &["a.txt"],
-                &Options::default(),
-            )
-            .total
-                == 0
-        }
+        err.contains(r#"the literal "\n" is not allowed"#) && err.contains("multiline"),
+        "{err}"
     );
 }
 
@@ -375,6 +369,51 @@ fn candidates_come_from_the_index_and_fresh_folders() {
 }
 
 #[test]
+fn a_folder_listed_past_the_list_limit_says_so() {
+    // A folder the index does not hold (ignored) is listed to find its
+    // files; the listing stops at `max_walk_entries`, and the gathering
+    // says it did, not only by having fewer candidates.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    fs::create_dir(d.join("ignored")).unwrap();
+    for i in 0..30 {
+        fs::write(d.join(format!("ignored/f{i:02}.rs")), "x").unwrap();
+    }
+    fs::write(d.join("kept.rs"), "x").unwrap();
+    let open = |max_walk_entries: usize| {
+        let mut policy = Policy::default();
+        policy.limits.max_walk_entries = max_walk_entries;
+        let r = Roots::open(&[d.to_str().unwrap().parse().unwrap()], policy).unwrap();
+        let index = Index::open(IndexConfig::new(vec![IndexRoot::new(
+            r.roots()[0].name.clone(),
+            r.roots()[0].path.clone(),
+        )]))
+        .unwrap();
+        index.build_now(None);
+        (r, index)
+    };
+    let scope = |path: Option<&'static str>| Scope {
+        path,
+        query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
+        globs: Globs::default(),
+    };
+    let (r, index) = open(10);
+    let g = gather(&index, &r, &scope(Some("ignored"))).unwrap();
+    assert!(g.walk_capped);
+    assert_eq!(g.candidates.len(), 10);
+    // Under the limit, the whole folder, and nothing to say.
+    let (r, index) = open(100);
+    let g = gather(&index, &r, &scope(Some("ignored"))).unwrap();
+    assert!(!g.walk_capped);
+    assert_eq!(g.candidates.len(), 30);
+    // The index's own folders are not listed: no limit applies.
+    let (r, index) = open(10);
+    let g = gather(&index, &r, &scope(None)).unwrap();
+    assert!(!g.walk_capped);
+}
+
+#[test]
 fn a_stopped_reader_fails_without_asking_for_a_retry() {
     // `Interrupted` is retried by readers (encoding_rs_io's BOM peek loops on it),
     // so a stopped search must fail with another kind.
@@ -392,4 +431,20 @@ fn a_stopped_reader_fails_without_asking_for_a_retry() {
     let err = std::io::Read::read(&mut reader, &mut [0u8; 4]).unwrap_err();
     assert_ne!(err.kind(), std::io::ErrorKind::Interrupted);
     assert_eq!(control.stopped(), Some(Stopped::Cancelled));
+}
+
+#[test]
+fn filters_that_name_documents_search_them() {
+    assert!(names_documents("ext:pdf", &[], None));
+    assert!(names_documents("ext:md;DOCX invoices/", &[], None));
+    assert!(names_documents("", &["*.xlsx".into()], None));
+    assert!(names_documents("", &[], Some("papers/paper.pdf")));
+    assert!(names_documents("*.epub", &[], None));
+    assert!(!names_documents(
+        "ext:rs !target/",
+        &["*.md".into()],
+        Some("src")
+    ));
+    assert!(!names_documents("!ext:pdf", &[], None));
+    assert!(!names_documents("", &[], None));
 }

@@ -437,6 +437,7 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
         candidates: gathered.candidates.clone(),
         from_walk: gathered.from_walk,
         caught_up: gathered.caught_up,
+        walk_capped: gathered.walk_capped,
     };
     let n = narrow(Some(&s.content), p, &mut narrowed);
     let fast = grep(

@@ -133,7 +133,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     let path = a.string("path")?;
     let documents = match a.boolean("documents")? {
         Some(on) => on,
-        None => names_documents(&filter, &glob_list, path.as_deref()),
+        None => ferret_grep::names_documents(&filter, &glob_list, path.as_deref()),
     };
     let context = a.integer("context", 0, 100)?.unwrap_or(0) as usize;
     let limits = &roots.policy.limits;
@@ -167,37 +167,6 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         timeout,
         links: false,
     })
-}
-
-/// Whether a grep without `documents` should search documents: when what
-/// picks the files names a document extension (`ext:pdf`, `*.docx`, a path
-/// to one document), the caller plainly wants their text. Otherwise not:
-/// a code search should not start extracting every PDF in a home folder.
-pub fn names_documents(filter: &str, globs: &[String], path: Option<&str>) -> bool {
-    let is_doc_ext =
-        |e: &str| ferret_docs_ext(e.trim_matches(|c: char| !c.is_ascii_alphanumeric()));
-    let in_filter = filter
-        .split_whitespace()
-        .filter(|term| !term.starts_with('!'))
-        .any(|term| {
-            let term = term.to_ascii_lowercase();
-            match term.strip_prefix("ext:") {
-                Some(list) => list.split([';', ',', '|']).any(is_doc_ext),
-                None => term.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)),
-            }
-        });
-    let in_globs = globs
-        .iter()
-        .any(|g| g.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)));
-    let is_document = path
-        .and_then(|p| p.rsplit('/').next())
-        .and_then(|name| name.rsplit_once('.'))
-        .is_some_and(|(_, e)| is_doc_ext(e));
-    in_filter || in_globs || is_document
-}
-
-fn ferret_docs_ext(e: &str) -> bool {
-    ferret_fs::ferret_docs::Format::from_extension(e).is_some()
 }
 
 pub async fn run(
@@ -292,6 +261,9 @@ fn execute(
         Err(e) => return render::tool_error(&e),
     };
     let narrowing = ferret_grep::narrow(content, &call.pattern, &mut gathered);
+    let walk_limit = gathered
+        .walk_capped
+        .then_some(roots.policy.limits.max_walk_entries);
     meter.done.store(0, Ordering::Relaxed);
     meter.set_total(gathered.candidates.len() as u64);
     let options = ferret_grep::Options {
@@ -319,7 +291,7 @@ fn execute(
     // Binary files the index knew, not opened: still skipped as binary.
     outcome.skipped.binary += narrowing.binary;
     let narrowing = content.is_some().then_some(narrowing);
-    let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref());
+    let mut result = render_outcome(index, &outcome, &options, narrowing.as_ref(), walk_limit);
     let matched = matched_paths(&outcome);
     // Files a grep matched count as used (less than a read) for relevance.
     for path in matched.iter().take(20) {
@@ -364,11 +336,20 @@ fn matched_paths(o: &ferret_grep::Outcome) -> Vec<&str> {
         .collect()
 }
 
+/// What a grep says when a folder the index does not hold was listed and
+/// the listing stopped at `limit` files.
+fn walk_capped_warning(limit: usize) -> String {
+    format!(
+        "a folder the index does not hold (hidden or ignored) was listed to find its files, and the listing stopped at {limit} files: the files past them were not searched; grep its subfolders one `path` at a time, or start ferret with --hidden/--no-ignore so that the index holds it"
+    )
+}
+
 fn render_outcome(
     index: &Index,
     o: &ferret_grep::Outcome,
     options: &ferret_grep::Options,
     narrowing: Option<&ferret_grep::Narrowing>,
+    walk_limit: Option<usize>,
 ) -> CallToolResult {
     let skipped = json!({
         "binary": o.skipped.binary,
@@ -389,6 +370,8 @@ fn render_outcome(
         "skipped": without_zeros(skipped),
         "index": index_block(index),
         "content_index": narrowing.map(content_index_block),
+        "walk_capped": walk_limit.is_some(),
+        "warning": walk_limit.map(walk_capped_warning),
     });
     let mut body = String::new();
     match options.output {
@@ -512,6 +495,9 @@ fn render_outcome(
             None => json!(note),
         };
     }
+    if let Some(limit) = walk_limit {
+        header.push_str(&format!("\nwarning: {}", walk_capped_warning(limit)));
+    }
     header.push('\n');
     let mut text = header + &frame(&body);
     if let Some(next) = o.next_offset {
@@ -543,20 +529,33 @@ fn render_outcome(
     }
 }
 
+/// What `content:` found.
+#[derive(Debug, Default)]
+pub struct ContentFound {
+    /// The files whose text holds every pattern.
+    pub files: HashSet<String>,
+    /// Documents not read (documents off): they match nothing.
+    pub documents_skipped: u64,
+}
+
 /// `content:` of `search`: the files among `files` whose text holds every pattern
 /// (literal, case-insensitive), each pattern narrowed by the content index
-/// first. Files that cannot be searched do not match.
+/// first. Documents are searched as their text when `documents` is on, as
+/// grep searches them, and counted otherwise. Files that cannot be searched
+/// do not match.
 pub fn content_filter(
     roots: &Roots,
     content: Option<&ContentIndex>,
     files: Vec<ferret_grep::Candidate>,
     patterns: &[String],
+    documents: bool,
     timeout: Duration,
     meter: &Meter,
-) -> Result<HashSet<String>, FsError> {
+) -> Result<ContentFound, FsError> {
     let deadline = Instant::now() + timeout;
     meter.set_total((files.len() * patterns.len()) as u64);
     let mut remaining = files;
+    let mut documents_skipped = 0;
     for p in patterns {
         let pattern = Pattern {
             text: p.clone(),
@@ -584,6 +583,7 @@ pub fn content_filter(
             max_file_bytes: roots.policy.limits.max_file_bytes,
             max_output_bytes: usize::MAX,
             deadline: Some(deadline),
+            documents,
             ..ferret_grep::Options::default()
         };
         let outcome = ferret_grep::grep(
@@ -595,6 +595,8 @@ pub fn content_filter(
             &meter.cancel,
             Some(&meter.done),
         );
+        // Each is left out of what the next pattern reads: counted once.
+        documents_skipped += outcome.skipped.documents;
         match outcome.stopped {
             None => {}
             Some(Stopped::Cancelled) => {
@@ -617,7 +619,10 @@ pub fn content_filter(
         let found: HashSet<String> = outcome.files.into_iter().collect();
         remaining.retain(|c| found.contains(&c.path));
     }
-    Ok(remaining.into_iter().map(|c| c.path).collect())
+    Ok(ContentFound {
+        files: remaining.into_iter().map(|c| c.path).collect(),
+        documents_skipped,
+    })
 }
 
 /// How long `content:` in `search` may grep before giving up.
@@ -625,15 +630,17 @@ const CONTENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `search` with `content:` terms: the index's matching files (in the order asked
 /// for), kept when their text holds every term, then paged. `group_by` counts the
-/// files that hold the terms.
+/// files that hold the terms. With it, the number of documents not read
+/// (`documents` off).
 pub fn content_search(
     index: &Index,
     roots: &Roots,
     content: Option<&ContentIndex>,
     request: &ferret_index::SearchRequest,
     patterns: &[String],
+    documents: bool,
     meter: &Meter,
-) -> Result<ferret_index::SearchOutcome, FsError> {
+) -> Result<(ferret_index::SearchOutcome, u64), FsError> {
     // The watcher's barrier first: a file created before the call is then
     // among the names searched (when the index cannot confirm it, the
     // search answers from what it holds, as a plain search does).
@@ -658,22 +665,26 @@ pub fn content_search(
             size: h.size.unwrap_or(0),
         })
         .collect();
-    let found = content_filter(roots, content, files, patterns, CONTENT_TIMEOUT, meter)?;
+    let found = content_filter(
+        roots,
+        content,
+        files,
+        patterns,
+        documents,
+        CONTENT_TIMEOUT,
+        meter,
+    )?;
     let hits: Vec<ferret_index::Hit> = all
         .hits
         .into_iter()
-        .filter(|h| found.contains(&h.path))
+        .filter(|h| found.files.contains(&h.path))
         .collect();
     let total = hits.len() as u64;
     if let Some(by) = request.group_by {
-        return Ok(ferret_index::search::group_hits(
-            &hits,
-            by,
-            request.offset,
-            request.limit,
-        ));
+        let groups = ferret_index::search::group_hits(&hits, by, request.offset, request.limit);
+        return Ok((groups, found.documents_skipped));
     }
-    Ok(ferret_index::SearchOutcome {
+    let page = ferret_index::SearchOutcome {
         hits: hits
             .into_iter()
             .skip(request.offset)
@@ -681,12 +692,65 @@ pub fn content_search(
             .collect(),
         groups: None,
         total,
-    })
+    };
+    Ok((page, found.documents_skipped))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grep_of_a_folder_listed_past_the_limit_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+        std::fs::create_dir(d.join("ignored")).unwrap();
+        for i in 0..30 {
+            std::fs::write(d.join(format!("ignored/f{i:02}.txt")), "needle\n").unwrap();
+        }
+        let mut policy = ferret_fs::Policy::default();
+        policy.limits.max_walk_entries = 10;
+        let roots = Roots::open(&[d.display().to_string().parse().unwrap()], policy).unwrap();
+        let index = Index::open(ferret_index::IndexConfig::new(vec![
+            ferret_index::IndexRoot::new(
+                roots.roots()[0].name.clone(),
+                roots.roots()[0].path.clone(),
+            ),
+        ]))
+        .unwrap();
+        index.build_now(None);
+        let grep = |path: &str| {
+            let args = serde_json::json!({"pattern": "needle", "path": path, "output": "files"});
+            let call = parse(args.as_object(), &roots).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            execute(&index, &roots, None, &call, deadline, &Meter::new())
+        };
+        let capped = grep("ignored");
+        let s = capped.structured_content.as_ref().unwrap();
+        assert_eq!(s["files"].as_array().unwrap().len(), 10, "{s}");
+        assert_eq!(s["walk_capped"], true, "{s}");
+        let warning = s["warning"].as_str().unwrap();
+        assert!(
+            warning.contains("stopped at 10 files") && warning.contains("--no-ignore"),
+            "{warning}"
+        );
+        let text = match &capped.content[0] {
+            ContentBlock::Text(t) => t.text.clone(),
+            other => panic!("text expected, got {other:?}"),
+        };
+        assert!(
+            text.contains("\nwarning: a folder the index does not hold"),
+            "{text}"
+        );
+        // The index's own folders: nothing listed, nothing to say.
+        let whole = grep(".");
+        let s = whole.structured_content.as_ref().unwrap();
+        assert!(
+            s.get("walk_capped").is_none() && s.get("warning").is_none(),
+            "{s}"
+        );
+    }
 
     #[test]
     fn a_content_filter_out_of_time_or_cancelled_is_an_error_not_an_empty_answer() {
@@ -715,11 +779,20 @@ mod tests {
             None,
             files(),
             &words,
+            false,
             Duration::from_secs(30),
             &Meter::new(),
         );
-        assert_eq!(found.unwrap().len(), 50);
-        let late = content_filter(&roots, None, files(), &words, Duration::ZERO, &Meter::new());
+        assert_eq!(found.unwrap().files.len(), 50);
+        let late = content_filter(
+            &roots,
+            None,
+            files(),
+            &words,
+            false,
+            Duration::ZERO,
+            &Meter::new(),
+        );
         assert_eq!(late.unwrap_err().code, ErrorCode::Timeout);
         let meter = Meter::new();
         meter.stop();
@@ -728,25 +801,10 @@ mod tests {
             None,
             files(),
             &words,
+            false,
             Duration::from_secs(30),
             &meter,
         );
         assert_eq!(stopped.unwrap_err().code, ErrorCode::Cancelled);
-    }
-
-    #[test]
-    fn filters_that_name_documents_search_them() {
-        assert!(names_documents("ext:pdf", &[], None));
-        assert!(names_documents("ext:md;DOCX invoices/", &[], None));
-        assert!(names_documents("", &["*.xlsx".into()], None));
-        assert!(names_documents("", &[], Some("papers/paper.pdf")));
-        assert!(names_documents("*.epub", &[], None));
-        assert!(!names_documents(
-            "ext:rs !target/",
-            &["*.md".into()],
-            Some("src")
-        ));
-        assert!(!names_documents("!ext:pdf", &[], None));
-        assert!(!names_documents("", &[], None));
     }
 }

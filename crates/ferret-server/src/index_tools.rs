@@ -75,6 +75,9 @@ pub struct SearchCall {
     limit: usize,
     /// `content:` terms, answered by the grep engine on the index's matches.
     content: Vec<String>,
+    /// `content:` reads documents as their text (the query names them, as
+    /// grep's filter does); otherwise it counts them and says so.
+    documents: bool,
     /// Results as objects with kind, size and times, not bare paths.
     details: bool,
     /// `fuzzy`: the query's plain words, matched as subsequences of paths (the
@@ -175,6 +178,8 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     let full = a.string("query")?.unwrap_or_default();
     let (text, content) =
         ferret_query::split_content(&full).map_err(|e| a.conflict("query", &e.render(&full)))?;
+    let path = a.string("path")?;
+    let documents = ferret_grep::names_documents(&text, &[], path.as_deref());
     let fuzzy = a.boolean("fuzzy")?.unwrap_or(false);
     if fuzzy && !content.is_empty() {
         return Err(a.conflict(
@@ -258,7 +263,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     Ok(SearchCall {
         text: full,
         query,
-        path: a.string("path")?,
+        path,
         details,
         sort: match sort.and_then(SortKey::from_name) {
             Some(key) => key,
@@ -277,6 +282,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         offset: a.integer("offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: a.integer("limit", 0, 2000)?.unwrap_or(50) as usize,
         content,
+        documents,
         links: false,
     })
 }
@@ -308,7 +314,12 @@ fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
         } else {
             waits.plain
         };
-        if meter.cancelled() || started.elapsed() >= limit {
+        if meter.cancelled() {
+            // What follows searches a partial index.
+            meter.cut_short();
+            return false;
+        }
+        if started.elapsed() >= limit {
             return false;
         }
     }
@@ -372,6 +383,7 @@ pub fn search_showing(
         limit: call.limit,
         group_by: call.group_by,
     };
+    let mut documents_skipped = 0;
     let outcome = if warning.is_some() {
         ferret_index::SearchOutcome::default()
     } else if !call.content.is_empty() {
@@ -382,9 +394,13 @@ pub fn search_showing(
             content,
             &request,
             &call.content,
+            call.documents,
             meter,
         ) {
-            Ok(outcome) => outcome,
+            Ok((outcome, skipped)) => {
+                documents_skipped = skipped;
+                outcome
+            }
             // Not an empty answer: which files hold the text is not known.
             Err(e) => return render::tool_error(&e),
         }
@@ -489,6 +505,14 @@ pub fn search_showing(
         rendered.push_str(note);
         rendered.push('\n');
     }
+    let note = (documents_skipped > 0).then(|| {
+        format!(
+            "{documents_skipped} documents (PDF, Office, OpenDocument, EPUB) were not searched for `content:`; name them in the query (e.g. `ext:pdf`) to search their text"
+        )
+    });
+    if let Some(n) = &note {
+        rendered.push_str(&format!("note: {n}\n"));
+    }
     rendered.push_str(&frame(&text));
     if truncated {
         rendered.push_str(&format!("\nmore: search with offset {end}"));
@@ -501,6 +525,7 @@ pub fn search_showing(
         "index": index_block(index),
         "warning": warning,
         "fuzzy": fell_back,
+        "note": note,
     });
     match outcome.groups {
         Some(groups) => structured["groups"] = json!(groups),
@@ -585,5 +610,14 @@ mod tests {
         cancelled.unhurry();
         cancelled.stop();
         assert!(!wait_for_first_build(&other, &cancelled, &SHORT));
+        assert!(
+            cancelled.was_cut_short(),
+            "the search is of a partial index"
+        );
+        // Out of time without a cancel: not cut short by one.
+        let (_dir3, third) = unbuilt();
+        let plain = Meter::new();
+        assert!(!wait_for_first_build(&third, &plain, &SHORT));
+        assert!(!plain.was_cut_short());
     }
 }

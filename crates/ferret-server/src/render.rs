@@ -108,6 +108,21 @@ pub fn cancelled(mut result: CallToolResult) -> CallToolResult {
     result
 }
 
+/// `result`, whole, of work that a cancellation came too late to stop (it
+/// had finished, or it is never stopped part-way: a copy, a move): it says
+/// so, so that nobody runs it again for the rest, or takes what it did as
+/// not done.
+pub fn cancel_too_late(mut result: CallToolResult) -> CallToolResult {
+    let message = "tasks/cancel came too late to stop it: the work ran to its end (a copy or a move is never stopped half-way), so this result is whole and everything it says was done, was done";
+    if let Some(Value::Object(s)) = result.structured_content.as_mut() {
+        s.insert("cancel".into(), json!(message));
+    }
+    if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
+        t.text = format!("not cancelled: {message}\n{}", t.text);
+    }
+    result
+}
+
 /// The `{code, message, hint, …}` object of the contract.
 pub fn error_object(err: &FsError) -> Value {
     let mut obj = json!({

@@ -283,11 +283,25 @@ async fn follow(
     match joined(r) {
         Ok(mut result) => {
             if cancel_heard {
-                message.push_str("; stopped by tasks/cancel, partial results");
-                // Whatever the tool: a result cut short says so (grep says
-                // it already, with its own counts).
-                if result.is_error != Some(true) {
-                    result = crate::render::cancelled(result);
+                // What the cancel did: the work says when it stopped
+                // part-way (grep answers CANCELLED itself, with its counts);
+                // otherwise it had finished, or was a copy or a move, which
+                // are never stopped half-way, and its result is whole.
+                let failed = result.is_error == Some(true);
+                let code = result
+                    .structured_content
+                    .as_ref()
+                    .and_then(|s| s["error"]["code"].as_str());
+                if running.meter.was_cut_short() || code == Some("CANCELLED") {
+                    message.push_str("; stopped by tasks/cancel, partial results");
+                    if !failed {
+                        result = crate::render::cancelled(result);
+                    }
+                } else if failed {
+                    message.push_str("; it failed before tasks/cancel could stop it");
+                } else {
+                    message.push_str("; tasks/cancel came too late: it ran to its end");
+                    result = crate::render::cancel_too_late(result);
                 }
             }
             on_end(&result);
@@ -303,10 +317,11 @@ mod tests {
     use super::*;
     use crate::tasks::{Limits, Tasks};
 
-    /// A task cut short by `tasks/cancel` answers CANCELLED whatever the
-    /// tool: the work here knows nothing of cancellation but stopping.
-    #[tokio::test]
-    async fn a_cancelled_task_says_so_whatever_its_tool() {
+    /// A task whose work waits for `tasks/cancel`, then answers what
+    /// `finish` makes of its meter: the task as `tasks/get` shows it.
+    async fn cancelled_task(
+        finish: impl FnOnce(&Meter) -> CallToolResult + Send + 'static,
+    ) -> serde_json::Value {
         let tasks = Tasks::new(Limits::default());
         let (task, seed) = tasks.start("a", None).unwrap();
         let id = seed.task.task_id.clone();
@@ -316,10 +331,7 @@ mod tests {
             while !for_work.cancelled() {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            crate::render::ok(
-                serde_json::json!({"hits": [], "total": 3}),
-                "3 matches so far".into(),
-            )
+            finish(&for_work)
         });
         let running = Running {
             meter: meter.clone(),
@@ -335,13 +347,93 @@ mod tests {
             .await
             .expect("the task ends once its work stops")
             .unwrap();
-        let got = serde_json::to_value(tasks.get(&id).unwrap()).unwrap();
+        serde_json::to_value(tasks.get(&id).unwrap()).unwrap()
+    }
+
+    /// A task cut short by `tasks/cancel` answers CANCELLED whatever the
+    /// tool: the work here knows nothing of cancellation but stopping, and
+    /// saying that it stopped part-way.
+    #[tokio::test]
+    async fn a_cancelled_task_says_so_whatever_its_tool() {
+        let got = cancelled_task(|meter| {
+            meter.cut_short();
+            crate::render::ok(
+                serde_json::json!({"hits": [], "total": 3}),
+                "3 matches so far".into(),
+            )
+        })
+        .await;
         let result = &got["result"];
         assert_eq!(result["isError"], true, "{got}");
         assert_eq!(result["structuredContent"]["error"]["code"], "CANCELLED");
         assert_eq!(
             result["structuredContent"]["total"], 3,
             "partial results kept"
+        );
+        assert!(
+            got["statusMessage"]
+                .as_str()
+                .unwrap()
+                .ends_with("stopped by tasks/cancel, partial results"),
+            "{got}"
+        );
+    }
+
+    /// Work that runs to its end whatever the cancel (a copy, or work that
+    /// had just finished) answers its whole result, saying that the cancel
+    /// came too late: not CANCELLED, which would send an agent to run it
+    /// again (and a copy run again meets ALREADY_EXISTS).
+    #[tokio::test]
+    async fn a_cancel_that_came_too_late_says_the_work_completed() {
+        let got = cancelled_task(|_| {
+            crate::render::ok(
+                serde_json::json!({"op": "copy", "entries": 40}),
+                "copy folder a (40 entries) to b".into(),
+            )
+        })
+        .await;
+        let result = &got["result"];
+        assert_eq!(result["isError"], false, "{got}");
+        let s = &result["structuredContent"];
+        assert_eq!(s["entries"], 40, "{got}");
+        assert!(s.get("error").is_none(), "{got}");
+        assert!(s["cancel"].as_str().unwrap().contains("too late"), "{got}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("not cancelled: ")
+                && text.ends_with("copy folder a (40 entries) to b"),
+            "{text}"
+        );
+        assert!(
+            got["statusMessage"]
+                .as_str()
+                .unwrap()
+                .ends_with("tasks/cancel came too late: it ran to its end"),
+            "{got}"
+        );
+    }
+
+    /// A failure of its own is not dressed as a cancellation.
+    #[tokio::test]
+    async fn a_task_that_failed_before_the_cancel_keeps_its_error() {
+        let got = cancelled_task(|_| {
+            crate::render::tool_error(&ferret_fs::FsError::new(
+                ferret_fs::ErrorCode::AlreadyExists,
+                "`b` already exists; nothing was changed",
+            ))
+        })
+        .await;
+        let result = &got["result"];
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], "ALREADY_EXISTS",
+            "{got}"
+        );
+        assert!(
+            got["statusMessage"]
+                .as_str()
+                .unwrap()
+                .ends_with("it failed before tasks/cancel could stop it"),
+            "{got}"
         );
     }
 }

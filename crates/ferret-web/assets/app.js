@@ -364,7 +364,8 @@
     state.total = answer.total;
     $('empty').hidden = answer.total > 0;
     const s = answer.skipped;
-    const skipped = [['binary', s.binary], ['too large', s.too_large], ['sensitive', s.sensitive], ['unreadable', s.unreadable]]
+    const skipped = [['binary', s.binary], ['too large', s.too_large], ['sensitive', s.sensitive], ['unreadable', s.unreadable],
+      ['documents (name them in the filter, e.g. ext:pdf, to search their text)', s.documents]]
       .filter(([, n]) => n > 0).map(([w, n]) => `${n} ${w}`).join(', ');
     let line = `${count(answer.total)} matches in ${count(answer.files_matched)} files · ${count(answer.files_scanned)} scanned · ${answer.ms} ms`;
     if (skipped) line += ` · skipped ${skipped}`;
@@ -389,6 +390,8 @@
       row.dataset.abs = f.abs || f.path;
       row.dataset.line = l.n;
       row.append(el('span', 'ln', l.n));
+      // A document's line: its page (slide, sheet and row, chapter) first.
+      if (l.part) row.append(el('span', 'part', l.part));
       const tx = el('span', 'tx');
       tx.append(marked(l.t, l.m));
       row.append(tx);

@@ -290,7 +290,11 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
         .ok_or_else(|| ApiError::bad_request("`pattern` is required", "pattern=TODO"))?;
     let matcher = ferret_grep::compile(&pattern).map_err(bad_pattern)?;
     let marker = Marker::new(matcher.clone());
-    let query = search::compile(p.get(&["filter"]).unwrap_or(""), &Options::default())?;
+    let filter = p.get(&["filter"]).unwrap_or("");
+    let query = search::compile(filter, &Options::default())?;
+    // Documents are searched as their text when the filter names them, as
+    // the grep tool does; otherwise they are counted (`skipped.documents`).
+    let documents = ferret_grep::names_documents(filter, &[], None);
     let context = p.number(&["context"], 10)?.unwrap_or(2) as usize;
     let offset = p.number(&["offset"], u32::MAX as u64)?.unwrap_or(0) as usize;
     let limit = p.number(&["limit"], MAX_PAGE)?.unwrap_or(100).max(1) as usize;
@@ -315,6 +319,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
             max_line_chars: limits.max_line_chars,
             max_output_bytes: limits.max_response_bytes,
             deadline: Some(Instant::now() + GREP_TIMEOUT),
+            documents,
             ..ferret_grep::Options::default()
         };
         Ok::<_, ApiError>(ferret_grep::grep(
@@ -347,6 +352,10 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
         if line.clipped {
             row["clipped"] = json!(true);
         }
+        // In a document: its page, slide, sheet and row, or chapter.
+        if let Some(part) = &line.part {
+            row["part"] = json!(part.describe());
+        }
         if let Some(Value::Array(lines)) = files.last_mut().map(|f| &mut f["lines"]) {
             lines.push(row);
         }
@@ -361,7 +370,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
         "candidates": outcome.candidates,
         "files_scanned": outcome.files_scanned,
         "files_matched": outcome.files_matched,
-        "skipped": {"binary": s.binary, "too_large": s.too_large, "sensitive": s.sensitive, "changed": s.changed, "unreadable": s.unreadable},
+        "skipped": {"binary": s.binary, "too_large": s.too_large, "sensitive": s.sensitive, "changed": s.changed, "unreadable": s.unreadable, "documents": s.documents},
         "stopped": outcome.stopped.map(|st| match st {
             ferret_grep::Stopped::Timeout => "timeout",
             ferret_grep::Stopped::Cancelled => "cancelled",

@@ -185,10 +185,31 @@ pub struct ContentArgs {
     pub content_index_max_file_bytes: Option<u64>,
 }
 
+/// What may be read, shared by every command that reads files (`serve`,
+/// `index`, `grep`), so that each reads (and indexes) what `serve` would.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// Files above this size are never loaded whole (read streams a window; no checksum).
+    #[arg(long, value_name = "BYTES", env = "FERRET_MAX_FILE_BYTES", default_value = "10M",
+          value_parser = parse_bytes)]
+    pub max_file_bytes: u64,
+
+    /// Extra sensitive-file glob (content never returned); repeatable. The built-in list always applies.
+    #[arg(
+        long = "deny",
+        value_name = "GLOB",
+        env = "FERRET_DENY",
+        value_delimiter = ','
+    )]
+    pub deny: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct IndexCommand {
     #[command(flatten)]
     pub roots: RootArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     #[command(flatten)]
     pub index: IndexArgs,
     #[command(flatten)]
@@ -226,6 +247,8 @@ pub struct GrepCommand {
     pub roots: RootArgs,
     #[command(flatten)]
     pub index: IndexArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Everything-style query that picks the files first, e.g. 'ext:rs !target/'.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
@@ -253,6 +276,10 @@ pub struct GrepCommand {
     pub count: bool,
     #[arg(long, default_value_t = 100_000)]
     pub limit: usize,
+    /// Search documents (PDF, Office, OpenDocument, EPUB) as their text: on or off [default: on when --filter or --path names them, e.g. ext:pdf].
+    #[arg(long, value_name = "on|off", num_args = 0..=1, default_missing_value = "on",
+          value_parser = parse_on_off)]
+    pub documents: Option<bool>,
     /// Print JSON lines.
     #[arg(long)]
     pub json: bool,
@@ -291,10 +318,8 @@ pub struct ServeArgs {
     )]
     pub bind: SocketAddr,
 
-    /// Files above this size are never loaded whole (read streams a window; no checksum).
-    #[arg(long, value_name = "BYTES", env = "FERRET_MAX_FILE_BYTES", default_value = "10M",
-          value_parser = parse_bytes)]
-    pub max_file_bytes: u64,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     /// Payload budget of one answer.
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_RESPONSE_BYTES", default_value = "128K",
@@ -314,15 +339,6 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_IMAGE_BYTES", default_value = "5M",
           value_parser = parse_bytes)]
     pub max_image_bytes: u64,
-
-    /// Extra sensitive-file glob (content never returned); repeatable. The built-in list always applies.
-    #[arg(
-        long = "deny",
-        value_name = "GLOB",
-        env = "FERRET_DENY",
-        value_delimiter = ','
-    )]
-    pub deny: Vec<String>,
 
     /// Host name clients use to reach ferret (needed for a non-loopback --bind); repeatable.
     #[arg(

@@ -16,7 +16,7 @@ use crate::{
     progress::{build_with_progress, with_content_progress},
     setup::{
         content_config, http_options, index_config, open_locate, open_roots, read_documents,
-        serve_policy, served_root_args,
+        read_policy, serve_policy, served_root_args,
     },
     shutdown, token,
 };
@@ -40,7 +40,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let config = index_config(&roots, &root_args, &args.index);
-    let content_config = content_config(&args.content, &config, args.max_file_bytes);
+    let content_config = content_config(&args.content, &config, args.policy.max_file_bytes);
     let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.start();
@@ -203,9 +203,13 @@ pub fn token(args: cli::TokenArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
-    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    // The deny rules and size bound `serve` has (flags, environment and the
+    // configuration file alike): the content index is of the text it serves,
+    // and its file is the one `serve` then loads.
+    let (deny, limits) = read_policy(&args.policy)?;
+    let roots = open_roots(&args.roots, deny, limits)?;
     let config = index_config(&roots, &args.roots, &args.index);
-    let content_config = content_config(&args.content, &config, Limits::default().max_file_bytes);
+    let content_config = content_config(&args.content, &config, args.policy.max_file_bytes);
     let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
     let persisted = config.snapshot_path();
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
@@ -311,7 +315,8 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
 }
 
 pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
-    let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
+    let (deny, limits) = read_policy(&args.policy)?;
+    let roots = open_roots(&args.roots, deny, limits)?;
     let config = index_config(&roots, &args.roots, &args.index);
     let pattern = ferret_grep::Pattern {
         text: args.pattern.clone(),
@@ -325,6 +330,12 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let filter = args.filter.clone().unwrap_or_default();
     let query = ferret_query::Query::compile(&filter, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&filter)))?;
+    // Documents as their text, as `serve` reads them (extracted by this
+    // binary, cached in the state folder).
+    let roots = read_documents(roots, config.state_dir.as_deref());
+    let documents = args
+        .documents
+        .unwrap_or_else(|| ferret_grep::names_documents(&filter, &[], args.path.as_deref()));
     let index = saved_or_built(config)?;
     let scope = ferret_grep::Scope {
         path: args.path.as_deref(),
@@ -333,6 +344,12 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     };
     let gathered = ferret_grep::gather(&index, &roots, &scope)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    if gathered.walk_capped {
+        eprintln!(
+            "ferret: warning: a folder the index does not hold was listed to find its files and the listing stopped at {} files; the files past them are not searched: grep its subfolders one --path at a time, or pass --hidden/--no-ignore so that the index holds it",
+            roots.policy.limits.max_walk_entries
+        );
+    }
     let options = ferret_grep::Options {
         before: args.context,
         after: args.context,
@@ -344,9 +361,11 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
             ferret_grep::Output::Content
         },
         limit: args.limit,
+        max_file_bytes: roots.policy.limits.max_file_bytes,
         max_output_bytes: usize::MAX,
         // Alone on the command line: every core, no shared budget.
         budget: None,
+        documents,
         ..ferret_grep::Options::default()
     };
     let never = std::sync::atomic::AtomicBool::new(false);
@@ -361,15 +380,21 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     );
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for l in &outcome.lines {
+        // In a document: the page (slide, sheet and row, chapter) of the line.
+        let part = l.part.as_ref().map(|p| p.describe());
         if args.json {
             let mut v = serde_json::json!({"path": l.path, "line": l.line, "text": l.text});
             if l.context {
                 v["context"] = serde_json::json!(true);
             }
+            if let Some(part) = &part {
+                v["part"] = serde_json::json!(part);
+            }
             writeln!(out, "{v}")?;
         } else {
             let sep = if l.context { '-' } else { ':' };
-            writeln!(out, "{}{sep}{}{sep}{}", l.path, l.line, l.text)?;
+            let part = part.map(|p| format!(" ({p})")).unwrap_or_default();
+            writeln!(out, "{}{sep}{}{part}{sep}{}", l.path, l.line, l.text)?;
         }
     }
     for f in &outcome.files {
@@ -394,7 +419,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let s = &outcome.skipped;
     if outcome.truncated || s.total() > 0 {
         eprintln!(
-            "({} of {} shown; scanned {} files, {} bytes; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable)",
+            "({} of {} shown; scanned {} files, {} bytes; skipped {} binary, {} too large, {} sensitive, {} changed, {} unreadable{})",
             outcome.count,
             outcome.total,
             outcome.files_scanned,
@@ -403,7 +428,15 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
             s.too_large,
             s.sensitive,
             s.changed,
-            s.unreadable
+            s.unreadable,
+            if s.documents > 0 {
+                format!(
+                    ", {} documents not searched: pass --documents, or name them in --filter (ext:pdf)",
+                    s.documents
+                )
+            } else {
+                String::new()
+            }
         );
     }
     Ok(if outcome.total == 0 {

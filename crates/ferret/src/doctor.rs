@@ -168,7 +168,7 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(roots) = &roots {
         let config = setup::index_config(roots, &root_args, &serve.index);
         check_state(&mut report, &config);
-        check_content_index(&mut report, serve, &config);
+        check_content_index(&mut report, serve, &config, roots);
         let size = measure_roots("measuring the roots", &config);
         sizes.push(size.clone());
         report.ok(
@@ -220,8 +220,14 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
 
 /// The content index file these roots and rules would use: present and sound,
 /// missing, or to be discarded (read and checked, never changed).
-fn check_content_index(report: &mut Report, serve: &cli::ServeArgs, config: &IndexConfig) {
-    let Some(content) = setup::content_config(&serve.content, config, serve.max_file_bytes) else {
+fn check_content_index(
+    report: &mut Report,
+    serve: &cli::ServeArgs,
+    config: &IndexConfig,
+    roots: &Roots,
+) {
+    let Some(content) = setup::content_config(&serve.content, config, serve.policy.max_file_bytes)
+    else {
         report.ok(
             "content index",
             "off (--content-index off): grep reads every candidate file",
@@ -233,7 +239,7 @@ fn check_content_index(report: &mut Report, serve: &cli::ServeArgs, config: &Ind
         mib(content.budget.max_total_bytes),
         mib(content.budget.max_file_bytes)
     );
-    match ferret_content::inspect(config, &content) {
+    match ferret_content::inspect(config, &content, roots) {
         Ok(None) if content.state_dir.is_none() => report.ok(
             "content index",
             format!("kept in memory (--no-persist): built in the background at every start; {budget}"),
@@ -687,7 +693,7 @@ fn client_config(serve: &cli::ServeArgs, token: Option<&Token>) -> Value {
     if let Some(dir) = &serve.index.state_dir {
         args.extend(["--state-dir".into(), dir.display().to_string()]);
     }
-    for d in &serve.deny {
+    for d in &serve.policy.deny {
         args.extend(["--deny".into(), d.clone()]);
     }
     for l in &serve.locate_roots {

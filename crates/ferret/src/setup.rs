@@ -148,12 +148,23 @@ pub(crate) fn root_name(spec: &RootSpec) -> String {
 
 /// The denylist and limits of `serve`'s flags.
 pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, Limits)> {
-    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
+    let (deny, limits) = read_policy(&args.policy)?;
     let limits = Limits {
-        max_file_bytes: args.max_file_bytes,
         max_response_bytes: args.max_response_bytes as usize,
         max_line_chars: args.max_line_chars.max(1),
         max_image_bytes: args.max_image_bytes,
+        ..limits
+    };
+    Ok((deny, limits))
+}
+
+/// The denylist and limits of the flags every command that reads files
+/// shares (`serve`, `index`, `grep`): the same files are sensitive and too
+/// large for each.
+pub(crate) fn read_policy(args: &cli::PolicyArgs) -> anyhow::Result<(Denylist, Limits)> {
+    let deny = Denylist::with_patterns(&args.deny).map_err(anyhow::Error::msg)?;
+    let limits = Limits {
+        max_file_bytes: args.max_file_bytes,
         ..Limits::default()
     };
     Ok((deny, limits))

@@ -269,3 +269,33 @@ fn without_a_watcher_a_server_index_does_not_answer() {
     content.shutdown();
     index.shutdown();
 }
+
+#[test]
+fn the_deny_rules_choose_the_index_file() {
+    // An index built without the operator's deny patterns may hold the text
+    // of files they make sensitive: it is another file, never loaded with
+    // them (in any order, since they deny the same files).
+    let t = tree();
+    let state = tempfile::tempdir().unwrap();
+    let file = |deny: &[&str]| {
+        let deny: Vec<String> = deny.iter().map(|d| d.to_string()).collect();
+        let policy = Policy {
+            deny: ferret_fs::Denylist::with_patterns(&deny).unwrap(),
+            ..Policy::default()
+        };
+        let roots = Roots::open(&[t.path().to_str().unwrap().parse().unwrap()], policy).unwrap();
+        let root = &roots.roots()[0];
+        let index = IndexConfig::new(vec![IndexRoot::new(root.name.clone(), root.path.clone())]);
+        file_for(
+            &index,
+            &Config::new(Some(state.path().to_path_buf())),
+            &roots,
+        )
+        .unwrap()
+    };
+    let plain = file(&[]);
+    let denied = file(&["*.secret", "private/"]);
+    assert_ne!(plain, denied);
+    assert_eq!(denied, file(&["private/", "*.secret", "*.secret"]));
+    assert_ne!(denied, file(&["*.secret"]));
+}
