@@ -14,7 +14,7 @@
 //! of the word's trigrams, so it holds at least one of any four of them. At
 //! most [`MAX_SCORED`] candidates (those whose names hold the most words) are
 //! then scored on their whole path, word by word, and ranked with the plain
-//! search's rules (exact name and prefix first, generated folders last).
+//! search's rules (exact name and prefix first, generated folders lower).
 
 use std::sync::Mutex;
 
@@ -150,7 +150,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
 
     // 2. Scored on the whole path, word by word (any order: the scores add
     // up), then ranked as plain searches are: the exact name and a name's
-    // start keep their lead, generated folders come last, and recency, use,
+    // start keep their lead, generated folders lower, and recency, use,
     // depth and length decide among equals, the same for every path.
     let mut ranker = Ranker::new(folded.clone(), now, uses);
     ranker.prepare(store, found.len());
@@ -237,17 +237,20 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     }
 }
 
-/// At most this many candidates are scored on their whole path (a two-letter
-/// guess is a subsequence of most paths); `total` still counts them all.
-const MAX_SCORED: usize = 20_000;
+/// At most this many candidates are scored on their whole path (a short
+/// guess is a subsequence of most paths in a deep tree); `total` still
+/// counts them all.
+const MAX_SCORED: usize = 3_000;
 
 /// What an exact name (or stem) and a name's start add: more than any
 /// subsequence score, so they keep their lead.
 const EXACT_BONUS: f32 = 1000.0;
 const PREFIX_BONUS: f32 = 400.0;
-/// What a generated or vendored folder takes away: below any other match of
-/// the same fit, above a worse fit elsewhere only for an exact name.
-const GENERATED_PENALTY: f32 = 600.0;
+/// What a generated or vendored folder takes away: a near tie goes to the
+/// files outside, a clearly better match inside still wins (fzf knows no such
+/// folders; a tree served for its vendored code, a Python installation's
+/// `site-packages`, must still answer).
+const GENERATED_PENALTY: f32 = 60.0;
 /// What a file has over a folder of the same fit (a tie-break, a folder
 /// level's worth and a little more).
 const FILE_BONUS: f32 = 4.0;
@@ -269,6 +272,8 @@ struct Walk {
     /// By folder slot, the words one of the folders of its path (itself
     /// included) is one edit away from (a typo in a folder's name).
     typos: Vec<u64>,
+    /// By folder slot, how deep it lies (what bounded work weighs).
+    depth: Vec<u16>,
     /// One root: its name is not part of the paths shown.
     single: bool,
 }
@@ -296,6 +301,7 @@ impl Walk {
         let mut consumed = vec![0u8; store.dirs.len() * n];
         let any_near = near.iter().any(Option::is_some);
         let mut typos = vec![0u64; if any_near { store.dirs.len() } else { 0 }];
+        let mut depth = vec![0u16; store.dirs.len()];
         let mut stack = Vec::new();
         let mut buf = Vec::new();
         let mut here = vec![0u8; n];
@@ -328,6 +334,7 @@ impl Walk {
                 for (w, word) in words.iter().enumerate() {
                     consumed[cs * n + w] = advance(word, here[w] as usize, sep, &buf) as u8;
                 }
+                depth[cs] = depth[slot].saturating_add(1);
                 if any_near {
                     let mut mask = typo_here;
                     for (w, near) in near.iter().enumerate() {
@@ -346,6 +353,7 @@ impl Walk {
             consumed,
             words: n,
             typos,
+            depth,
             single,
         }
     }
@@ -394,15 +402,21 @@ impl Walk {
         let slot = store.dir_slot(parent)?;
         let sep = !(self.single && store.parent(parent) == crate::store::NONE);
         fold_into(store.name(id), buf);
+        // What bounded work keeps first: the words the name holds (whole, or
+        // at its start), then shallow paths and short names.
         let mut found = Found {
             id,
-            pre: -(buf.len() as i32),
+            pre: -(buf.len() as i32) - 16 * i32::from(self.depth[slot]),
             typo: 0,
         };
         for (w, word) in words.iter().enumerate() {
             let from = self.consumed[slot * self.words + w] as usize;
             if advance(word, from, sep, buf) == word.len() {
-                if advance(word, 0, false, buf) == word.len() {
+                if buf.starts_with(word) {
+                    found.pre += 2000;
+                } else if memchr::memmem::find(buf, word).is_some() {
+                    found.pre += 1500;
+                } else if advance(word, 0, false, buf) == word.len() {
                     found.pre += 1000;
                 }
                 continue;
