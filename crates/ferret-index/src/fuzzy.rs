@@ -3,10 +3,11 @@
 //! consecutive runs) by `nucleo-matcher` (Helix's matcher), with one-letter
 //! typos forgiven, filters applied, best first.
 //!
-//! Candidates need no shared trigram: each word is matched greedily, as a
-//! subsequence, down the folders once per query (how far it gets through each
-//! folder's path, a byte per folder), then the rest of it against each entry's
-//! name, in parallel; so words match anywhere in the path, in any order, and
+//! Candidates need no shared trigram: each distinct name is looked at once per
+//! query, in parallel (the shortest end of each word it holds in order), then
+//! one walk down the folders matches each word greedily through each folder's
+//! path and keeps the entries whose names hold the rest; so words match
+//! anywhere in the path, in any order, and
 //! initials and word parts match across folders. Typos: a word of five
 //! characters or more also brings the names within one edit of it
 //! (Damerau-Levenshtein, on the name and on its stem), found through the
@@ -15,8 +16,6 @@
 //! most [`MAX_SCORED`] candidates (those whose names hold the most words) are
 //! then scored on their whole path, word by word, and ranked with the plain
 //! search's rules (exact name and prefix first, generated folders lower).
-
-use std::sync::Mutex;
 
 use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
@@ -138,8 +137,8 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     // across them: `tucdec` for `tokio-util/src/codec/decoder.rs`), or
     // whose name is one edit away from a word of five characters or more.
     let near = near_names(store, &folded, &words);
-    let walk = Walk::new(store, &folded, &near);
-    let found = walk.candidates(store, &folded, &near);
+    let fits = NameFits::new(store, &folded, &near);
+    let found = candidates(store, &folded, &fits);
     let total_found = found.len();
     let mut found = found;
     if found.len() > MAX_SCORED {
@@ -263,19 +262,87 @@ struct Found {
     typo: u64,
 }
 
-/// How far each word gets, as a subsequence, through each folder's path.
-struct Walk {
-    /// By folder slot, a byte per word: how many of its bytes the folder's
-    /// path (as shown) holds in order, matched greedily from the left.
-    consumed: Vec<u8>,
-    words: usize,
-    /// By folder slot, the words one of the folders of its path (itself
-    /// included) is one edit away from (a typo in a folder's name).
-    typos: Vec<u64>,
-    /// By folder slot, how deep it lies (what bounded work weighs).
-    depth: Vec<u16>,
-    /// One root: its name is not part of the paths shown.
-    single: bool,
+/// How each distinct name answers each word, worked out once per query in
+/// the dictionary's order (sequential reads; an entry then costs a lookup).
+struct NameFits {
+    /// By name key and word: the least `from` such that the word's bytes
+    /// from there on are a subsequence of the (folded) name.
+    need: Vec<u8>,
+    /// By name key and word: [`STARTS`], [`HOLDS`], [`NEAR`].
+    flags: Vec<u8>,
+}
+
+/// The name starts with the word.
+const STARTS: u8 = 1;
+/// The name holds the word whole.
+const HOLDS: u8 = 2;
+/// The name (or its stem) is one edit from the word.
+const NEAR: u8 = 4;
+
+impl NameFits {
+    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> NameFits {
+        let n = words.len();
+        let count = store.names.len() as usize;
+        let threads = threads_for(count * n);
+        let step = count.div_ceil(threads).max(1);
+        let parts: Vec<(Vec<u8>, Vec<u8>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let (from, to) = (t * step, ((t + 1) * step).min(count));
+                        let mut need = Vec::with_capacity((to.saturating_sub(from)) * n);
+                        let mut flags = Vec::with_capacity(need.capacity());
+                        let mut buf = Vec::new();
+                        for k in from..to {
+                            let k = k as u32;
+                            fold_into(store.names.get(k), &mut buf);
+                            for (w, word) in words.iter().enumerate() {
+                                // Greedy from the right: the longest end of
+                                // the word the name holds in order.
+                                let mut i = word.len();
+                                for &b in buf.iter().rev() {
+                                    if i == 0 {
+                                        break;
+                                    }
+                                    if word[i - 1] == b {
+                                        i -= 1;
+                                    }
+                                }
+                                need.push(i as u8);
+                                let mut f = 0;
+                                if i == 0 {
+                                    if buf.starts_with(word) {
+                                        f |= STARTS | HOLDS;
+                                    } else if memchr::memmem::find(&buf, word).is_some() {
+                                        f |= HOLDS;
+                                    }
+                                }
+                                if near[w]
+                                    .as_ref()
+                                    .is_some_and(|nr| nr.holds_key(store, k, &buf, word))
+                                {
+                                    f |= NEAR;
+                                }
+                                flags.push(f);
+                            }
+                        }
+                        (need, flags)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let mut need = Vec::with_capacity(count * n);
+        let mut flags = Vec::with_capacity(count * n);
+        for (a, b) in parts {
+            need.extend(a);
+            flags.extend(b);
+        }
+        NameFits { need, flags }
+    }
 }
 
 /// Greedily match `word` from `from` over `name` (after a `/` when `sep`).
@@ -294,144 +361,107 @@ fn advance(word: &[u8], mut from: usize, sep: bool, name: &[u8]) -> usize {
     from
 }
 
-impl Walk {
-    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> Walk {
-        let n = words.len();
-        let single = store.roots().len() == 1;
-        let mut consumed = vec![0u8; store.dirs.len() * n];
-        let any_near = near.iter().any(Option::is_some);
-        let mut typos = vec![0u64; if any_near { store.dirs.len() } else { 0 }];
-        let mut depth = vec![0u16; store.dirs.len()];
-        let mut stack = Vec::new();
-        let mut buf = Vec::new();
-        let mut here = vec![0u8; n];
-        for &top in store.roots() {
-            let Some(slot) = store.dir_slot(top) else {
-                continue;
-            };
-            fold_into(store.name(top), &mut buf);
-            for (w, word) in words.iter().enumerate() {
-                consumed[slot * n + w] = if single {
+/// A folder still to read: how far each word got through its path, the
+/// words a folder on its path is one edit from, its depth.
+struct Pending {
+    folder: EntryId,
+    consumed: Vec<u8>,
+    typos: u64,
+    depth: u16,
+}
+
+/// Every live entry whose path holds each word as a subsequence (or whose
+/// name, or a folder's above it, is one edit from it): one walk down the
+/// folders, each word matched greedily through each folder's path, the rest
+/// of it looked up in the entry's name's fits.
+fn candidates(store: &Store, words: &[Vec<u8>], fits: &NameFits) -> Vec<Found> {
+    let n = words.len();
+    let single = store.roots().len() == 1;
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    let mut buf = Vec::new();
+    for &top in store.roots() {
+        fold_into(store.name(top), &mut buf);
+        let consumed = words
+            .iter()
+            .map(|w| {
+                if single {
                     0
                 } else {
-                    advance(word, 0, false, &buf) as u8
-                };
-            }
-            stack.push(top);
-        }
-        while let Some(folder) = stack.pop() {
-            let Some(slot) = store.dir_slot(folder) else {
-                continue;
-            };
-            here.copy_from_slice(&consumed[slot * n..slot * n + n]);
-            let sep = !(single && store.parent(folder) == crate::store::NONE);
-            let typo_here = typos.get(slot).copied().unwrap_or(0);
-            for &child in store.children(folder) {
-                let Some(cs) = store.dir_slot(child) else {
-                    continue;
-                };
-                fold_into(store.name(child), &mut buf);
-                for (w, word) in words.iter().enumerate() {
-                    consumed[cs * n + w] = advance(word, here[w] as usize, sep, &buf) as u8;
+                    advance(w, 0, false, &buf) as u8
                 }
-                depth[cs] = depth[slot].saturating_add(1);
-                if any_near {
-                    let mut mask = typo_here;
-                    for (w, near) in near.iter().enumerate() {
-                        if let Some(nr) = near
-                            && nr.holds(store, child, &buf, &words[w])
-                        {
-                            mask |= 1 << w;
-                        }
-                    }
-                    typos[cs] = mask;
-                }
-                stack.push(child);
-            }
-        }
-        Walk {
+            })
+            .collect();
+        stack.push(Pending {
+            folder: top,
             consumed,
-            words: n,
-            typos,
-            depth,
-            single,
-        }
-    }
-
-    /// Every live entry whose path holds each word (or whose name is one edit
-    /// from it), looked at in parallel where there are many.
-    fn candidates(&self, store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> Vec<Found> {
-        let cap = store.capacity_ids();
-        let threads = threads_for(cap);
-        let step = cap.div_ceil(threads).max(1);
-        let out: Mutex<Vec<Found>> = Mutex::new(Vec::new());
-        std::thread::scope(|scope| {
-            for t in 0..threads {
-                let out = &out;
-                scope.spawn(move || {
-                    let mut buf = Vec::new();
-                    let mut mine = Vec::new();
-                    for id in t * step..((t + 1) * step).min(cap) {
-                        let id = id as EntryId;
-                        if let Some(f) = self.check(store, id, words, near, &mut buf) {
-                            mine.push(f);
-                        }
-                    }
-                    out.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
-                });
-            }
+            typos: 0,
+            depth: 0,
         });
-        out.into_inner().unwrap_or_else(|p| p.into_inner())
     }
-
-    fn check(
-        &self,
-        store: &Store,
-        id: EntryId,
-        words: &[Vec<u8>],
-        near: &[Option<Near>],
-        buf: &mut Vec<u8>,
-    ) -> Option<Found> {
-        if !store.is_live(id) {
-            return None;
-        }
-        let parent = store.parent(id);
-        if parent == crate::store::NONE {
-            return None;
-        }
-        let slot = store.dir_slot(parent)?;
-        let sep = !(self.single && store.parent(parent) == crate::store::NONE);
-        fold_into(store.name(id), buf);
-        // What bounded work keeps first: the words the name holds (whole, or
-        // at its start), then shallow paths and short names.
-        let mut found = Found {
-            id,
-            pre: -(buf.len() as i32) - 16 * i32::from(self.depth[slot]),
-            typo: 0,
-        };
-        for (w, word) in words.iter().enumerate() {
-            let from = self.consumed[slot * self.words + w] as usize;
-            if advance(word, from, sep, buf) == word.len() {
-                if buf.starts_with(word) {
-                    found.pre += 2000;
-                } else if memchr::memmem::find(buf, word).is_some() {
-                    found.pre += 1500;
-                } else if advance(word, 0, false, buf) == word.len() {
-                    found.pre += 1000;
+    while let Some(at) = stack.pop() {
+        let sep = !(single && store.parent(at.folder) == crate::store::NONE);
+        for &child in store.children(at.folder) {
+            let k = store.names_of[child as usize] as usize;
+            let need = &fits.need[k * n..k * n + n];
+            let flags = &fits.flags[k * n..k * n + n];
+            let mut found = Found {
+                id: child,
+                pre: -16 * i32::from(at.depth),
+                typo: 0,
+            };
+            let mut fits_all = true;
+            for (w, word) in words.iter().enumerate() {
+                let mut need = need[w] as usize;
+                if sep && need > 0 && word[need - 1] == b'/' {
+                    need -= 1;
                 }
-                continue;
-            }
-            let in_folder = self.typos.get(slot).is_some_and(|m| m & (1 << w) != 0);
-            match &near[w] {
-                Some(n) if in_folder || n.holds(store, id, buf, word) => {
+                if at.consumed[w] as usize >= need {
+                    let f = flags[w];
+                    found.pre += if f & STARTS != 0 {
+                        2000
+                    } else if f & HOLDS != 0 {
+                        1500
+                    } else if need == 0 {
+                        1000
+                    } else {
+                        0
+                    };
+                } else if flags[w] & NEAR != 0 || at.typos & (1 << w) != 0 {
                     found.typo |= 1 << w;
                     found.pre += 500;
+                } else {
+                    fits_all = false;
+                    break;
                 }
-                _ => return None,
+            }
+            if fits_all {
+                found.pre -= store.name(child).len() as i32;
+                out.push(found);
+            }
+            if store.kind(child) == crate::store::Kind::Dir {
+                fold_into(store.name(child), &mut buf);
+                let consumed = words
+                    .iter()
+                    .enumerate()
+                    .map(|(w, word)| advance(word, at.consumed[w] as usize, sep, &buf) as u8)
+                    .collect();
+                let mut typos = at.typos;
+                for (w, &f) in flags.iter().enumerate() {
+                    if f & NEAR != 0 && w < 64 {
+                        typos |= 1 << w;
+                    }
+                }
+                stack.push(Pending {
+                    folder: child,
+                    consumed,
+                    typos,
+                    depth: at.depth.saturating_add(1),
+                });
             }
         }
-        Some(found)
     }
+    out
 }
 
 /// The names one edit away from a word (typos): from the trigram lists for
@@ -441,8 +471,7 @@ struct Near {
 }
 
 impl Near {
-    fn holds(&self, store: &Store, id: EntryId, folded_name: &[u8], word: &[u8]) -> bool {
-        let k = store.names_of[id as usize];
+    fn holds_key(&self, store: &Store, k: u32, folded_name: &[u8], word: &[u8]) -> bool {
         if k < store.names.sorted_len() {
             self.keys.binary_search(&k).is_ok()
         } else {
