@@ -2,6 +2,7 @@
 
 use crate::ast::DateField;
 use crate::compile::{Compiler, Ctx};
+use crate::error::{Limit, PError};
 use crate::node::{ExtSet, NameMatch, Node, PathMatch, and_nodes, extension, not_node};
 use crate::parser::{fix_example, parse_raw};
 use crate::text::{fold_case, fold_into, give_buf, take_buf};
@@ -368,6 +369,7 @@ impl Query {
             Compiler {
                 chars: &chars,
                 clock,
+                regexes: std::cell::Cell::new(0),
             }
             .node(&ast, Ctx::from_options(options))
         };
@@ -389,6 +391,45 @@ impl Query {
         Query {
             root: and_nodes(vec![self.root, other.root]),
         }
+    }
+
+    /// Whether a query put together with [`Query::and`] (a search's query, its
+    /// `exclude`s, its kind) still keeps within [`Limit::Terms`] and
+    /// [`Limit::Regexes`], which each part kept on its own. The error names
+    /// the limit; its position is 0 (no one text holds every part).
+    pub fn check_limits(&self) -> Result<(), QueryError> {
+        fn walk(n: &Node, terms: &mut usize, regexes: &mut usize) {
+            match n {
+                Node::Const(_) => {}
+                Node::And(v) | Node::Or(v) => v.iter().for_each(|n| walk(n, terms, regexes)),
+                Node::Not(n) => walk(n, terms, regexes),
+                Node::Name(NameMatch::Regex(_))
+                | Node::Child(NameMatch::Regex(_))
+                | Node::Path(PathMatch::Regex(_)) => {
+                    *terms += 1;
+                    *regexes += 1;
+                }
+                _ => *terms += 1,
+            }
+        }
+        let (mut terms, mut regexes) = (0, 0);
+        walk(&self.root, &mut terms, &mut regexes);
+        let past = |limit: Limit, n: usize| {
+            let e = PError::limit(
+                limit,
+                &format!("{n} {} in all its parts", limit.name()),
+                0,
+                "ext:rs|toml",
+            );
+            Err(e.err)
+        };
+        if terms > Limit::Terms.max() {
+            return past(Limit::Terms, terms);
+        }
+        if regexes > Limit::Regexes.max() {
+            return past(Limit::Regexes, regexes);
+        }
+        Ok(())
     }
 
     /// Exactly the entries this query does not match.
