@@ -344,6 +344,7 @@ fn candidates_come_from_the_index_and_fresh_folders() {
         path,
         query: Query::compile(filter, &Default::default(), &Clock::system()).unwrap(),
         globs: Globs::default(),
+        stop: Default::default(),
     };
     let paths = |g: candidates::Gathered| -> Vec<String> {
         let mut v: Vec<String> = g.candidates.into_iter().map(|c| c.path).collect();

@@ -21,6 +21,7 @@ use crate::hits::{Hit, display_path, hit};
 use crate::names::fold_into;
 use crate::orders::skipped;
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
+use crate::stop::{Halt, Stop, Stopped};
 use crate::store::{EntryId, Store};
 use crate::uses::Uses;
 
@@ -96,6 +97,16 @@ fn score(atom: &Atom, haystack: &[u8], matcher: &mut Matcher, buf: &mut Vec<char
 }
 
 pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> SearchOutcome {
+    fuzzy_until(store, request, uses, Stop::NEVER).unwrap_or_default()
+}
+
+/// [`fuzzy`], given up as [`Stopped`] once `stop` says so.
+pub fn fuzzy_until(
+    store: &Store,
+    request: &FuzzyRequest<'_>,
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+) -> Result<SearchOutcome, Stopped> {
     let words: Vec<String> = request
         .words
         .iter()
@@ -112,7 +123,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                 .unwrap_or_else(|_| request.filter.clone()),
             None => request.filter.clone(),
         };
-        return crate::search::search_with(
+        return crate::search::search_until(
             store,
             &SearchRequest {
                 query: &query,
@@ -124,8 +135,10 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                 group_by: None,
             },
             uses,
+            stop,
         );
     }
+    let halt = Halt::new(stop);
     let last = words.last().cloned().unwrap_or_default();
     let key = last
         .rsplit('/')
@@ -148,7 +161,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     let step = sorted.div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         for t in 0..threads {
-            let (key_atom, fitted) = (&key_atom, &fitted);
+            let (key_atom, fitted, halt) = (&key_atom, &fitted, &halt);
             let folded_key = &folded_key;
             scope.spawn(move || {
                 let mut matcher = name_matcher();
@@ -156,6 +169,9 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                 let mut buf = Vec::new();
                 let mut mine = Vec::new();
                 for k in t * step..((t + 1) * step).min(sorted) {
+                    if !halt.go() {
+                        break;
+                    }
                     let name = names.get(k);
                     if let Some(s) = score(key_atom, name, &mut matcher, &mut chars) {
                         let bonus = fit_bonus(name, folded_key, perfect as f32, &mut buf);
@@ -177,6 +193,9 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     if folded_key.len() >= MIN_TYPO_WORD {
         let mut buf = Vec::new();
         let near = names.near(&folded_key, &mut |k| {
+            if !halt.go() {
+                return false;
+            }
             fold_into(names.get(k), &mut buf);
             within_one_edit(&buf, &folded_key)
         });
@@ -221,6 +240,9 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     };
     for &(k, s) in &fitted {
         for &id in &b.by_name[b.named(k)] {
+            if !halt.go() {
+                break;
+            }
             if !skipped(store, id) {
                 consider(id, s, &mut scored);
             }
@@ -229,6 +251,9 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     // Entries changed since the orders were built.
     let delta: Vec<EntryId> = store.delta_entries().collect();
     for id in delta {
+        if !halt.go() {
+            break;
+        }
         let name = store.name(id);
         let s = score(
             &key_atom,
@@ -262,7 +287,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
         scored.truncate(wanted);
     }
     scored.sort_unstable_by(cmp);
-    SearchOutcome {
+    halt.result(SearchOutcome {
         hits: scored
             .into_iter()
             .skip(request.offset)
@@ -274,7 +299,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
             .collect(),
         groups: None,
         total: total as u64,
-    }
+    })
 }
 
 /// What lifts one of several equally fitting entries: an exact name, a short

@@ -70,6 +70,8 @@ struct Cx<'e, E: Entry + ?Sized> {
     path: Option<Vec<u8>>,
     path_fold: Option<Vec<u8>>,
     dir_slash: bool,
+    /// Literal tests made in place on the ASCII name so far.
+    tests: u8,
 }
 
 impl<'e, E: Entry + ?Sized> Cx<'e, E> {
@@ -80,6 +82,7 @@ impl<'e, E: Entry + ?Sized> Cx<'e, E> {
             path: None,
             path_fold: None,
             dir_slash: false,
+            tests: 0,
         }
     }
 
@@ -189,12 +192,20 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
             Kind::Symlink | Kind::Other => false,
         },
         // Case-insensitive tests on ASCII text compare in place (the fast path);
-        // other text is folded once into a reused buffer.
+        // other text is folded once into a reused buffer. So are ASCII names
+        // from an entry's second literal test on: one fold, then each term's
+        // `memmem` finder, instead of a comparison at every place its first
+        // byte occurs, for every term (hundreds of ORed terms on long names).
         Node::Name(m) => {
             let name = cx.e.name();
             match m {
                 NameMatch::Literal { lit, fold: true } if name.is_ascii() => {
-                    lit.is_match_ascii_ci(name)
+                    if cx.name_fold.is_some() || cx.tests > 0 {
+                        lit.is_match(cx.folded_name())
+                    } else {
+                        cx.tests += 1;
+                        lit.is_match_ascii_ci(name)
+                    }
                 }
                 NameMatch::Literal { lit, fold: true } => lit.is_match(cx.folded_name()),
                 NameMatch::Literal { lit, fold: false } => lit.is_match(name),

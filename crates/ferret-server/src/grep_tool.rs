@@ -128,6 +128,10 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile("exclude", &term)?.negate());
     }
+    // Each part kept within the limits on its own; together they must too.
+    query
+        .check_limits()
+        .map_err(|e| a.conflict("exclude", &e.to_string()))?;
     let glob_list = a.strings("glob")?.unwrap_or_default();
     let globs = Globs::new(&glob_list).map_err(|e| a.conflict("glob", &e))?;
     let path = a.string("path")?;
@@ -286,6 +290,8 @@ fn execute(
         path: call.path.as_deref(),
         query: call.query.clone(),
         globs: call.globs.clone(),
+        // `timeout_ms` covers choosing the files too.
+        stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
     };
     let mut gathered = match ferret_grep::gather(index, roots, &scope) {
         Ok(g) => g,
@@ -638,12 +644,20 @@ pub fn content_search(
     // among the names searched (when the index cannot confirm it, the
     // search answers from what it holds, as a plain search does).
     index.caught_up(Duration::from_secs(1));
-    let all = index.search(&ferret_index::SearchRequest {
-        offset: 0,
-        limit: usize::MAX / 4,
-        group_by: None,
-        ..*request
-    });
+    let all = index
+        .search_until(
+            &ferret_index::SearchRequest {
+                offset: 0,
+                limit: usize::MAX / 4,
+                group_by: None,
+                ..*request
+            },
+            ferret_index::Stop::on(&meter.cancel),
+        )
+        .map_err(|_| {
+            FsError::new(ErrorCode::Cancelled, "the search was cancelled")
+                .hint("run it again if you still need it")
+        })?;
     let files: Vec<ferret_grep::Candidate> = all
         .hits
         .iter()

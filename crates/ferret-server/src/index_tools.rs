@@ -1,8 +1,8 @@
 //! `search` and `locate`: the tools answered from a live index of names
 //! (the served roots', or the locate roots').
 
-use ferret_fs::{Meter, Roots, Target};
-use ferret_index::{GroupBy, Index, SearchRequest, SortKey};
+use ferret_fs::{ErrorCode, FsError, Meter, Roots, Target};
+use ferret_index::{GroupBy, Index, SEARCH_CPU_BUDGET, SearchRequest, SortKey, Stop, Stopped};
 use ferret_query::{Clock, Options, Query};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::json;
@@ -202,6 +202,10 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         }
         _ => {}
     }
+    // Each part kept within the limits on its own; together they must too.
+    query
+        .check_limits()
+        .map_err(|e| a.conflict("exclude", &e.to_string()))?;
     let sort = a.choice(
         "sort",
         &[
@@ -273,6 +277,25 @@ fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
         }
     }
     true
+}
+
+/// A name search that gave up: cancelled (the caller is gone), or past its
+/// CPU budget (the query costs too much for one search).
+fn stopped_error(why: Stopped) -> FsError {
+    match why {
+        Stopped::Cancelled | Stopped::Timeout => {
+            FsError::new(ErrorCode::Cancelled, "the search was cancelled")
+                .hint("run it again if you still need it")
+        }
+        Stopped::OverBudget => FsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "query too costly: it needed more than {} ms of CPU (the `search time` limit: one search must not tie up the server)",
+                SEARCH_CPU_BUDGET.as_millis()
+            ),
+        )
+        .hint("use fewer or simpler terms (a regex with nested repetitions costs most), or narrow it with ext:, in: or path"),
+    }
 }
 
 pub fn search(
@@ -348,16 +371,27 @@ pub fn search_showing(
             // Not an empty answer: which files hold the text is not known.
             Err(e) => return render::tool_error(&e),
         }
-    } else if let Some(words) = &call.fuzzy {
-        index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
-            words,
-            filter: &call.query,
-            under,
-            offset: call.offset,
-            limit: call.limit,
-        })
     } else {
-        index.search(&request)
+        // Stopped once the caller goes away (cancelled, or its connection
+        // closed): the answer would reach nobody. And within a CPU budget.
+        let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
+        let searched = match &call.fuzzy {
+            Some(words) => index.fuzzy_until(
+                &ferret_index::fuzzy::FuzzyRequest {
+                    words,
+                    filter: &call.query,
+                    under,
+                    offset: call.offset,
+                    limit: call.limit,
+                },
+                stop,
+            ),
+            None => index.search_until(&request, stop),
+        };
+        match searched {
+            Ok(outcome) => outcome,
+            Err(why) => return render::tool_error(&stopped_error(why)),
+        }
     };
     let mut outcome = outcome;
     for h in &mut outcome.hits {

@@ -447,10 +447,12 @@ fn find_symbol(
         ..ferret_grep::Pattern::default()
     })
     .map_err(bad)?;
+    let deadline = std::time::Instant::now() + time.budget;
     let scope = ferret_grep::Scope {
         path: path.as_deref(),
         query: Query::match_all(),
         globs: Default::default(),
+        stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
     };
     let gathered = ferret_grep::gather(index, roots, &scope).map_err(|e| {
         ErrorData::invalid_params(
@@ -460,7 +462,7 @@ fn find_symbol(
     })?;
     let options = ferret_grep::Options {
         limit: SYMBOL_LINES,
-        deadline: Some(std::time::Instant::now() + time.budget),
+        deadline: Some(deadline),
         ..ferret_grep::Options::default()
     };
     meter.set_total(gathered.candidates.len() as u64);
