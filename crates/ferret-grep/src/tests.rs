@@ -373,6 +373,22 @@ fn candidates_come_from_the_index_and_fresh_folders() {
         ["src/a.rs"]
     );
     assert!(gather(&index, &r, &scope("", Some("missing"))).is_err());
+    // Choosing the files stops with the grep: its caller gone, or its time up.
+    let gone = AtomicBool::new(true);
+    let cancelled = Scope {
+        stop: ferret_index::Stop::on(&gone),
+        ..scope("ext:rs", None)
+    };
+    let e = gather(&index, &r, &cancelled).unwrap_err();
+    assert_eq!(e.code, ferret_fs::ErrorCode::Cancelled);
+    let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+    let late = Scope {
+        stop: ferret_index::Stop::NEVER.until(Some(past)),
+        ..scope("ext:rs", None)
+    };
+    let e = gather(&index, &r, &late).unwrap_err();
+    assert_eq!(e.code, ferret_fs::ErrorCode::Timeout);
+    assert!(e.hint.unwrap_or_default().contains("timeout_ms"));
 }
 
 #[test]
