@@ -70,7 +70,7 @@ struct Cx<'e, E: Entry + ?Sized> {
     path: Option<Vec<u8>>,
     path_fold: Option<Vec<u8>>,
     dir_slash: bool,
-    /// Literal tests made in place on the ASCII name so far.
+    /// Literal and glob tests made in place on the ASCII name so far.
     tests: u8,
 }
 
@@ -210,7 +210,12 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
                 NameMatch::Literal { lit, fold: true } => lit.is_match(cx.folded_name()),
                 NameMatch::Literal { lit, fold: false } => lit.is_match(name),
                 NameMatch::Glob { glob, fold: true } if name.is_ascii() => {
-                    glob.is_match_ascii_ci(name)
+                    if cx.name_fold.is_some() || cx.tests > 0 {
+                        glob.is_match(cx.folded_name())
+                    } else {
+                        cx.tests += 1;
+                        glob.is_match_ascii_ci(name)
+                    }
                 }
                 NameMatch::Glob { glob, fold: true } => glob.is_match(cx.folded_name()),
                 NameMatch::Glob { glob, fold: false } => glob.is_match(name),
