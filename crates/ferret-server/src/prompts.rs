@@ -452,7 +452,10 @@ fn find_symbol(
         path: path.as_deref(),
         query: Query::match_all(),
         globs: Default::default(),
-        stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
+        // Stops with the prompt's request; out of time, the prompt still
+        // names the files and hands the rest to grep, so choosing them is
+        // not cut short.
+        stop: ferret_index::Stop::on(&meter.cancel),
     };
     let gathered = ferret_grep::gather(index, roots, &scope).map_err(|e| {
         ErrorData::invalid_params(
