@@ -72,7 +72,7 @@ impl Limit {
             Limit::Depth => "nest fewer groups",
             Limit::RegexSize => "write a smaller regex (fewer repetitions, narrower classes)",
             Limit::Words => {
-                "give fewer words (the others can filter: quote them or put them after `in:`)"
+                "give fewer words (to filter by the others instead, write them as `*word*`)"
             }
         }
     }
