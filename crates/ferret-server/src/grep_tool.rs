@@ -652,12 +652,10 @@ pub fn content_search(
                 group_by: None,
                 ..*request
             },
-            ferret_index::Stop::on(&meter.cancel),
+            // The name part is a name search: within the same CPU budget.
+            ferret_index::Stop::on(&meter.cancel).within_cpu(ferret_index::SEARCH_CPU_BUDGET),
         )
-        .map_err(|_| {
-            FsError::new(ErrorCode::Cancelled, "the search was cancelled")
-                .hint("run it again if you still need it")
-        })?;
+        .map_err(render::search_stopped)?;
     let files: Vec<ferret_grep::Candidate> = all
         .hits
         .iter()

@@ -1,8 +1,8 @@
 //! `search` and `locate`: the tools answered from a live index of names
 //! (the served roots', or the locate roots').
 
-use ferret_fs::{ErrorCode, FsError, Meter, Roots, Target};
-use ferret_index::{GroupBy, Index, SEARCH_CPU_BUDGET, SearchRequest, SortKey, Stop, Stopped};
+use ferret_fs::{Meter, Roots, Target};
+use ferret_index::{GroupBy, Index, SEARCH_CPU_BUDGET, SearchRequest, SortKey, Stop};
 use ferret_query::{Clock, Options, Query};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::json;
@@ -279,25 +279,6 @@ fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
     true
 }
 
-/// A name search that gave up: cancelled (the caller is gone), or past its
-/// CPU budget (the query costs too much for one search).
-fn stopped_error(why: Stopped) -> FsError {
-    match why {
-        Stopped::Cancelled | Stopped::Timeout => {
-            FsError::new(ErrorCode::Cancelled, "the search was cancelled")
-                .hint("run it again if you still need it")
-        }
-        Stopped::OverBudget => FsError::new(
-            ErrorCode::TooLarge,
-            format!(
-                "query too costly: it needed more than {} ms of CPU (the `search time` limit: one search must not tie up the server)",
-                SEARCH_CPU_BUDGET.as_millis()
-            ),
-        )
-        .hint("use fewer or simpler terms (a regex with nested repetitions costs most), or narrow it with ext:, in: or path"),
-    }
-}
-
 pub fn search(
     index: &Index,
     roots: &Roots,
@@ -390,7 +371,7 @@ pub fn search_showing(
         };
         match searched {
             Ok(outcome) => outcome,
-            Err(why) => return render::tool_error(&stopped_error(why)),
+            Err(why) => return render::tool_error(&render::search_stopped(why)),
         }
     };
     let mut outcome = outcome;
