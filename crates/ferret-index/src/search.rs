@@ -914,9 +914,15 @@ mod tests {
                 assert_eq!(never.total, search(&s, &request).total);
             }
         }
-        // Past its budget: hundreds of terms no name holds, on every name.
+        // Past its budget: hundreds of terms no name holds, and one on the
+        // path, so that every entry is checked.
         let many: Vec<String> = (0..250).map(|i| format!("qx{i}")).collect();
-        let q = Query::compile(&many.join("|"), &Options::default(), &CLOCK).unwrap();
+        let q = Query::compile(
+            &format!("{}|in:nowhere", many.join("|")),
+            &Options::default(),
+            &CLOCK,
+        )
+        .unwrap();
         let request = SearchRequest {
             query: &q,
             under: None,

@@ -100,9 +100,13 @@ impl Stopped {
     }
 }
 
-/// The flag, the clock and the CPU clock are read once every this many
-/// steps of a thread.
+/// The flag and the clock are read once every this many steps of a thread.
 const CHECK_EVERY: u32 = 64;
+
+/// The thread's CPU clock (a system call, not a vDSO read) once every this
+/// many: at the costliest steps (tens of microseconds) that is still a few
+/// tens of milliseconds apart.
+const CPU_EVERY: u32 = 1024;
 
 /// Tells the halts apart, for the threads' last CPU readings.
 static HALTS: AtomicU64 = AtomicU64::new(1);
@@ -158,15 +162,15 @@ impl<'a> Halt<'a> {
         if self.halted.load(Ordering::Relaxed) != 0 {
             return false;
         }
-        let due = STEPS.with(|s| {
+        let n = STEPS.with(|s| {
             let n = s.get().wrapping_add(1);
             s.set(n);
-            n % CHECK_EVERY == 0
+            n
         });
-        if !due {
+        if n % CHECK_EVERY != 0 {
             return true;
         }
-        let why = self.check();
+        let why = self.check(n % CPU_EVERY == 0);
         match why {
             Some(why) => {
                 self.halted.store(why.code(), Ordering::Relaxed);
@@ -176,14 +180,14 @@ impl<'a> Halt<'a> {
         }
     }
 
-    fn check(&self) -> Option<Stopped> {
+    fn check(&self, cpu: bool) -> Option<Stopped> {
         if self.stop.flagged() {
             return Some(Stopped::Cancelled);
         }
         if self.stop.deadline.is_some_and(|d| Instant::now() >= d) {
             return Some(Stopped::Timeout);
         }
-        let budget = self.stop.cpu?;
+        let budget = self.stop.cpu.filter(|_| cpu)?;
         let now = thread_cpu_ns();
         let (id, last) = LAST.with(|l| l.replace((self.id, now)));
         if id == self.id {

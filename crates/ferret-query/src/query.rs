@@ -155,6 +155,10 @@ impl<E: Entry + ?Sized> Drop for Cx<'_, E> {
     }
 }
 
+/// Literal and glob tests an entry's ASCII name gets in place before it is
+/// folded for the rest (folding costs more than a few tests of a short name).
+const IN_PLACE_TESTS: u8 = 3;
+
 fn name_len(name: &[u8]) -> u64 {
     // Characters = bytes that are not UTF-8 continuation bytes.
     name.iter().filter(|&&b| b & 0xc0 != 0x80).count() as u64
@@ -193,14 +197,15 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
         },
         // Case-insensitive tests on ASCII text compare in place (the fast path);
         // other text is folded once into a reused buffer. So are ASCII names
-        // from an entry's second literal test on: one fold, then each term's
-        // `memmem` finder, instead of a comparison at every place its first
-        // byte occurs, for every term (hundreds of ORed terms on long names).
+        // after an entry's first few literal or glob tests: one fold, then
+        // each term's `memmem` finder, instead of a comparison at every place
+        // its first byte occurs, for every term (hundreds of ORed terms on
+        // long names).
         Node::Name(m) => {
             let name = cx.e.name();
             match m {
                 NameMatch::Literal { lit, fold: true } if name.is_ascii() => {
-                    if cx.name_fold.is_some() || cx.tests > 0 {
+                    if cx.name_fold.is_some() || cx.tests >= IN_PLACE_TESTS {
                         lit.is_match(cx.folded_name())
                     } else {
                         cx.tests += 1;
@@ -210,7 +215,7 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
                 NameMatch::Literal { lit, fold: true } => lit.is_match(cx.folded_name()),
                 NameMatch::Literal { lit, fold: false } => lit.is_match(name),
                 NameMatch::Glob { glob, fold: true } if name.is_ascii() => {
-                    if cx.name_fold.is_some() || cx.tests > 0 {
+                    if cx.name_fold.is_some() || cx.tests >= IN_PLACE_TESTS {
                         glob.is_match(cx.folded_name())
                     } else {
                         cx.tests += 1;

@@ -467,7 +467,7 @@ proptest! {
     /// the others, and both must answer alike.
     #[test]
     fn or_is_disjunction_whatever_the_path_through_the_name(
-        terms in prop::collection::vec("[aAbB]{1,3}|[aAb*?]{1,4}", 1..6),
+        terms in prop::collection::vec("[aAbB]{1,3}|[aAb*?]{1,4}", 1..9),
         names in prop::collection::vec("[aAbB.]{1,8}", 1..6),
     ) {
         let or = Query::compile(&terms.join("|"), &Options::default(), &CLOCK).unwrap();
