@@ -100,21 +100,23 @@ impl Stopped {
     }
 }
 
-/// The flag and the clock are read once every this many steps of a thread.
-const CHECK_EVERY: u32 = 64;
+/// The flag and the clock are read once every this many steps of a thread
+/// (a step is one name or entry checked: from nanoseconds to a millisecond
+/// for a name against 16 pathological regexes).
+const CHECK_EVERY: u32 = 16;
 
-/// The thread's CPU clock (a system call, not a vDSO read) once every this
-/// many: at the costliest steps (tens of microseconds) that is still a few
-/// tens of milliseconds apart.
-const CPU_EVERY: u32 = 1024;
+/// The thread's CPU clock (a system call, not a vDSO read like the wall
+/// clock) is read when this much wall time has passed since its last
+/// reading on this thread: at most this much CPU goes uncounted.
+const CPU_EVERY: Duration = Duration::from_millis(5);
 
 /// Tells the halts apart, for the threads' last CPU readings.
 static HALTS: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     static STEPS: Cell<u32> = const { Cell::new(0) };
-    /// (halt, this thread's CPU time at its last check, ns).
-    static LAST: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// (halt, this thread's CPU time at its last reading, ns, and when).
+    static LAST: Cell<(u64, u64, Option<Instant>)> = const { Cell::new((0, 0, None)) };
 }
 
 /// This thread's CPU time, ns.
@@ -167,10 +169,10 @@ impl<'a> Halt<'a> {
             s.set(n);
             n
         });
-        if n % CHECK_EVERY != 0 {
+        if !n.is_multiple_of(CHECK_EVERY) {
             return true;
         }
-        let why = self.check(n % CPU_EVERY == 0);
+        let why = self.check();
         match why {
             Some(why) => {
                 self.halted.store(why.code(), Ordering::Relaxed);
@@ -180,26 +182,28 @@ impl<'a> Halt<'a> {
         }
     }
 
-    fn check(&self, cpu: bool) -> Option<Stopped> {
+    fn check(&self) -> Option<Stopped> {
         if self.stop.flagged() {
             return Some(Stopped::Cancelled);
         }
         if self.stop.deadline.is_some_and(|d| Instant::now() >= d) {
             return Some(Stopped::Timeout);
         }
-        let budget = self.stop.cpu.filter(|_| cpu)?;
-        let now = thread_cpu_ns();
-        let (id, last) = LAST.with(|l| l.replace((self.id, now)));
-        if id == self.id {
-            let spent = self
-                .spent
-                .fetch_add(now.saturating_sub(last), Ordering::Relaxed)
-                + now.saturating_sub(last);
-            if spent > budget.as_nanos() as u64 {
-                return Some(Stopped::OverBudget);
-            }
+        let budget = self.stop.cpu?;
+        let wall = Instant::now();
+        let (id, last, read_at) = LAST.with(Cell::get);
+        if id == self.id && read_at.is_some_and(|t| wall.duration_since(t) < CPU_EVERY) {
+            return None;
         }
-        None
+        let now = thread_cpu_ns();
+        LAST.with(|l| l.set((self.id, now, Some(wall))));
+        if id != self.id {
+            // This thread's first reading for this search: the baseline.
+            return None;
+        }
+        let delta = now.saturating_sub(last);
+        let spent = self.spent.fetch_add(delta, Ordering::Relaxed) + delta;
+        (spent > budget.as_nanos() as u64).then_some(Stopped::OverBudget)
     }
 
     /// Why the work was (or should now be) stopped: its results are then
