@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 
-use ferret_fs::{FsError, KindFilter, ListRequest, Roots, Target};
-use ferret_index::{EntryId, Index, SearchRequest, SortKey};
+use ferret_fs::{ErrorCode, FsError, KindFilter, ListRequest, Roots, Target};
+use ferret_index::{EntryId, Index, SearchRequest, SortKey, Stop};
 use ferret_query::{Clock, Entry, Kind, Options as QueryOptions, Query};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -85,6 +85,23 @@ pub struct Scope<'a> {
     /// The `filter` query with `exclude` terms already ANDed in.
     pub query: Query,
     pub globs: Globs,
+    /// The grep's cancel flag and deadline: gathering stops with them too.
+    pub stop: Stop<'a>,
+}
+
+/// Gathering was stopped: cancelled, or the grep's time ran out before any
+/// file was searched.
+fn stopped(stop: &Stop) -> FsError {
+    if stop.flagged() {
+        FsError::new(ErrorCode::Cancelled, "the search was cancelled")
+            .hint("run it again if you still need it")
+    } else {
+        FsError::new(
+            ErrorCode::Timeout,
+            "the time ran out while choosing which files to search, before any was searched",
+        )
+        .hint("narrow `filter`, `path` or `glob`, or give more `timeout_ms`")
+    }
 }
 
 /// The candidates, newest first.
@@ -114,7 +131,14 @@ const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10)
 const SAME_SECOND_SLACK: i64 = 2;
 
 pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, FsError> {
-    index.wait_ready(FIRST_BUILD_WAIT);
+    let waiting = std::time::Instant::now();
+    while !index.wait_ready(std::time::Duration::from_millis(50))
+        && waiting.elapsed() < FIRST_BUILD_WAIT
+    {
+        if scope.stop.is_set() {
+            return Err(stopped(&scope.stop));
+        }
+    }
     // The barrier comes before the index is read: every change completed
     // before this call is then in it, new folders read to the bottom.
     let caught_up = index.caught_up(CATCH_UP_WAIT);
@@ -167,15 +191,20 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
     } else {
         // One string per file (a whole-tree grep gathers every file): facts,
         // not hits, and the glob matched on a slice of the shown path.
-        let facts = index.search_facts(&SearchRequest {
-            query: &query,
-            under,
-            sort: SortKey::Modified,
-            descending: true,
-            offset: 0,
-            limit: usize::MAX / 4,
-            group_by: None,
-        });
+        let facts = index
+            .search_facts_until(
+                &SearchRequest {
+                    query: &query,
+                    under,
+                    sort: SortKey::Modified,
+                    descending: true,
+                    offset: 0,
+                    limit: usize::MAX / 4,
+                    group_by: None,
+                },
+                scope.stop,
+            )
+            .map_err(|_| stopped(&scope.stop))?;
         out.candidates.reserve(facts.len());
         for f in facts {
             if !scope.globs.matches(rel_of(multi, &f.path)) {
@@ -206,6 +235,9 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         for (shown, indexed, _) in &dirs {
+            if scope.stop.is_set() {
+                return Err(stopped(&scope.stop));
+            }
             let indexed = *indexed;
             let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
                 continue;

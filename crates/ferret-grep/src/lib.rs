@@ -20,7 +20,7 @@
 //! let index = Index::open(IndexConfig::new(vec![IndexRoot::new("docs", "/srv/docs")])).unwrap();
 //! // The files to search: every `.md` file, newest first.
 //! let query = Query::compile("ext:md", &Options::default(), &Clock::system()).unwrap();
-//! let scope = ferret_grep::Scope { path: None, query, globs: Default::default() };
+//! let scope = ferret_grep::Scope { path: None, query, globs: Default::default(), stop: Default::default() };
 //! let gathered = ferret_grep::gather(&index, &roots, &scope).unwrap();
 //! let pattern = ferret_grep::Pattern { text: "TODO".into(), literal: true, ..Default::default() };
 //! let matcher = ferret_grep::compile(&pattern).unwrap();

@@ -338,6 +338,7 @@ fn candidates_come_from_the_index_and_fresh_folders() {
         path,
         query: Query::compile(filter, &Default::default(), &Clock::system()).unwrap(),
         globs: Globs::default(),
+        stop: Default::default(),
     };
     let paths = |g: candidates::Gathered| -> Vec<String> {
         let mut v: Vec<String> = g.candidates.into_iter().map(|c| c.path).collect();
@@ -366,6 +367,22 @@ fn candidates_come_from_the_index_and_fresh_folders() {
         ["src/a.rs"]
     );
     assert!(gather(&index, &r, &scope("", Some("missing"))).is_err());
+    // Choosing the files stops with the grep: its caller gone, or its time up.
+    let gone = AtomicBool::new(true);
+    let cancelled = Scope {
+        stop: ferret_index::Stop::on(&gone),
+        ..scope("ext:rs", None)
+    };
+    let e = gather(&index, &r, &cancelled).unwrap_err();
+    assert_eq!(e.code, ferret_fs::ErrorCode::Cancelled);
+    let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+    let late = Scope {
+        stop: ferret_index::Stop::NEVER.until(Some(past)),
+        ..scope("ext:rs", None)
+    };
+    let e = gather(&index, &r, &late).unwrap_err();
+    assert_eq!(e.code, ferret_fs::ErrorCode::Timeout);
+    assert!(e.hint.unwrap_or_default().contains("timeout_ms"));
 }
 
 #[test]
@@ -397,6 +414,7 @@ fn a_folder_listed_past_the_list_limit_says_so() {
         path,
         query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
         globs: Globs::default(),
+        stop: Default::default(),
     };
     let (r, index) = open(10);
     let g = gather(&index, &r, &scope(Some("ignored"))).unwrap();

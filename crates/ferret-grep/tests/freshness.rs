@@ -220,6 +220,7 @@ fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool) {
         path: None,
         query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
         globs: Default::default(),
+        stop: Default::default(),
     };
     let mut gathered = gather(&s.index, &s.roots, &scope).unwrap();
     let caught_up = gathered.caught_up;

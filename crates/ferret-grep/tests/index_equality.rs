@@ -412,6 +412,7 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
         path: None,
         query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
         globs: Default::default(),
+        stop: Default::default(),
     };
     let gathered = gather(&s.index, &s.roots, &scope).unwrap();
     let options = Options {

@@ -26,6 +26,7 @@ use crate::hits::{Hit, display_path, hit};
 use crate::names::fold_into;
 use crate::rank::{NameFit, Places, Ranker};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
+use crate::stop::{Halt, Stop, Stopped};
 use crate::store::{EntryId, Store};
 use crate::uses::Uses;
 
@@ -84,6 +85,16 @@ fn score(atom: &Atom, haystack: &[u8], matcher: &mut Matcher, buf: &mut Vec<char
 }
 
 pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> SearchOutcome {
+    fuzzy_until(store, request, uses, Stop::NEVER).unwrap_or_default()
+}
+
+/// [`fuzzy`], given up as [`Stopped`] once `stop` says so.
+pub fn fuzzy_until(
+    store: &Store,
+    request: &FuzzyRequest<'_>,
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+) -> Result<SearchOutcome, Stopped> {
     let words: Vec<String> = request
         .words
         .iter()
@@ -100,7 +111,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                 .unwrap_or_else(|_| request.filter.clone()),
             None => request.filter.clone(),
         };
-        return crate::search::search_with(
+        return crate::search::search_until(
             store,
             &SearchRequest {
                 query: &query,
@@ -112,8 +123,10 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
                 group_by: None,
             },
             uses,
+            stop,
         );
     }
+    let halt = Halt::new(stop);
     let now = chrono::Utc::now().timestamp();
     let folded: Vec<Vec<u8>> = words
         .iter()
@@ -138,8 +151,8 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     // across them: `tucdec` for `tokio-util/src/codec/decoder.rs`), or
     // whose name is one edit away from a word of five characters or more.
     let near = near_names(store, &folded, &words);
-    let fits = NameFits::new(store, &folded, &near);
-    let found = candidates(store, &folded, &fits);
+    let fits = NameFits::new(store, &folded, &near, &halt);
+    let found = candidates(store, &folded, &fits, &halt);
     let total_found = found.len();
     let mut found = found;
     // Bounded work: the entries whose own names hold the most words first,
@@ -163,6 +176,9 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
     let mut buf = Vec::new();
     let mut scored: Vec<(f32, String, EntryId)> = Vec::with_capacity(found.len());
     for c in found {
+        if !halt.go() {
+            break;
+        }
         let id = c.id;
         if request.under.is_some_and(|u| !store.is_within(id, u))
             || !(request.filter.is_match_all() || request.filter.matches(&store.entry(id)))
@@ -232,7 +248,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
         scored.truncate(wanted);
     }
     scored.sort_unstable_by(cmp);
-    SearchOutcome {
+    halt.result(SearchOutcome {
         hits: scored
             .into_iter()
             .skip(request.offset)
@@ -244,7 +260,7 @@ pub fn fuzzy(store: &Store, request: &FuzzyRequest<'_>, uses: Option<&Uses>) -> 
             .collect(),
         groups: None,
         total: total as u64,
-    }
+    })
 }
 
 /// At most this many candidates are scored on their whole path (a short
@@ -295,7 +311,7 @@ const HOLDS: u8 = 2;
 const NEAR: u8 = 4;
 
 impl NameFits {
-    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>]) -> NameFits {
+    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>], halt: &Halt) -> NameFits {
         let n = words.len();
         let count = store.names.len() as usize;
         let threads = threads_for(count * n);
@@ -309,6 +325,12 @@ impl NameFits {
                         let mut flags = Vec::with_capacity(need.capacity());
                         let mut buf = Vec::new();
                         for k in from..to {
+                            if !halt.go() {
+                                // Stopped: the answer is thrown away.
+                                need.resize((to - from) * n, u8::MAX);
+                                flags.resize((to - from) * n, 0);
+                                break;
+                            }
                             let k = k as u32;
                             fold_into(store.names.get(k), &mut buf);
                             for (w, word) in words.iter().enumerate() {
@@ -389,7 +411,7 @@ struct Pending {
 /// name, or a folder's above it, is one edit from it): one walk down the
 /// folders, each word matched greedily through each folder's path, the rest
 /// of it looked up in the entry's name's fits.
-fn candidates(store: &Store, words: &[Vec<u8>], fits: &NameFits) -> Vec<Found> {
+fn candidates(store: &Store, words: &[Vec<u8>], fits: &NameFits, halt: &Halt) -> Vec<Found> {
     let n = words.len();
     let single = store.roots().len() == 1;
     let mut out = Vec::new();
@@ -415,6 +437,9 @@ fn candidates(store: &Store, words: &[Vec<u8>], fits: &NameFits) -> Vec<Found> {
         });
     }
     while let Some(at) = stack.pop() {
+        if !halt.go() {
+            break;
+        }
         let sep = !(single && store.parent(at.folder) == crate::store::NONE);
         for &child in store.children(at.folder) {
             let k = store.names_of[child as usize] as usize;

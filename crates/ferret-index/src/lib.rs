@@ -21,6 +21,7 @@ mod hits;
 mod orders;
 mod plan;
 mod request;
+mod stop;
 mod trim;
 mod wire;
 pub use trim::map_large_allocations;
@@ -64,6 +65,7 @@ pub use journal::{Action, Change, ChangesQuery, Journal};
 pub use rules::Rules;
 pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
 pub use status::{Status, Tally};
+pub use stop::{SEARCH_CPU_BUDGET, Stop, Stopped};
 pub use store::{EntryId, Kind, Meta, Store};
 pub use walk::WalkStats;
 
@@ -485,17 +487,38 @@ impl Index {
     /// Run a search. Only relevance order reads the use scores; other orders
     /// (grep's candidates, newest first) never touch them.
     pub fn search(&self, request: &SearchRequest) -> SearchOutcome {
+        self.search_until(request, Stop::NEVER).unwrap_or_default()
+    }
+
+    /// [`Index::search`], given up as [`Stopped`] once `stop` says so (the
+    /// caller went away, or its deadline passed): every long loop of the
+    /// search asks it.
+    pub fn search_until(
+        &self,
+        request: &SearchRequest,
+        stop: Stop<'_>,
+    ) -> Result<SearchOutcome, Stopped> {
         if request.sort != SortKey::Relevance {
-            return search::search_with(&self.read_store(), request, None);
+            return search::search_until(&self.read_store(), request, None, stop);
         }
         let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());
-        search::search_with(&self.read_store(), request, Some(&uses))
+        search::search_until(&self.read_store(), request, Some(&uses), stop)
     }
 
     /// [`Index::search`] answered as [`search::Fact`]s (path, mtime, size):
     /// for many matches at once, in any order but relevance, without groups.
     pub fn search_facts(&self, request: &SearchRequest) -> Vec<search::Fact> {
-        search::search_facts(&self.read_store(), request)
+        self.search_facts_until(request, Stop::NEVER)
+            .unwrap_or_default()
+    }
+
+    /// [`Index::search_facts`], given up as [`Stopped`] once `stop` says so.
+    pub fn search_facts_until(
+        &self,
+        request: &SearchRequest,
+        stop: Stop<'_>,
+    ) -> Result<Vec<search::Fact>, Stopped> {
+        search::search_facts_until(&self.read_store(), request, stop)
     }
 
     /// Hand the memory freed by a large piece of work (a whole-tree grep's
@@ -506,8 +529,17 @@ impl Index {
 
     /// Run a fuzzy search (see [`fuzzy`]).
     pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
+        self.fuzzy_until(request, Stop::NEVER).unwrap_or_default()
+    }
+
+    /// [`Index::fuzzy`], given up as [`Stopped`] once `stop` says so.
+    pub fn fuzzy_until(
+        &self,
+        request: &fuzzy::FuzzyRequest<'_>,
+        stop: Stop<'_>,
+    ) -> Result<SearchOutcome, Stopped> {
         let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());
-        fuzzy::fuzzy(&self.read_store(), request, Some(&uses))
+        fuzzy::fuzzy_until(&self.read_store(), request, Some(&uses), stop)
     }
 
     /// Apply the uses recorded while the scores were being read, if the scores

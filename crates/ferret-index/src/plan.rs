@@ -10,6 +10,7 @@ use ferret_query::{Query, Range};
 pub(crate) use crate::names::{extension, fold_into};
 use crate::orders::{self as base, skipped};
 use crate::request::SearchRequest;
+use crate::stop::Halt;
 use crate::store::{EntryId, Kind, NONE, PathedEntry, Store, UNKNOWN_SECS};
 
 /// Below this many candidates, checking runs on one thread.
@@ -76,8 +77,8 @@ pub(crate) fn par_filter(ids: Vec<u32>, keep: impl Fn(u32) -> bool + Sync) -> Ve
     })
 }
 
-/// The sorted names for which `name_q` holds.
-pub(crate) fn match_names(store: &Store, name_q: &Query) -> NameSet {
+/// The sorted names for which `name_q` holds (partial once `halt` stops).
+pub(crate) fn match_names(store: &Store, name_q: &Query, halt: &Halt) -> NameSet {
     let names = &store.names;
     let sorted = names.sorted_len();
     let literals: Vec<Vec<u8>> = name_q.required_name_literals();
@@ -90,6 +91,9 @@ pub(crate) fn match_names(store: &Store, name_q: &Query) -> NameSet {
     // names (other names go through the query itself).
     let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
     let verify = |k: u32| {
+        if !halt.go() {
+            return false;
+        }
         let name = names.get(k);
         match plain {
             Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle),
@@ -109,7 +113,7 @@ pub(crate) fn match_names(store: &Store, name_q: &Query) -> NameSet {
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
         // A word too short for the trigram lists: one pass over the names.
         _ if plain.is_some_and(|l| l.is_ascii()) => names.scan(plain.unwrap_or_default(), &|k| {
-            name_q.matches_name(names.get(k))
+            halt.go() && name_q.matches_name(names.get(k))
         }),
         _ => par_filter((0..sorted).collect(), verify),
     };
@@ -214,10 +218,18 @@ pub(crate) struct Plan<'a> {
     pub(crate) residual: Query,
     /// Whether the driver guarantees the name part.
     pub(crate) names_guaranteed: bool,
+    /// Asked in every long loop; once it stops, the plan's answers are
+    /// partial (see [`Halt::result`]).
+    pub(crate) halt: Halt<'a>,
 }
 
 impl<'a> Plan<'a> {
-    pub(crate) fn new(store: &'a Store, request: &'a SearchRequest<'a>) -> Plan<'a> {
+    pub(crate) fn new(
+        store: &'a Store,
+        request: &'a SearchRequest<'a>,
+        stop: crate::stop::Stop<'a>,
+    ) -> Plan<'a> {
+        let halt = Halt::new(stop);
         let (name_q, rest) = request.query.split_name_terms();
         let n = store.base.by_name.len().max(1);
         let mut best: Option<(usize, Driver)> = None;
@@ -254,7 +266,7 @@ impl<'a> Plan<'a> {
         let sorted = store.names.sorted_len() as usize;
         let names = (!name_q.is_match_all()
             && (listed || best.as_ref().is_none_or(|(c, _)| *c > sorted / 4)))
-        .then(|| match_names(store, &name_q));
+        .then(|| match_names(store, &name_q, &halt));
         if let Some(set) = &names {
             let card = set.entries;
             if best.as_ref().is_none_or(|(c, _)| card <= *c) {
@@ -263,7 +275,7 @@ impl<'a> Plan<'a> {
         }
         let small = |c: usize| c <= n / 16;
         if best.as_ref().is_none_or(|(c, _)| !small(*c)) {
-            if let Some(anchors) = anchors(store, &rest) {
+            if let Some(anchors) = anchors(store, &rest, &halt) {
                 best = Some((0, Driver::Subtrees(anchors)));
             } else if let Some(u) = request.under.filter(|u| !store.roots().contains(u))
                 && best.as_ref().is_none_or(|(c, _)| *c > n / 4)
@@ -286,6 +298,7 @@ impl<'a> Plan<'a> {
             driver,
             residual,
             names_guaranteed,
+            halt,
         }
     }
 
@@ -320,8 +333,12 @@ impl<'a> Plan<'a> {
         self.under().is_none_or(|u| self.store.is_within(id, u))
     }
 
-    /// Whether a base entry produced by the driver matches.
+    /// Whether a base entry produced by the driver matches (false for every
+    /// entry once the plan stops).
     pub(crate) fn accept(&self, id: EntryId) -> bool {
+        if !self.halt.go() {
+            return false;
+        }
         if !self.names_guaranteed && !self.name_ok(id) {
             return false;
         }
@@ -350,6 +367,7 @@ impl<'a> Plan<'a> {
         let store = self.store;
         store
             .delta_entries()
+            .take_while(|_| self.halt.go())
             .filter(|&id| self.name_ok(id))
             .filter(|&id| self.under().is_none_or(|u| store.is_within(id, u)))
             .filter(|&id| self.rest.is_match_all() || self.rest.matches(&store.entry(id)))
@@ -446,6 +464,9 @@ impl<'a> Plan<'a> {
                 .map(|&c| (c, depth + 1, path.len()))
                 .collect();
             while let Some((id, d, cut)) = stack.pop() {
+                if !self.halt.go() {
+                    return out;
+                }
                 if below_needs_path {
                     path.truncate(cut);
                     if cut > 0 {
@@ -519,7 +540,7 @@ pub(crate) fn is_root_entry(store: &Store, id: EntryId) -> bool {
 /// For a query with a path term (and no better source): the entries whose own
 /// name holds the term's longest `/`-free piece. Every match lies at or below
 /// one of them.
-pub(crate) fn anchors(store: &Store, rest: &Query) -> Option<Vec<EntryId>> {
+pub(crate) fn anchors(store: &Store, rest: &Query, halt: &Halt) -> Option<Vec<EntryId>> {
     let piece = rest
         .required_path_literals()
         .iter()
@@ -538,6 +559,9 @@ pub(crate) fn anchors(store: &Store, rest: &Query) -> Option<Vec<EntryId>> {
     };
     let mut out: Vec<EntryId> = Vec::new();
     for k in candidates {
+        if !halt.go() {
+            break;
+        }
         if holds(names.get(k), &mut buf) {
             out.extend(
                 store.base.by_name[store.base.named(k)]

@@ -22,6 +22,8 @@ use crate::orders::skipped;
 use crate::plan::{Driver, Order, PARALLEL_FROM, Plan, extension, fold_into, par_chunks};
 use crate::rank::{self, Places, Ranker, Relevance};
 pub use crate::request::{Group, GroupBy, SearchOutcome, SearchRequest, SortKey};
+use crate::stop::Halt;
+pub use crate::stop::{Stop, Stopped};
 use crate::store::{EntryId, Kind, NONE, Store, UNKNOWN_SECS, UNKNOWN_TIME};
 use crate::uses::Uses;
 
@@ -32,11 +34,17 @@ const RANK_PARALLEL_FROM: usize = PARALLEL_FROM / 5;
 /// A match to rank: its id, and its name's fit and length when already known.
 type Cand = (EntryId, Option<(rank::NameFit, usize)>);
 
-/// Every candidate with its relevance.
-fn rank_all(store: &Store, ranker: &Ranker, cands: Vec<Cand>) -> Vec<(Relevance, EntryId)> {
+/// Every candidate with its relevance (partial once `halt` stops).
+fn rank_all(
+    store: &Store,
+    ranker: &Ranker,
+    cands: Vec<Cand>,
+    halt: &Halt,
+) -> Vec<(Relevance, EntryId)> {
     par_chunks(&cands, RANK_PARALLEL_FROM, |part| {
         let (mut places, mut buf) = (Places::default(), Vec::new());
         part.iter()
+            .take_while(|_| halt.go())
             .map(|&(id, known)| {
                 let r = match known {
                     Some(fit) => ranker.rank_fitted(store, id, fit, &mut places),
@@ -57,6 +65,9 @@ fn fitted_matches(plan: &Plan<'_>, ranker: &Ranker, keys: &[u32]) -> Vec<Cand> {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for &k in part {
+            if !plan.halt.go() {
+                break;
+            }
             let name = store.names.get(k);
             let fit = (ranker.fit(name, &mut buf), name.len());
             out.extend(
@@ -162,27 +173,44 @@ pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
 
 /// [`search`], with the use scores that relevance boosts by.
 pub fn search_with(store: &Store, request: &SearchRequest, uses: Option<&Uses>) -> SearchOutcome {
+    search_until(store, request, uses, Stop::NEVER).unwrap_or_default()
+}
+
+/// [`search_with`], given up as [`Stopped`] once `stop` says so.
+pub fn search_until(
+    store: &Store,
+    request: &SearchRequest,
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+) -> Result<SearchOutcome, Stopped> {
     if request.query.is_match_none() {
-        return SearchOutcome::default();
+        return Ok(SearchOutcome::default());
     }
-    let (plan, delta) = planned(store, request);
-    if let Some(by) = request.group_by {
+    let (plan, delta) = planned(store, request, stop);
+    let answer = if let Some(by) = request.group_by {
         let mut all = plan.base_matches();
         all.extend_from_slice(&delta);
-        return group(store, &all, by, request);
-    }
-    let wanted = request.offset.saturating_add(request.limit);
-    if request.sort == SortKey::Relevance {
-        return by_relevance(&plan, wanted, delta, uses);
-    }
-    let (ordered, total) = sorted(&plan, wanted, delta);
-    outcome(store, ordered, request, total)
+        group(store, &all, by, request, &plan.halt)
+    } else {
+        let wanted = request.offset.saturating_add(request.limit);
+        if request.sort == SortKey::Relevance {
+            by_relevance(&plan, wanted, delta, uses)
+        } else {
+            let (ordered, total) = sorted(&plan, wanted, delta);
+            outcome(store, ordered, request, total)
+        }
+    };
+    plan.halt.result(answer)
 }
 
 /// The plan of a search, and the matches among the entries changed since
 /// the orders were built (none when the plan's source covers them).
-fn planned<'a>(store: &'a Store, request: &'a SearchRequest<'a>) -> (Plan<'a>, Vec<EntryId>) {
-    let plan = Plan::new(store, request);
+fn planned<'a>(
+    store: &'a Store,
+    request: &'a SearchRequest<'a>,
+    stop: Stop<'a>,
+) -> (Plan<'a>, Vec<EntryId>) {
+    let plan = Plan::new(store, request, stop);
     let delta = if plan.covers_delta() {
         Vec::new()
     } else {
@@ -234,20 +262,30 @@ pub struct Fact {
 /// [`search`] answered as [`Fact`]s. Relevance and `group_by` are not
 /// offered: they need the full answer.
 pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
+    search_facts_until(store, request, Stop::NEVER).unwrap_or_default()
+}
+
+/// [`search_facts`], given up as [`Stopped`] once `stop` says so.
+pub fn search_facts_until(
+    store: &Store,
+    request: &SearchRequest,
+    stop: Stop<'_>,
+) -> Result<Vec<Fact>, Stopped> {
     assert!(
         request.sort != SortKey::Relevance && request.group_by.is_none(),
         "search_facts answers neither relevance nor groups"
     );
     if request.query.is_match_none() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let (plan, delta) = planned(store, request);
+    let (plan, delta) = planned(store, request, stop);
     let wanted = request.offset.saturating_add(request.limit);
     let (ordered, _) = sorted(&plan, wanted, delta);
-    ordered
+    let facts = ordered
         .into_iter()
         .skip(request.offset)
         .take(request.limit)
+        .take_while(|_| plan.halt.go())
         .map(|id| {
             let meta = store.meta(id);
             Fact {
@@ -260,7 +298,8 @@ pub fn search_facts(store: &Store, request: &SearchRequest) -> Vec<Fact> {
                 size: store.size(id),
             }
         })
-        .collect()
+        .collect();
+    plan.halt.result(facts)
 }
 
 /// The page in relevance order. When the query has a word and the matching
@@ -302,7 +341,7 @@ fn by_relevance(
         // Generated folders come last whatever the fit: the shortcut holds
         // when enough of these are outside them.
         ranker.prepare(store, first.len());
-        let first = rank_all(store, &ranker, first);
+        let first = rank_all(store, &ranker, first, &plan.halt);
         if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
             ranked = Some(first);
         }
@@ -325,7 +364,7 @@ fn by_relevance(
             };
             all.extend(delta.iter().map(|&id| (id, None)));
             ranker.prepare(store, all.len());
-            (rank_all(store, &ranker, all), total)
+            (rank_all(store, &ranker, all, &plan.halt), total)
         }
     };
     let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
@@ -445,7 +484,10 @@ fn walk_order(
     pending.sort_unstable_by(cmp);
     let mut pending = pending.into_iter().peekable();
     let mut page = Vec::with_capacity(wanted);
-    for id in ids.filter(|&id| !skipped(store, id) && member(id)) {
+    for id in ids
+        .take_while(|_| plan.halt.go())
+        .filter(|&id| !skipped(store, id) && member(id))
+    {
         while page.len() < wanted
             && pending
                 .peek()
@@ -468,10 +510,11 @@ fn group(
     matched: &[EntryId],
     by: GroupBy,
     request: &SearchRequest,
+    halt: &Halt,
 ) -> SearchOutcome {
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut buf = Vec::new();
-    for &id in matched {
+    for &id in matched.iter().take_while(|_| halt.go()) {
         let kind = store.kind(id);
         let key = group_key(
             by,
@@ -845,6 +888,67 @@ mod tests {
                     .all(|w| w[0].score >= w[1].score || w[0].score.is_some())
             );
         }
+    }
+
+    /// A search whose caller went away, or that spent its CPU budget, ends
+    /// early and says so, in every order and path through the planner.
+    #[test]
+    fn a_stopped_search_answers_stopped() {
+        let mut rng = Rng(7);
+        let mut s = random_store(&mut rng, 3000);
+        crate::orders::rebuild_store(&mut s);
+        let gone = std::sync::atomic::AtomicBool::new(true);
+        for query in [
+            "report",
+            "a|zz|notes",
+            "/notes",
+            "regex:^re",
+            "size:>400",
+            "",
+        ] {
+            let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
+            for sort in [SortKey::Name, SortKey::Relevance, SortKey::Path] {
+                let request = SearchRequest {
+                    query: &q,
+                    under: None,
+                    sort,
+                    descending: false,
+                    offset: 0,
+                    limit: 10,
+                    group_by: None,
+                };
+                assert_eq!(
+                    search_until(&s, &request, None, Stop::on(&gone)).unwrap_err(),
+                    Stopped::Cancelled,
+                    "{query:?} {sort:?}"
+                );
+                let never = search_until(&s, &request, None, Stop::NEVER).unwrap();
+                assert_eq!(never.total, search(&s, &request).total);
+            }
+        }
+        // Past its budget: hundreds of terms no name holds, and one on the
+        // path, so that every entry is checked.
+        let many: Vec<String> = (0..250).map(|i| format!("qx{i}")).collect();
+        let q = Query::compile(
+            &format!("{}|in:nowhere", many.join("|")),
+            &Options::default(),
+            &CLOCK,
+        )
+        .unwrap();
+        let request = SearchRequest {
+            query: &q,
+            under: None,
+            sort: SortKey::Name,
+            descending: false,
+            offset: 0,
+            limit: 10,
+            group_by: None,
+        };
+        let budget = Stop::NEVER.within_cpu(std::time::Duration::from_nanos(1));
+        assert_eq!(
+            search_until(&s, &request, None, budget).unwrap_err(),
+            Stopped::OverBudget
+        );
     }
 
     #[test]

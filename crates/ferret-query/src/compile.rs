@@ -26,7 +26,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::ast::{Ast, Attrib, FileType, Filter, Function, Modifier, SizeValue, Text};
 use crate::date;
-use crate::error::{PError, remove, splice};
+use crate::error::{Limit, PError, remove, splice};
 use crate::groups;
 use crate::node::{
     ExtSet, Folder, Interval, NameMatch, Node, PathMatch, and_nodes, not_node, or_nodes,
@@ -34,8 +34,9 @@ use crate::node::{
 use crate::text::{Anchor, Glob, Literal, fold_str};
 use crate::{Clock, Kind, Options};
 
-/// Regexes (user-written or made from path globs) are capped at this compiled size.
-pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Regexes (user-written or made from path globs) are capped at this compiled
+/// size: the regex engine's worst case on a name grows with it.
+pub(crate) const REGEX_SIZE_LIMIT: usize = Limit::RegexSize.max();
 
 /// The modifiers in force at a point of the tree.
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +82,8 @@ impl Ctx {
 pub(crate) struct Compiler<'a> {
     pub chars: &'a [char],
     pub clock: &'a Clock,
+    /// Regexes built so far (against [`Limit::Regexes`]).
+    pub regexes: std::cell::Cell<usize>,
 }
 
 /// Integer types usable in intervals.
@@ -283,6 +286,21 @@ fn glob_regex(glob: &str) -> String {
 }
 
 impl Compiler<'_> {
+    /// One more regex, within [`Limit::Regexes`].
+    fn count_regex(&self, at: usize) -> Result<(), PError> {
+        let n = self.regexes.get() + 1;
+        self.regexes.set(n);
+        if n > Limit::Regexes.max() {
+            return Err(PError::limit(
+                Limit::Regexes,
+                &format!("more than {} regexes", Limit::Regexes.max()),
+                at,
+                "regex:\"^IMG_[0-9]+\\.jpg$\"",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn node(&self, ast: &Ast, cx: Ctx) -> Result<Node, PError> {
         Ok(match ast {
             Ast::All => Node::Const(true),
@@ -336,13 +354,20 @@ impl Compiler<'_> {
         end: usize,
         replacement: &str,
     ) -> Result<Regex, PError> {
-        let err = |e: regex::Error| {
-            PError::new(
+        self.count_regex(start)?;
+        let err = |e: regex::Error| match e {
+            regex::Error::CompiledTooBig(_) => PError::limit(
+                Limit::RegexSize,
+                &format!("the regex `{pattern}` is larger once compiled"),
+                start,
+                "regex:\"^IMG_[0-9]+\\.jpg$\"",
+            ),
+            e => PError::new(
                 format!("bad regex `{pattern}`: {}", regex_message(&e)),
                 start,
                 splice(self.chars, start, end, replacement),
                 "regex:\"^IMG_[0-9]+\\.jpg$\"",
-            )
+            ),
         };
         let ci = !cx.case;
         let anchor = cx.anchor();
@@ -399,8 +424,15 @@ impl Compiler<'_> {
                 "(?:^|/)"
             };
             let pattern = format!("{start}{}$", glob_regex(glob));
-            let re = build_regex(&pattern, fold).map_err(|e| {
-                PError::new(
+            self.count_regex(t.span.start)?;
+            let re = build_regex(&pattern, fold).map_err(|e| match e {
+                regex::Error::CompiledTooBig(_) => PError::limit(
+                    Limit::RegexSize,
+                    &format!("the path pattern `{}` is larger once compiled", t.text),
+                    t.span.start,
+                    "src/*.rs",
+                ),
+                e => PError::new(
                     format!(
                         "path pattern `{}` is too complex: {}",
                         t.text,
@@ -409,7 +441,7 @@ impl Compiler<'_> {
                     t.span.start,
                     remove(self.chars, t.span.start, t.span.end),
                     "src/*.rs",
-                )
+                ),
             })?;
             let node = Node::Path(PathMatch::Regex(re));
             return Ok(if dir_only {

@@ -15,6 +15,93 @@ pub struct QueryError {
     pub position: usize,
     /// A corrected query, e.g. `size:>1gb`.
     pub example: String,
+    /// Set when the query is well formed but goes past one of the language's
+    /// bounds (too long, too many terms, …): the same query will never be
+    /// accepted, whatever is corrected in it but its size.
+    pub limit: Option<Limit>,
+}
+
+/// The bounds a query must keep within, so that no single search can tie up
+/// the server: each one's cost grows with the number and kind of its terms.
+/// `docs/query-syntax.md` lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// At most [`Limit::max`] characters of query text.
+    Length,
+    /// At most [`Limit::max`] terms (words, functions and modifiers), all
+    /// parts of a search together (its `exclude`s included).
+    Terms,
+    /// Groups, `!` and modifiers nested at most [`Limit::max`] deep.
+    Depth,
+    /// At most [`Limit::max`] regexes (`regex:` terms, and path globs,
+    /// which become regexes).
+    Regexes,
+    /// Each regex at most [`Limit::max`] bytes once compiled.
+    RegexSize,
+    /// A fuzzy search takes at most [`Limit::max`] words.
+    Words,
+}
+
+impl Limit {
+    /// Every limit, for listing them.
+    pub const ALL: [Limit; 6] = [
+        Limit::Length,
+        Limit::Terms,
+        Limit::Depth,
+        Limit::Regexes,
+        Limit::RegexSize,
+        Limit::Words,
+    ];
+
+    /// The bound itself.
+    pub const fn max(self) -> usize {
+        match self {
+            Limit::Length => 4096,
+            Limit::Terms => 256,
+            Limit::Depth => 100,
+            Limit::Regexes => 16,
+            Limit::RegexSize => 256 * 1024,
+            Limit::Words => 24,
+        }
+    }
+
+    /// What to do instead.
+    const fn advice(self) -> &'static str {
+        match self {
+            Limit::Length | Limit::Terms | Limit::Regexes => "split it into several searches",
+            Limit::Depth => "nest fewer groups",
+            Limit::RegexSize => "write a smaller regex (fewer repetitions, narrower classes)",
+            Limit::Words => {
+                "give fewer words (to filter by the others instead, write them as `*word*`)"
+            }
+        }
+    }
+
+    /// Its name as errors and documents give it (`terms`, `regex size` …).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Limit::Length => "length",
+            Limit::Terms => "terms",
+            Limit::Depth => "nesting",
+            Limit::Regexes => "regexes",
+            Limit::RegexSize => "regex size",
+            Limit::Words => "fuzzy words",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let max = self.max();
+        match self {
+            Limit::Length => write!(f, "a query has at most {max} characters"),
+            Limit::Terms => write!(f, "a search has at most {max} terms"),
+            Limit::Depth => write!(f, "groups, `!` and modifiers nest at most {max} deep"),
+            Limit::Regexes => write!(f, "a search has at most {max} regexes (path globs count)"),
+            Limit::RegexSize => write!(f, "a regex is at most {} KiB once compiled", max / 1024),
+            Limit::Words => write!(f, "a fuzzy search has at most {max} words"),
+        }
+    }
 }
 
 impl QueryError {
@@ -75,9 +162,28 @@ impl PError {
                 message: message.into(),
                 position,
                 example: example.into(),
+                limit: None,
             },
             canned,
         }
+    }
+
+    /// A query past `limit`, at `position`: the message says what was found
+    /// (`found`: "300 terms") and names the limit; the example is `canned`,
+    /// since no correction of the query itself would keep within it.
+    pub fn limit(limit: Limit, found: &str, position: usize, canned: &'static str) -> PError {
+        let mut e = PError::new(
+            format!(
+                "query too large: {found}; {limit} (the `{}` limit: one search must not tie up the server), so {}",
+                limit.name(),
+                limit.advice()
+            ),
+            position,
+            canned,
+            canned,
+        );
+        e.err.limit = Some(limit);
+        e
     }
 }
 
@@ -127,6 +233,7 @@ mod tests {
             message: "unknown size unit `zb`".into(),
             position: 7,
             example: "size:>1gb".into(),
+            limit: None,
         };
         assert_eq!(
             e.render("size:>1zb"),

@@ -106,7 +106,7 @@ pub use ast::{
 };
 pub use content::split_content;
 pub use date::parse_time;
-pub use error::QueryError;
+pub use error::{Limit, QueryError};
 pub use parser::parse;
 pub use query::{Query, Range};
 pub use text::fold_case;

@@ -18,7 +18,7 @@ use crate::ast::{
     Ast, Attrib, Cmp, DateConst, DateSpec, DateUnit, DateValue, FileType, Filter, Func, Function,
     SizeClass, SizeUnit, SizeValue, Span, Text,
 };
-use crate::error::{PError, QueryError, remove, splice};
+use crate::error::{Limit, PError, QueryError, remove, splice};
 use crate::lexer::{Lexer, Word};
 use crate::names::{self, Prefix, ValueFn, edit_distance};
 
@@ -30,9 +30,20 @@ pub fn parse(query: &str) -> Result<Ast, QueryError> {
 }
 
 pub(crate) fn parse_raw(query: &str) -> Result<Ast, PError> {
+    let max = Limit::Length.max();
+    if let Some((at, _)) = query.char_indices().nth(max) {
+        let chars = max + query[at..].chars().count();
+        return Err(PError::limit(
+            Limit::Length,
+            &format!("{chars} characters"),
+            max,
+            "ext:rs|toml",
+        ));
+    }
     let mut p = Parser {
         lx: Lexer::new(query),
         depth: 0,
+        terms: 0,
     };
     p.seq(None)
 }
@@ -66,12 +77,14 @@ fn closer_of(open: char) -> char {
 
 /// How deeply groups, `!` and modifiers may nest (the parser, the compiler and the
 /// evaluator recurse; this keeps their stacks small whatever the input).
-pub const MAX_DEPTH: usize = 100;
+pub(crate) const MAX_DEPTH: usize = Limit::Depth.max();
 
 struct Parser {
     lx: Lexer,
     /// Current nesting of `unary` calls.
     depth: usize,
+    /// Terms read so far (words, functions, modifiers).
+    terms: usize,
 }
 
 impl Parser {
@@ -178,12 +191,10 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Ast, PError> {
         if self.depth >= MAX_DEPTH {
-            return Err(PError::new(
-                format!(
-                    "the query nests too deeply (more than {MAX_DEPTH} groups, `!` or modifiers inside each other)"
-                ),
+            return Err(PError::limit(
+                Limit::Depth,
+                "it nests too deeply (groups, `!` or modifiers inside each other)",
                 self.lx.pos(),
-                "<src|tests> ext:rs",
                 "<src|tests> ext:rs",
             ));
         }
@@ -224,6 +235,15 @@ impl Parser {
             let inner = self.seq(Some((closer_of(open), pos)))?;
             self.lx.bump();
             return Ok(inner);
+        }
+        self.terms += 1;
+        if self.terms > Limit::Terms.max() {
+            return Err(PError::limit(
+                Limit::Terms,
+                &format!("more than {} terms", Limit::Terms.max()),
+                pos,
+                "ext:rs|toml",
+            ));
         }
         if let Some((name, after)) = self.lx.prefix() {
             return self.prefixed(name, pos, after);
@@ -1195,14 +1215,15 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         for q in [
-            "<".repeat(100_000),
-            "(".repeat(100_000),
-            format!("{}a", "!".repeat(100_000)),
-            "case:".repeat(100_000),
-            "pic:".repeat(100_000),
+            "<".repeat(4_000),
+            "(".repeat(4_000),
+            format!("{}a", "!".repeat(4_000)),
+            "case:".repeat(800),
+            "pic:".repeat(1_000),
         ] {
             let e = parse(&q).unwrap_err();
             assert!(e.message.contains("nests too deeply"), "{}", e.message);
+            assert_eq!(e.limit, Some(Limit::Depth));
             assert!(e.position > MAX_DEPTH / 2 && e.position < q.len());
             assert!(parse(&e.example).is_ok());
         }
@@ -1212,6 +1233,9 @@ mod tests {
             ">".repeat(MAX_DEPTH - 1)
         );
         assert!(parse(&ok).is_ok());
+        // Longer still, the length limit answers first.
+        let e = parse(&"<".repeat(100_000)).unwrap_err();
+        assert_eq!(e.limit, Some(Limit::Length));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use crate::ast::DateField;
 use crate::compile::{Compiler, Ctx};
+use crate::error::{Limit, PError};
 use crate::node::{ExtSet, NameMatch, Node, PathMatch, and_nodes, extension, not_node};
 use crate::parser::{fix_example, parse_raw};
 use crate::text::{fold_case, fold_into, give_buf, take_buf};
@@ -69,6 +70,8 @@ struct Cx<'e, E: Entry + ?Sized> {
     path: Option<Vec<u8>>,
     path_fold: Option<Vec<u8>>,
     dir_slash: bool,
+    /// Literal and glob tests made in place on the ASCII name so far.
+    tests: u8,
 }
 
 impl<'e, E: Entry + ?Sized> Cx<'e, E> {
@@ -79,6 +82,7 @@ impl<'e, E: Entry + ?Sized> Cx<'e, E> {
             path: None,
             path_fold: None,
             dir_slash: false,
+            tests: 0,
         }
     }
 
@@ -151,6 +155,10 @@ impl<E: Entry + ?Sized> Drop for Cx<'_, E> {
     }
 }
 
+/// Literal and glob tests an entry's ASCII name gets in place before it is
+/// folded for the rest (folding costs more than a few tests of a short name).
+const IN_PLACE_TESTS: u8 = 3;
+
 fn name_len(name: &[u8]) -> u64 {
     // Characters = bytes that are not UTF-8 continuation bytes.
     name.iter().filter(|&&b| b & 0xc0 != 0x80).count() as u64
@@ -188,17 +196,31 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
             Kind::Symlink | Kind::Other => false,
         },
         // Case-insensitive tests on ASCII text compare in place (the fast path);
-        // other text is folded once into a reused buffer.
+        // other text is folded once into a reused buffer. So are ASCII names
+        // after an entry's first few literal or glob tests: one fold, then
+        // each term's `memmem` finder, instead of a comparison at every place
+        // its first byte occurs, for every term (hundreds of ORed terms on
+        // long names).
         Node::Name(m) => {
             let name = cx.e.name();
             match m {
                 NameMatch::Literal { lit, fold: true } if name.is_ascii() => {
-                    lit.is_match_ascii_ci(name)
+                    if cx.name_fold.is_some() || cx.tests >= IN_PLACE_TESTS {
+                        lit.is_match(cx.folded_name())
+                    } else {
+                        cx.tests += 1;
+                        lit.is_match_ascii_ci(name)
+                    }
                 }
                 NameMatch::Literal { lit, fold: true } => lit.is_match(cx.folded_name()),
                 NameMatch::Literal { lit, fold: false } => lit.is_match(name),
                 NameMatch::Glob { glob, fold: true } if name.is_ascii() => {
-                    glob.is_match_ascii_ci(name)
+                    if cx.name_fold.is_some() || cx.tests >= IN_PLACE_TESTS {
+                        glob.is_match(cx.folded_name())
+                    } else {
+                        cx.tests += 1;
+                        glob.is_match_ascii_ci(name)
+                    }
                 }
                 NameMatch::Glob { glob, fold: true } => glob.is_match(cx.folded_name()),
                 NameMatch::Glob { glob, fold: false } => glob.is_match(name),
@@ -368,6 +390,7 @@ impl Query {
             Compiler {
                 chars: &chars,
                 clock,
+                regexes: std::cell::Cell::new(0),
             }
             .node(&ast, Ctx::from_options(options))
         };
@@ -389,6 +412,45 @@ impl Query {
         Query {
             root: and_nodes(vec![self.root, other.root]),
         }
+    }
+
+    /// Whether a query put together with [`Query::and`] (a search's query, its
+    /// `exclude`s, its kind) still keeps within [`Limit::Terms`] and
+    /// [`Limit::Regexes`], which each part kept on its own. The error names
+    /// the limit; its position is 0 (no one text holds every part).
+    pub fn check_limits(&self) -> Result<(), QueryError> {
+        fn walk(n: &Node, terms: &mut usize, regexes: &mut usize) {
+            match n {
+                Node::Const(_) => {}
+                Node::And(v) | Node::Or(v) => v.iter().for_each(|n| walk(n, terms, regexes)),
+                Node::Not(n) => walk(n, terms, regexes),
+                Node::Name(NameMatch::Regex(_))
+                | Node::Child(NameMatch::Regex(_))
+                | Node::Path(PathMatch::Regex(_)) => {
+                    *terms += 1;
+                    *regexes += 1;
+                }
+                _ => *terms += 1,
+            }
+        }
+        let (mut terms, mut regexes) = (0, 0);
+        walk(&self.root, &mut terms, &mut regexes);
+        let past = |limit: Limit, n: usize| {
+            let e = PError::limit(
+                limit,
+                &format!("{n} {} in all its parts", limit.name()),
+                0,
+                "ext:rs|toml",
+            );
+            Err(e.err)
+        };
+        if terms > Limit::Terms.max() {
+            return past(Limit::Terms, terms);
+        }
+        if regexes > Limit::Regexes.max() {
+            return past(Limit::Regexes, regexes);
+        }
+        Ok(())
     }
 
     /// Exactly the entries this query does not match.

@@ -128,6 +128,10 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
     for term in a.strings("exclude")?.unwrap_or_default() {
         query = query.and(compile("exclude", &term)?.negate());
     }
+    // Each part kept within the limits on its own; together they must too.
+    query
+        .check_limits()
+        .map_err(|e| a.conflict("exclude", &e.to_string()))?;
     let glob_list = a.strings("glob")?.unwrap_or_default();
     let globs = Globs::new(&glob_list).map_err(|e| a.conflict("glob", &e))?;
     let path = a.string("path")?;
@@ -255,6 +259,8 @@ fn execute(
         path: call.path.as_deref(),
         query: call.query.clone(),
         globs: call.globs.clone(),
+        // `timeout_ms` covers choosing the files too.
+        stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
     };
     let mut gathered = match ferret_grep::gather(index, roots, &scope) {
         Ok(g) => g,
@@ -645,12 +651,18 @@ pub fn content_search(
     // among the names searched (when the index cannot confirm it, the
     // search answers from what it holds, as a plain search does).
     index.caught_up(Duration::from_secs(1));
-    let all = index.search(&ferret_index::SearchRequest {
-        offset: 0,
-        limit: usize::MAX / 4,
-        group_by: None,
-        ..*request
-    });
+    let all = index
+        .search_until(
+            &ferret_index::SearchRequest {
+                offset: 0,
+                limit: usize::MAX / 4,
+                group_by: None,
+                ..*request
+            },
+            // The name part is a name search: within the same CPU budget.
+            ferret_index::Stop::on(&meter.cancel).within_cpu(ferret_index::SEARCH_CPU_BUDGET),
+        )
+        .map_err(render::search_stopped)?;
     let files: Vec<ferret_grep::Candidate> = all
         .hits
         .iter()

@@ -116,19 +116,18 @@ impl HttpOptions {
         Guard::new(&self.access())
     }
 
+    /// rmcp's own Host and Origin checks are off: its parser takes a
+    /// malformed Host or Origin (userinfo, a non-numeric port, a path) for the
+    /// name in it, and the first of two Host headers. [`check_host_and_origin`]
+    /// applies the page's strict rules (`ferret_web::access`) to every MCP
+    /// request instead, so MCP and the page answer alike.
     fn config(&self) -> StreamableHttpServerConfig {
-        let (hosts, origins) = self.hosts_and_origins();
-        let config = StreamableHttpServerConfig::default()
+        StreamableHttpServerConfig::default()
             .with_legacy_session_mode(self.sessions)
             .with_json_response(true)
-            .with_allowed_hosts(hosts)
-            .with_max_request_body_bytes(self.max_request_bytes);
-        if origins.is_empty() {
-            // No browser origin is trusted: any request that carries one is refused.
-            config.enforce_origin_validation()
-        } else {
-            config.with_allowed_origins(origins)
-        }
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(self.max_request_bytes)
     }
 }
 
@@ -156,13 +155,27 @@ where
     app = app
         .layer(middleware::map_response(crate::removed::explain_http))
         .layer(middleware::map_response(session_ended));
+    let guard = Arc::new(options.guard());
     if options.token.as_deref().is_some_and(|t| !t.is_empty()) {
-        app = app.layer(middleware::from_fn_with_state(
-            Arc::new(options.guard()),
-            require_token,
-        ));
+        app = app.layer(middleware::from_fn_with_state(guard.clone(), require_token));
     }
-    app
+    // Outermost: a foreign or malformed Host or Origin is refused before
+    // anything else is looked at.
+    app.layer(middleware::from_fn_with_state(guard, check_host_and_origin))
+}
+
+/// The page's Host and Origin rules (one function for every route): a
+/// foreign Host (DNS rebinding) or Origin (another site's page) is 403, a
+/// malformed or doubled Host 400.
+async fn check_host_and_origin(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match guard.check_host_and_origin(request.uri(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused.into_response(),
+    }
 }
 
 /// The same service at `/mcp` and at `/`.

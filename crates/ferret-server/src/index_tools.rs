@@ -2,7 +2,7 @@
 //! (the served roots', or the locate roots').
 
 use ferret_fs::{Meter, Roots, Target};
-use ferret_index::{GroupBy, Index, SearchRequest, SortKey};
+use ferret_index::{GroupBy, Index, SEARCH_CPU_BUDGET, SearchRequest, SortKey, Stop};
 use ferret_query::{Clock, Options, Query};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::json;
@@ -246,6 +246,10 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         }
         _ => None,
     };
+    // Each part kept within the limits on its own; together they must too.
+    query
+        .check_limits()
+        .map_err(|e| a.conflict("exclude", &e.to_string()))?;
     let sort = a.choice(
         "sort",
         &[
@@ -404,16 +408,27 @@ pub fn search_showing(
             // Not an empty answer: which files hold the text is not known.
             Err(e) => return render::tool_error(&e),
         }
-    } else if let Some(words) = &call.fuzzy {
-        index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
-            words,
-            filter: &call.query,
-            under,
-            offset: call.offset,
-            limit: call.limit,
-        })
     } else {
-        index.search(&request)
+        // Stopped once the caller goes away (cancelled, or its connection
+        // closed): the answer would reach nobody. And within a CPU budget.
+        let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
+        let searched = match &call.fuzzy {
+            Some(words) => index.fuzzy_until(
+                &ferret_index::fuzzy::FuzzyRequest {
+                    words,
+                    filter: &call.query,
+                    under,
+                    offset: call.offset,
+                    limit: call.limit,
+                },
+                stop,
+            ),
+            None => index.search_until(&request, stop),
+        };
+        match searched {
+            Ok(outcome) => outcome,
+            Err(why) => return render::tool_error(&render::search_stopped(why)),
+        }
     };
     // Nothing holds every word: the same words, fuzzily. Several words that
     // only names without an exact fit hold (`fs copy` in `fs_copy.rs`):
@@ -426,23 +441,34 @@ pub fn search_showing(
                 && words.len() >= 2
                 && outcome.hits.first().is_some_and(|h| !exact_hit(h, words));
             if outcome.total == 0 || weak {
-                let fuzzy = index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
+                // Half the budget: the plain search had its share, and the
+                // two together stay within a second of CPU.
+                let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+                let request = ferret_index::fuzzy::FuzzyRequest {
                     words,
                     filter,
                     under,
                     offset: call.offset,
                     limit: call.limit,
-                });
-                let better = if weak {
-                    fuzzy.hits.first().is_some_and(|h| exact_hit(h, words))
-                } else {
-                    fuzzy.total > 0
                 };
-                if better {
-                    fell_back = Some(if weak { BETTER_NOTE } else { FALLBACK_NOTE });
-                    fuzzy
-                } else {
-                    outcome
+                match index.fuzzy_until(&request, stop) {
+                    Ok(fuzzy)
+                        if (weak && fuzzy.hits.first().is_some_and(|h| exact_hit(h, words)))
+                            || (!weak && fuzzy.total > 0) =>
+                    {
+                        fell_back = Some(if weak { BETTER_NOTE } else { FALLBACK_NOTE });
+                        fuzzy
+                    }
+                    Ok(_) => outcome,
+                    Err(why) => {
+                        // The plain answer stands; say that the guesses were
+                        // not all looked at.
+                        warning = Some(format!(
+                            "no fuzzy matches shown: {}",
+                            render::search_stopped(why).message
+                        ));
+                        outcome
+                    }
                 }
             } else {
                 outcome

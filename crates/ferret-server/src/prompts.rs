@@ -447,10 +447,15 @@ fn find_symbol(
         ..ferret_grep::Pattern::default()
     })
     .map_err(bad)?;
+    let deadline = std::time::Instant::now() + time.budget;
     let scope = ferret_grep::Scope {
         path: path.as_deref(),
         query: Query::match_all(),
         globs: Default::default(),
+        // Stops with the prompt's request; out of time, the prompt still
+        // names the files and hands the rest to grep, so choosing them is
+        // not cut short.
+        stop: ferret_index::Stop::on(&meter.cancel),
     };
     let gathered = ferret_grep::gather(index, roots, &scope).map_err(|e| {
         ErrorData::invalid_params(
@@ -460,7 +465,7 @@ fn find_symbol(
     })?;
     let options = ferret_grep::Options {
         limit: SYMBOL_LINES,
-        deadline: Some(std::time::Instant::now() + time.budget),
+        deadline: Some(deadline),
         ..ferret_grep::Options::default()
     };
     meter.set_total(gathered.candidates.len() as u64);

@@ -1,8 +1,8 @@
 //! Turning results into MCP tool results: structured content plus a text copy in
 //! which anything read from disk is framed by a per-call nonce.
 
-use ferret_fs::FsError;
-use ferret_index::Index;
+use ferret_fs::{ErrorCode, FsError};
+use ferret_index::{Index, SEARCH_CPU_BUDGET, Stopped};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
@@ -222,6 +222,25 @@ pub(crate) fn part_json(p: &ferret_fs::PartOf) -> Value {
         v["row"] = json!(row);
     }
     v
+}
+
+/// A name search that gave up: cancelled (the caller is gone), or past its
+/// CPU budget (the query costs too much for one search).
+pub fn search_stopped(why: Stopped) -> FsError {
+    match why {
+        Stopped::Cancelled | Stopped::Timeout => {
+            FsError::new(ErrorCode::Cancelled, "the search was cancelled")
+                .hint("run it again if you still need it")
+        }
+        Stopped::OverBudget => FsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "query too costly: it needed more than {} ms of CPU (the `search time` limit: one search must not tie up the server)",
+                SEARCH_CPU_BUDGET.as_millis()
+            ),
+        )
+        .hint("use fewer or simpler terms (a regex with nested repetitions costs most), or narrow it with ext:, in: or path"),
+    }
 }
 
 #[cfg(test)]

@@ -76,37 +76,67 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn normalize_host(host: &str) -> String {
-    host.trim_matches(['[', ']']).to_ascii_lowercase()
+/// `host[:port]`, strictly: a DNS name (letters, digits, `-`, `.`, `_`), an
+/// IPv4 address or a bracketed IPv6 address, then nothing or `:` and a port
+/// of digits. No userinfo (`a@host`), no path, no space, no empty part: what
+/// is not exactly this is refused, never read as something else. The one
+/// parser of Host headers, origins' hosts and the allowed lists, for MCP and
+/// the page alike.
+fn parse_host_port(text: &str) -> Option<HostPort> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        inside.parse::<std::net::Ipv6Addr>().ok()?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        (inside.to_ascii_lowercase(), port)
+    } else {
+        let (host, port) = match text.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (text, None),
+        };
+        let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_');
+        if host.is_empty() || !host.chars().all(name_char) {
+            return None;
+        }
+        (host.to_ascii_lowercase(), port)
+    };
+    let port = match port {
+        None => None,
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(p.parse::<u16>().ok()?)
+        }
+        Some(_) => return None,
+    };
+    Some(HostPort { host, port })
 }
 
-fn parse_authority(text: &str) -> Option<HostPort> {
-    let text = text.trim();
-    if text.is_empty() {
+/// An `--allowed-host` entry: [`parse_host_port`]'s form, or an IPv6
+/// address written without brackets (`::1`).
+fn parse_allowed_host(text: &str) -> Option<HostPort> {
+    match text.parse::<std::net::Ipv6Addr>() {
+        Ok(_) => Some(HostPort {
+            host: text.to_ascii_lowercase(),
+            port: None,
+        }),
+        Err(_) => parse_host_port(text),
+    }
+}
+
+/// `scheme://host[:port]`, strictly (RFC 6454's serialised origin): a scheme,
+/// `://`, [`parse_host_port`]'s authority, and nothing after it: no path, no
+/// query, no userinfo.
+fn parse_origin(text: &str) -> Option<(String, String, Option<u16>)> {
+    let (scheme, authority) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
         return None;
     }
-    Some(match Authority::try_from(text) {
-        Ok(a) => HostPort {
-            host: normalize_host(a.host()),
-            port: a.port_u16(),
-        },
-        Err(_) => HostPort {
-            host: normalize_host(text),
-            port: None,
-        },
-    })
-}
-
-/// `scheme://host[:port]` as (scheme, host, port).
-fn parse_origin(text: &str) -> Option<(String, String, Option<u16>)> {
-    let uri: Uri = text.trim().parse().ok()?;
-    let scheme = uri.scheme_str()?.to_ascii_lowercase();
-    let authority = uri.authority()?;
-    Some((
-        scheme,
-        normalize_host(authority.host()),
-        authority.port_u16(),
-    ))
+    let HostPort { host, port } = parse_host_port(authority)?;
+    Some((scheme.to_ascii_lowercase(), host, port))
 }
 
 fn default_port(scheme: &str) -> Option<u16> {
@@ -141,7 +171,7 @@ impl Guard {
             hosts: access
                 .hosts
                 .iter()
-                .filter_map(|h| parse_authority(h))
+                .filter_map(|h| parse_allowed_host(h.trim()))
                 .collect(),
             origins: access
                 .origins
@@ -160,7 +190,10 @@ impl Guard {
     }
 
     /// Refuse a foreign Host (DNS rebinding) or a foreign Origin (another
-    /// site's page) with 403, as MCP does.
+    /// site's page) with 403, a missing, doubled or malformed Host with 400.
+    /// Both are parsed strictly (`parse_host_port`, `parse_origin`); an Origin
+    /// that is not exactly `scheme://host[:port]` or `null` is foreign. The
+    /// one rule for every route: the page's, Everything's, `/health` and MCP's.
     pub fn check_host_and_origin(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
         let bad_host = || {
             ApiError::new(
@@ -172,23 +205,19 @@ impl Guard {
         if headers.get_all(HOST).iter().count() > 1 {
             return Err(bad_host());
         }
-        let host = headers
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .and_then(parse_authority)
-            .or_else(|| {
-                uri.authority().map(|a| HostPort {
-                    host: normalize_host(a.host()),
-                    port: a.port_u16(),
-                })
-            })
-            .ok_or_else(bad_host)?;
+        // The Host header, else (HTTP/2) the request's authority; either
+        // parsed strictly, a malformed one refused rather than guessed at.
+        let text = match headers.get(HOST) {
+            Some(h) => h.to_str().ok(),
+            None => uri.authority().map(Authority::as_str),
+        };
+        let host = text.and_then(parse_host_port).ok_or_else(bad_host)?;
         let known = self
             .hosts
             .iter()
             .any(|a| a.host == host.host && a.port.is_none_or(|p| host.port == Some(p)));
         if !known {
-            tracing::warn!("page: refused a request for a Host that is not allowed");
+            tracing::warn!("http: refused a request for a Host that is not allowed");
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "FORBIDDEN_HOST",
@@ -196,13 +225,14 @@ impl Guard {
             )
             .hint("start ferret with --allowed-host NAME for each name browsers use to reach it"));
         }
-        let Some(origin) = headers.get(ORIGIN) else {
+        let mut origins = headers.get_all(ORIGIN).iter();
+        let Some(origin) = origins.next() else {
             return Ok(());
         };
-        if self.origin_allowed(origin.to_str().unwrap_or(""), &host) {
+        if origins.next().is_none() && self.origin_allowed(origin.to_str().unwrap_or(""), &host) {
             return Ok(());
         }
-        tracing::warn!("page: refused a request from an Origin that is not allowed");
+        tracing::warn!("http: refused a request from an Origin that is not allowed");
         Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "FORBIDDEN_ORIGIN",
@@ -212,7 +242,7 @@ impl Guard {
     }
 
     fn origin_allowed(&self, origin: &str, host: &HostPort) -> bool {
-        if origin.trim().eq_ignore_ascii_case("null") {
+        if origin.eq_ignore_ascii_case("null") {
             return self.origins.contains(&AllowedOrigin::Null);
         }
         let Some((scheme, o_host, o_port)) = parse_origin(origin) else {
@@ -385,6 +415,87 @@ mod tests {
             check(&g, &[("host", "files.lan"), ("origin", "http://files.lan")]),
             Ok(()),
             "default ports on both sides"
+        );
+    }
+
+    /// Every malformed form is refused, never read as the loopback name it
+    /// holds: userinfo, a non-numeric or empty port, a path, a name that only
+    /// starts like an allowed one.
+    #[test]
+    fn malformed_hosts_and_origins_are_refused() {
+        let g = guard(
+            &["localhost", "127.0.0.1", "::1"],
+            &[
+                "http://127.0.0.1:*",
+                "http://[::1]:*",
+                "https://localhost:*",
+            ],
+            None,
+        );
+        for host in [
+            "127.0.0.1:abc",
+            "127.0.0.1:8031x",
+            "127.0.0.1:",
+            "127.0.0.1:99999",
+            "127.0.0.1:+80",
+            "user@127.0.0.1",
+            "user:pw@127.0.0.1:8031",
+            "evil.example@127.0.0.1",
+            "127.0.0.1/path",
+            "127.0.0.1:8031/x",
+            "127.0.0.1 8031",
+            " 127.0.0.1",
+            "[::1",
+            "[::1]x",
+            "[::1]:",
+            "[not-v6]:8031",
+            "::1:8031",
+            "",
+        ] {
+            assert_eq!(
+                check(&g, &[("host", host)]),
+                Err("BAD_HOST"),
+                "Host {host:?}"
+            );
+        }
+        assert_eq!(check(&g, &[("host", "[::1]:8031")]), Ok(()));
+        let at = |origin: &str| check(&g, &[("host", "127.0.0.1:18931"), ("origin", origin)]);
+        assert_eq!(at("http://127.0.0.1:18931"), Ok(()));
+        assert_eq!(at("http://[::1]:18931"), Ok(()));
+        for origin in [
+            "http://127.0.0.1:18931.evil.example",
+            "http://127.0.0.1.evil.example:18931",
+            "http://user@127.0.0.1:18931",
+            "http://evil.example@127.0.0.1:18931",
+            "http://user:pw@127.0.0.1:18931",
+            "http://127.0.0.1:18931/",
+            "http://127.0.0.1:18931/path",
+            "http://127.0.0.1:18931?q",
+            "http://127.0.0.1:18931#f",
+            "http://127.0.0.1:abc",
+            "http://127.0.0.1:",
+            "http://",
+            "127.0.0.1:18931",
+            "//127.0.0.1:18931",
+            "http:/127.0.0.1:18931",
+            "1http://127.0.0.1:18931",
+            "http://127.0.0.1:18931 ",
+            "http://[::1:18931",
+            "",
+        ] {
+            assert_eq!(at(origin), Err("FORBIDDEN_ORIGIN"), "Origin {origin:?}");
+        }
+        assert_eq!(
+            check(
+                &g,
+                &[
+                    ("host", "127.0.0.1:18931"),
+                    ("origin", "http://127.0.0.1:18931"),
+                    ("origin", "http://evil.example"),
+                ]
+            ),
+            Err("FORBIDDEN_ORIGIN"),
+            "two Origin headers"
         );
     }
 

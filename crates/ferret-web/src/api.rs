@@ -5,10 +5,7 @@
 
 use std::{
     io::Read,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, atomic::AtomicBool},
     time::{Duration, Instant},
 };
 
@@ -274,16 +271,6 @@ pub async fn download(State(web): State<Web>, uri: Uri) -> Result<Response, ApiE
     Ok(no_store(response))
 }
 
-/// Sets the flag when dropped: a request the browser abandoned (a newer grep
-/// replaced it) stops its search within one buffer's work.
-struct CancelOnDrop(Arc<AtomicBool>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
 pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError> {
     let p = Params::parse(uri.query());
     let pattern = grep_pattern(&p, "pattern")?
@@ -299,14 +286,17 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
     let offset = p.number(&["offset"], u32::MAX as u64)?.unwrap_or(0) as usize;
     let limit = p.number(&["limit"], MAX_PAGE)?.unwrap_or(100).max(1) as usize;
     let cancel = Arc::new(AtomicBool::new(false));
-    let _stop = CancelOnDrop(cancel.clone());
+    let _stop = search::CancelOnDrop(cancel.clone());
     let started = Instant::now();
     let outcome = blocking(&web, move |s| {
         let roots = s.roots();
+        let deadline = Instant::now() + GREP_TIMEOUT;
         let scope = ferret_grep::Scope {
             path: None,
             query,
             globs: Default::default(),
+            // The page's timeout covers choosing the files too.
+            stop: ferret_index::Stop::on(&cancel).until(Some(deadline)),
         };
         let gathered = ferret_grep::gather(s.index(), roots, &scope)?;
         let limits = &roots.policy.limits;
@@ -318,7 +308,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
             max_file_bytes: limits.max_file_bytes,
             max_line_chars: limits.max_line_chars,
             max_output_bytes: limits.max_response_bytes,
-            deadline: Some(Instant::now() + GREP_TIMEOUT),
+            deadline: Some(deadline),
             documents,
             ..ferret_grep::Options::default()
         };

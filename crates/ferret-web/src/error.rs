@@ -61,6 +61,7 @@ impl From<FsError> for ApiError {
             ErrorCode::IsDirectory | ErrorCode::NotDirectory => StatusCode::BAD_REQUEST,
             ErrorCode::BinaryContent => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::Timeout | ErrorCode::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError {

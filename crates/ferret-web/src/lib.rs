@@ -190,6 +190,18 @@ async fn front_door(State(front): State<Front>, request: Request, next: Next) ->
     if let Err(e) = guard.check_host_and_origin(request.uri(), request.headers()) {
         return assets::secure(e.into_response());
     }
+    if cross_site(&request) && is_api(&request) {
+        tracing::warn!("page: refused an API request another site's page made");
+        return assets::secure(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                "CROSS_SITE",
+                "requests made by another site's pages are refused (Sec-Fetch-Site: cross-site)",
+            )
+            .hint("open the search page itself, or call the API from a script (which sends no Sec-Fetch-Site)")
+            .into_response(),
+        );
+    }
     match front.pages.oneshot(request).await {
         Ok(response) => response,
         Err(never) => match never {},
@@ -206,6 +218,27 @@ fn claims(request: &Request) -> bool {
     path == "/"
         && matches!(*request.method(), Method::GET | Method::HEAD)
         && !mcp_stream(request.headers())
+}
+
+/// Whether a browser says another site's page made the request: an `<img>`,
+/// a form or a script there (a GET without Origin gets past the Origin
+/// check, and `--no-token` leaves nothing else).
+fn cross_site(request: &Request) -> bool {
+    request
+        .headers()
+        .get_all("sec-fetch-site")
+        .iter()
+        .any(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"))
+}
+
+/// The page's API: `/ui/api/…`, the sign-in form, and `/` with a query
+/// (Everything's JSON, a sign-in link): everything but the page and its files,
+/// which another site may link to.
+fn is_api(request: &Request) -> bool {
+    let path = request.uri().path();
+    path.starts_with("/ui/api/")
+        || path == "/ui/login"
+        || (path == "/" && request.uri().query().is_some_and(|q| !q.is_empty()))
 }
 
 /// An MCP client's `GET`: it asks for an event stream, or belongs to a session.

@@ -3,11 +3,17 @@
 //! [`Index::search`] on the blocking pool so that a slow query never stalls the
 //! async threads.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
 
 use axum::http::StatusCode;
 use ferret_fs::Roots;
-use ferret_index::{SearchOutcome, SearchRequest, SortKey};
+use ferret_index::{SEARCH_CPU_BUDGET, SearchOutcome, SearchRequest, SortKey, Stop, Stopped};
 use ferret_query::{Clock, Options, Query};
 
 use crate::{Source, error::ApiError};
@@ -27,16 +33,37 @@ pub struct SearchSpec {
     pub fuzzy: bool,
 }
 
+/// A query that does not parse (`BAD_QUERY`), or goes past one of the
+/// language's limits (`QUERY_TOO_LARGE`, the message naming it): 400 both.
+fn bad_query(text: &str, e: ferret_query::QueryError) -> ApiError {
+    ApiError {
+        status: StatusCode::BAD_REQUEST,
+        code: if e.limit.is_some() {
+            "QUERY_TOO_LARGE"
+        } else {
+            "BAD_QUERY"
+        },
+        message: e.render(text),
+        hint: Some(format!("try `{}`", e.example)),
+    }
+}
+
+/// Sets the flag when dropped: the work of a request whose client went away
+/// (axum drops the handler's future when the connection closes, or a newer
+/// request from the page replaced it) stops at its next check.
+pub(crate) struct CancelOnDrop(pub(crate) Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Compile `text` with `options`. `content:` is refused here (it is the grep
 /// engine's work, which the page does in its Contents mode), as are syntax
 /// errors, each with the corrected query the parser proposes.
 pub fn compile(text: &str, options: &Options) -> Result<Query, ApiError> {
-    let bad = |e: ferret_query::QueryError| ApiError {
-        status: StatusCode::BAD_REQUEST,
-        code: "BAD_QUERY",
-        message: e.render(text),
-        hint: Some(format!("try `{}`", e.example)),
-    };
+    let bad = |e: ferret_query::QueryError| bad_query(text, e);
     let (_, content) = ferret_query::split_content(text).map_err(bad)?;
     if !content.is_empty() {
         return Err(ApiError::bad_request(
@@ -65,42 +92,66 @@ pub async fn run(
     spec: SearchSpec,
 ) -> Result<(SearchOutcome, f64), ApiError> {
     let (text, words) = if spec.fuzzy {
-        let (rest, words) = ferret_query::split_words(&spec.text).map_err(|e| ApiError {
-            status: StatusCode::BAD_REQUEST,
-            code: "BAD_QUERY",
-            message: e.render(&spec.text),
-            hint: Some(format!("try `{}`", e.example)),
-        })?;
+        let (rest, words) =
+            ferret_query::split_words(&spec.text).map_err(|e| bad_query(&spec.text, e))?;
         (rest, Some(words))
     } else {
         (spec.text.clone(), None)
     };
     let query = compile(&text, &spec.options)?;
-    tokio::task::spawn_blocking(move || {
+    // Set when this future is dropped (the client went away): the search
+    // stops at its next check instead of running on for nobody.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _stop = CancelOnDrop(cancel.clone());
+    let outcome = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
         let index = source.index();
+        let stop = Stop::on(&cancel).within_cpu(SEARCH_CPU_BUDGET);
         let outcome = match &words {
-            Some(words) => index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
-                words,
-                filter: &query,
-                under: None,
-                offset: spec.offset,
-                limit: spec.limit,
-            }),
-            None => index.search(&SearchRequest {
-                query: &query,
-                under: None,
-                sort: spec.sort,
-                descending: spec.descending,
-                offset: spec.offset,
-                limit: spec.limit,
-                group_by: None,
-            }),
+            Some(words) => index.fuzzy_until(
+                &ferret_index::fuzzy::FuzzyRequest {
+                    words,
+                    filter: &query,
+                    under: None,
+                    offset: spec.offset,
+                    limit: spec.limit,
+                },
+                stop,
+            ),
+            None => index.search_until(
+                &SearchRequest {
+                    query: &query,
+                    under: None,
+                    sort: spec.sort,
+                    descending: spec.descending,
+                    offset: spec.offset,
+                    limit: spec.limit,
+                    group_by: None,
+                },
+                stop,
+            ),
         };
-        (outcome, started.elapsed().as_secs_f64() * 1000.0)
+        outcome.map(|o| (o, started.elapsed().as_secs_f64() * 1000.0))
     })
     .await
-    .map_err(ApiError::internal)
+    .map_err(ApiError::internal)?;
+    outcome.map_err(|why| match why {
+        Stopped::OverBudget => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "QUERY_TOO_LARGE",
+            format!(
+                "query too costly: it needed more than {} ms of CPU (the `search time` limit: one search must not tie up the server)",
+                SEARCH_CPU_BUDGET.as_millis()
+            ),
+        )
+        .hint("use fewer or simpler terms (a regex with nested repetitions costs most), or narrow it with ext: or in:"),
+        // Only when the client is gone: this answer reaches nobody.
+        Stopped::Cancelled | Stopped::Timeout => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "CANCELLED",
+            "the search was cancelled",
+        ),
+    })
 }
 
 /// A shown path (`src/main.rs`, or `code/src/main.rs` with several roots) as

@@ -261,6 +261,41 @@ async fn foreign_hosts_and_origins_are_refused() {
     assert_eq!(listed.status(), StatusCode::OK);
 }
 
+/// Another site's `<img src>` or form reaches no API route, even with no
+/// token and no Origin; links to the page itself still open it.
+#[tokio::test]
+async fn cross_site_requests_reach_no_api_route() {
+    let f = fixture(None, false);
+    let cross = [("sec-fetch-site", "cross-site")];
+    for uri in [
+        "/?search=main&json=1",
+        "/ui/api/search?q=main",
+        "/ui/api/status",
+        "/ui/api/grep?q=main",
+        "/?token=x",
+    ] {
+        let r = send(&f.app, "GET", uri, &cross).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{uri}");
+        assert_eq!(json(r).await["error"]["code"], "CROSS_SITE", "{uri}");
+    }
+    let r = send(&f.app, "POST", "/ui/login", &cross).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    for uri in ["/", "/ui/app.js", "/favicon.ico"] {
+        let r = send(&f.app, "GET", uri, &cross).await;
+        assert_eq!(r.status(), StatusCode::OK, "{uri}");
+    }
+    for site in ["same-origin", "same-site", "none"] {
+        let r = send(
+            &f.app,
+            "GET",
+            "/ui/api/search?q=main",
+            &[("sec-fetch-site", site)],
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::OK, "{site}");
+    }
+}
+
 #[tokio::test]
 async fn a_token_is_asked_for_and_kept_in_a_cookie() {
     let f = fixture(Some("t0ken"), false);

@@ -341,6 +341,8 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
         path: args.path.as_deref(),
         query,
         globs: Default::default(),
+        // On the command line: no budget, nobody else to serve.
+        stop: Default::default(),
     };
     let gathered = ferret_grep::gather(&index, &roots, &scope)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;

@@ -135,9 +135,9 @@ const CASES: &[(&str, &str, usize, &str)] = &[
     ("regex:\"[z-a]\"", "bad regex", 6, "regex:\"\\[z\\-a\\]\""),
     (
         "regex:\"a{99999}{99999}\"",
-        "bad regex",
+        "the `regex size` limit",
         6,
-        "regex:\"a\\{99999\\}\\{99999\\}\"",
+        "regex:\"^IMG_[0-9]+\\.jpg$\"",
     ),
     ("ext:md content:TODO", "`grep` tool", 7, "ext:md"),
     ("dupe:", "not supported yet", 0, "ext:rs"),
@@ -236,4 +236,165 @@ fn render_shows_the_caret_under_the_position() {
             .unwrap()
             .ends_with("        ^")
     );
+}
+
+/// The bounds that keep one search from tying up the server: each refusal is
+/// typed, names its limit, and points at where the query went past it; just
+/// within each bound still compiles.
+mod limits {
+    use super::CLOCK;
+    use crate::{Limit, Options, Query, parse, split_words};
+
+    fn refused(query: &str, options: &Options) -> crate::QueryError {
+        let e = Query::compile(query, options, &CLOCK).unwrap_err();
+        assert!(
+            Query::compile(&e.example, options, &CLOCK).is_ok(),
+            "{}",
+            e.example
+        );
+        e
+    }
+
+    fn names(e: &crate::QueryError, limit: Limit) {
+        assert_eq!(e.limit, Some(limit), "{}", e.message);
+        assert!(
+            e.message.contains(&format!("the `{}` limit", limit.name())),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains(&limit.max().to_string()) || limit == Limit::RegexSize);
+    }
+
+    #[test]
+    fn terms() {
+        let max = Limit::Terms.max();
+        let or = |n: usize| {
+            (0..n)
+                .map(|i| format!("a{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        assert!(Query::compile(&or(max), &Options::default(), &CLOCK).is_ok());
+        let q = or(max + 1);
+        let e = refused(&q, &Options::default());
+        names(&e, Limit::Terms);
+        // At the first term past the limit.
+        assert_eq!(e.position, q.find(&format!("|a{max}")).unwrap() + 1);
+        // Every kind of term counts, ANDed or ORed: functions and modifiers too.
+        let mixed: Vec<String> = (0..max + 1)
+            .map(|i| match i % 4 {
+                0 => format!("in:d{i}"),
+                1 => format!("ext:e{i}"),
+                2 => format!("case:w{i}"),
+                _ => format!("w{i}"),
+            })
+            .collect();
+        names(
+            &refused(&mixed.join(" "), &Options::default()),
+            Limit::Terms,
+        );
+        // The parser alone refuses it (split_content and split_words parse).
+        assert_eq!(parse(&q).unwrap_err().limit, Some(Limit::Terms));
+    }
+
+    #[test]
+    fn length() {
+        let max = Limit::Length.max();
+        let q = "a".repeat(max);
+        assert!(Query::compile(&q, &Options::default(), &CLOCK).is_ok());
+        // Characters, not bytes.
+        assert!(Query::compile(&"é".repeat(max), &Options::default(), &CLOCK).is_ok());
+        let e = refused(&"a".repeat(max + 1), &Options::default());
+        names(&e, Limit::Length);
+        assert_eq!(e.position, max);
+        assert!(e.message.contains(&format!("{} characters", max + 1)));
+    }
+
+    #[test]
+    fn nesting() {
+        let q = format!("{}a", "!".repeat(Limit::Depth.max() + 1));
+        names(&refused(&q, &Options::default()), Limit::Depth);
+    }
+
+    #[test]
+    fn regexes() {
+        let max = Limit::Regexes.max();
+        let re = |n: usize| {
+            (0..n)
+                .map(|i| format!("regex:a{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        assert!(Query::compile(&re(max), &Options::default(), &CLOCK).is_ok());
+        let q = re(max + 1);
+        let e = refused(&q, &Options::default());
+        names(&e, Limit::Regexes);
+        // At the regex itself, after its modifier.
+        assert_eq!(e.position, q.find(&format!("regex:a{max}")).unwrap() + 6);
+        // The `regex` option makes every term one; path globs are regexes too.
+        let plain: Vec<String> = (0..=max).map(|i| format!("a{i}")).collect();
+        let regex = Options {
+            regex: true,
+            ..Options::default()
+        };
+        names(&refused(&plain.join("|"), &regex), Limit::Regexes);
+        let globs: Vec<String> = (0..=max).map(|i| format!("d{i}/*.rs")).collect();
+        names(
+            &refused(&globs.join("|"), &Options::default()),
+            Limit::Regexes,
+        );
+    }
+
+    #[test]
+    fn regex_size() {
+        let e = refused("regex:\"\\w{1000}\\w{1000}\"", &Options::default());
+        names(&e, Limit::RegexSize);
+        assert!(e.message.contains("256 KiB"), "{}", e.message);
+        assert_eq!(e.position, 6);
+        // Regexes people write stay far within it.
+        for q in [
+            "regex:\"^IMG_[0-9]+\\.jpg$\"",
+            "regex:\"\\w+\\.(rs|toml|md)$\"",
+            "regex:\"^(?i)[a-z0-9_-]{1,64}\\.(jpe?g|png|gif|webp)$\"",
+        ] {
+            assert!(
+                Query::compile(q, &Options::default(), &CLOCK).is_ok(),
+                "{q}"
+            );
+        }
+    }
+
+    #[test]
+    fn parts_put_together() {
+        let half = |tag: &str| {
+            (0..Limit::Terms.max() / 2 + 1)
+                .map(|i| format!("{tag}{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        let a = Query::compile(&half("a"), &Options::default(), &CLOCK).unwrap();
+        let b = Query::compile(&half("b"), &Options::default(), &CLOCK).unwrap();
+        assert!(a.check_limits().is_ok());
+        let e = a.and(b.negate()).check_limits().unwrap_err();
+        assert_eq!(e.limit, Some(Limit::Terms));
+        assert!(e.message.contains("the `terms` limit"), "{}", e.message);
+        let re = |tag: &str| {
+            (0..Limit::Regexes.max() / 2 + 1)
+                .map(|i| format!("regex:{tag}{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        let a = Query::compile(&re("a"), &Options::default(), &CLOCK).unwrap();
+        let b = Query::compile(&re("b"), &Options::default(), &CLOCK).unwrap();
+        assert_eq!(
+            a.and(b).check_limits().unwrap_err().limit,
+            Some(Limit::Regexes)
+        );
+    }
+
+    #[test]
+    fn other_errors_name_no_limit() {
+        assert_eq!(parse("size:>1zb").unwrap_err().limit, None);
+        assert_eq!(split_words("a b").unwrap().1.len(), 2);
+    }
 }

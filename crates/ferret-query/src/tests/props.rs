@@ -459,6 +459,30 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// An OR of name terms matches exactly when one of its terms does: the
+    /// evaluator tests an ASCII name's first term in place and folds it for
+    /// the others, and both must answer alike.
+    #[test]
+    fn or_is_disjunction_whatever_the_path_through_the_name(
+        terms in prop::collection::vec("[aAbB]{1,3}|[aAb*?]{1,4}", 1..9),
+        names in prop::collection::vec("[aAbB.]{1,8}", 1..6),
+    ) {
+        let or = Query::compile(&terms.join("|"), &Options::default(), &CLOCK).unwrap();
+        let each: Vec<Query> = terms
+            .iter()
+            .map(|t| Query::compile(t, &Options::default(), &CLOCK).unwrap())
+            .collect();
+        for name in &names {
+            let e = FakeEntry::new(format!("d/{name}"), Kind::File);
+            let want = each.iter().any(|q| q.matches(&e));
+            prop_assert_eq!(or.matches(&e), want, "{:?} on {:?}", terms, name);
+        }
+    }
+}
+
 /// The properties above mean something only if random queries match some random
 /// entries and not others, and if matches with literals occur.
 #[test]
