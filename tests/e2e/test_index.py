@@ -127,7 +127,13 @@ def test_changes_on_disk_reach_search_and_the_journal(tmp_path):
             (root / "a" / "fresh-file.md").write_text("new\n")
             assert await wait_for(lambda: found("fresh-file")) == ["a/fresh-file.md"]
             (root / "a" / "keep.txt").rename(root / "a" / "kept.txt")
-            await wait_for(lambda: found("kept"))
+
+            async def renamed():
+                # Exactly the new name: before the rename is applied, a plain
+                # search for `kept` answers `keep.txt` fuzzily.
+                return await found("kept") == ["a/kept.txt"]
+
+            await wait_for(renamed)
             (root / "a" / "kept.txt").rename(root / "b" / "kept.txt")
 
             async def moved():
