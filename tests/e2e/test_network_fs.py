@@ -13,16 +13,14 @@ cannot have heard the change.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from conftest import FERRET, call, connect, run, shown
+from conftest import FERRET, call, connect, run, search_until, shown
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bindfs") is None or not os.path.exists("/dev/fuse") or os.geteuid() != 0,
@@ -52,13 +50,7 @@ def test_a_fuse_mount_is_named_and_read_again(mirror):
         async with connect("stdio", "legacy", ["--no-persist", "--rescan-every", "1s", "--root", str(mount)]) as c:
             _, d, _, _ = await call(c, "diagnostics", {})
             assert d["index"]["network_folders"] == [". (fuse)"], d["index"]
-            s = None
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                _, s, _, _ = await call(c, "search", {"query": "old.txt"})
-                if shown(s) == ["old.txt"]:
-                    break
-                await asyncio.sleep(0.1)
+            s = await search_until(c, "old.txt", ["old.txt"], timeout=20)
             assert shown(s) == ["old.txt"], s
             # Made behind the mount: inotify on the mirror hears nothing.
             (backing / "sub").mkdir()
@@ -68,13 +60,8 @@ def test_a_fuse_mount_is_named_and_read_again(mirror):
             e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
             assert not e and g["files"] == ["sub/from_elsewhere.txt"], g
             # And the index itself catches up on the next rescan.
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                _, s, _, _ = await call(c, "search", {"query": "from_elsewhere.txt"})
-                if shown(s) == ["sub/from_elsewhere.txt"]:
-                    return
-                await asyncio.sleep(0.2)
-            raise AssertionError(f"the rescan never found the file: {s}")
+            s = await search_until(c, "from_elsewhere.txt", ["sub/from_elsewhere.txt"], timeout=20)
+            assert shown(s) == ["sub/from_elsewhere.txt"], f"the rescan never found the file: {s}"
 
     run(go())
 

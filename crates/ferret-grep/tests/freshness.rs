@@ -35,19 +35,8 @@ use ferret_grep::{Options, Output, Pattern, Scope, compile, gather, grep, narrow
 use ferret_index::{Index, IndexConfig, IndexRoot};
 use ferret_query::{Clock, Query};
 
-/// xorshift: the same run every time for a seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+mod common;
+use common::Rng;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
