@@ -21,6 +21,10 @@ use crate::{
     shutdown, token,
 };
 
+/// How long a stdio server stopping on a signal lets its transport write
+/// the answers of the calls that just ended.
+const ANSWER_FLUSH: std::time::Duration = std::time::Duration::from_millis(300);
+
 pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let (deny, limits) = serve_policy(&args)?;
@@ -94,7 +98,12 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
                             settled = server.settled(grace) => {
                                 if !settled {
                                     tracing::warn!(calls = server.in_flight(), "the grace period ran out; stopping with calls unfinished");
+                                    return Ok(());
                                 }
+                                // A call counts as done when its work ends; its
+                                // answer is written to stdout after that. Let
+                                // the transport write it before stopping.
+                                let _ = tokio::time::timeout(ANSWER_FLUSH, &mut serving).await;
                                 Ok(())
                             }
                         }
