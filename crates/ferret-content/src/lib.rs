@@ -16,7 +16,7 @@
 //! let content = ContentIndex::new(Config::new(None), roots, index);
 //! content.start();
 //! let q = query(&PatternSpec { text: "fn main", literal: true, case_insensitive: false, multiline: false });
-//! if let Ok(n) = content.narrow(&q, &[("src/main.rs", 1_700_000_000, 120)]) {
+//! if let Ok(n) = content.narrow(&q, &[("src/main.rs", 1_700_000_000, 120)], false) {
 //!     println!("search src/main.rs: {}", n.keep[0]);
 //! }
 //! # }

@@ -429,8 +429,15 @@ impl ContentIndex {
     /// Which of `files` (paths as shown, with the modification time and size
     /// the name index gives) may hold a match of `query`: the files the index
     /// answers for that hold its trigrams, and every file it cannot answer
-    /// for (not indexed, changed since it was read, or pending).
-    pub fn narrow(&self, query: &Grams, files: &[(&str, i64, u64)]) -> Result<Narrowed, Unused> {
+    /// for (not indexed, changed since it was read, or pending). `synced`:
+    /// the caller passed [`Index::caught_up`] before it gathered `files`, so
+    /// the watcher's barrier is not waited for a second time.
+    pub fn narrow(
+        &self,
+        query: &Grams,
+        files: &[(&str, i64, u64)],
+        synced: bool,
+    ) -> Result<Narrowed, Unused> {
         let s = &self.shared;
         if *query == Grams::All {
             return Err(Unused::Pattern);
@@ -445,14 +452,14 @@ impl ContentIndex {
                 total: p.files_total,
             });
         }
-        if s.config.require_watcher {
-            if !watching(&s.index) {
+        if s.config.require_watcher && !synced {
+            if !s.index.hears_every_change() {
                 return Err(Unused::NotWatching);
             }
             // Every change made before this call reaches the change feed
             // first, so a file written a moment ago is pending below (and
             // read directly), not answered for from its old trigrams.
-            if !s.index.caught_up(SYNC_WAIT) {
+            if !s.index.sync(SYNC_WAIT) {
                 return Err(Unused::Behind);
             }
         }
@@ -513,17 +520,6 @@ fn progress_of(p: &Progress) -> BuildProgress {
         bytes_done: p.bytes_done.load(Ordering::Relaxed),
         bytes_total: p.bytes_total.load(Ordering::Relaxed),
     }
-}
-
-/// Whether the name index hears of every change: built, its watcher running
-/// on every folder, every root present.
-fn watching(index: &Index) -> bool {
-    let s = index.status();
-    s.ready
-        && s.watcher.starts_with("watching")
-        && !s.watch_limit_reached
-        && s.missing_roots.is_empty()
-        && s.network_folders.is_empty()
 }
 
 /// Where the index file of these roots and rules is (with a state directory).

@@ -257,9 +257,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
             };
             for e in listed.entries {
                 if e.kind == Kind::File {
-                    if !named.contains(e.path.as_str()) {
-                        push_walked(&e, &query, &scope.globs, multi, &mut walked);
-                    }
+                    push_walked(&e, &query, &scope.globs, multi, &mut walked);
                 } else if e.kind == Kind::Dir {
                     // A folder the index held is listed on its own when it
                     // changed; one it did not hold yet is read whole.
@@ -332,7 +330,7 @@ pub fn narrow(
         .iter()
         .map(|c| (c.path.as_str(), c.mtime, c.size))
         .collect();
-    match content.narrow(&query, &files) {
+    match content.narrow(&query, &files, gathered.caught_up) {
         Err(why) => out.unused = Some(why.to_string()),
         Ok(n) => {
             let mut keep = n.keep.into_iter();

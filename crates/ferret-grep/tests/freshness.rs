@@ -25,18 +25,17 @@ use std::{
     collections::BTreeSet,
     fs,
     path::{Path, PathBuf},
-    sync::{Arc, atomic::AtomicBool},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use ferret_content::{Config, ContentIndex};
 use ferret_fs::{Policy, Roots};
-use ferret_grep::{Options, Output, Pattern, Scope, compile, gather, grep, narrow};
+use ferret_grep::{Output, Pattern, compile, gather, narrow};
 use ferret_index::{Index, IndexConfig, IndexRoot};
-use ferret_query::{Clock, Query};
 
 mod common;
-use common::Rng;
+use common::{Rng, grep_all, whole_tree};
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -205,13 +204,7 @@ fn serve(dir: &Path, max_watches: Option<usize>) -> Served {
 /// Grep the whole tree for `token` as the server does; the files found and
 /// whether the index was caught up.
 fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool) {
-    let scope = Scope {
-        path: None,
-        query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
-        globs: Default::default(),
-        stop: Default::default(),
-    };
-    let mut gathered = gather(&s.index, &s.roots, &scope).unwrap();
+    let mut gathered = gather(&s.index, &s.roots, &whole_tree()).unwrap();
     let caught_up = gathered.caught_up;
     let pattern = Pattern {
         text: token.to_string(),
@@ -220,22 +213,13 @@ fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool) {
     };
     let n = narrow(Some(&s.content), &pattern, &mut gathered);
     let matcher = compile(&pattern).unwrap();
-    let options = Options {
-        output: Output::Files,
-        limit: 100_000,
-        max_output_bytes: usize::MAX,
-        threads: 2,
-        ..Options::default()
-    };
-    let never = AtomicBool::new(false);
-    let found = grep(
+    let found = grep_all(
         &s.roots,
         &matcher,
         false,
         &gathered.candidates,
-        &options,
-        &never,
-        None,
+        Output::Files,
+        0,
     );
     (found.files.into_iter().collect(), caught_up, n.used)
 }

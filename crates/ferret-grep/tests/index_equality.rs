@@ -12,18 +12,17 @@ use std::{
     collections::HashSet,
     fs,
     path::{Path, PathBuf},
-    sync::{Arc, atomic::AtomicBool, mpsc::Receiver},
+    sync::{Arc, mpsc::Receiver},
     time::{Duration, Instant},
 };
 
 use ferret_content::{Config, ContentIndex};
 use ferret_fs::{Policy, Roots};
-use ferret_grep::{Options, Output, Pattern, Scope, compile, gather, grep, narrow};
+use ferret_grep::{Output, Pattern, compile, gather, narrow};
 use ferret_index::{Index, IndexConfig, IndexRoot};
-use ferret_query::{Clock, Query};
 
 mod common;
-use common::Rng;
+use common::{Rng, grep_all, whole_tree};
 
 const WORDS: &[&str] = &[
     "alpha",
@@ -391,31 +390,14 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
     let Ok(matcher) = compile(p) else {
         return (false, 0, 0);
     };
-    let scope = Scope {
-        path: None,
-        query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
-        globs: Default::default(),
-        stop: Default::default(),
-    };
-    let gathered = gather(&s.index, &s.roots, &scope).unwrap();
-    let options = Options {
-        output,
-        before: context,
-        after: context,
-        limit: 100_000,
-        max_output_bytes: usize::MAX,
-        threads: 2,
-        ..Options::default()
-    };
-    let never = AtomicBool::new(false);
-    let full = grep(
+    let gathered = gather(&s.index, &s.roots, &whole_tree()).unwrap();
+    let full = grep_all(
         &s.roots,
         &matcher,
         p.multiline,
         &gathered.candidates,
-        &options,
-        &never,
-        None,
+        output,
+        context,
     );
     let mut narrowed = ferret_grep::candidates::Gathered {
         candidates: gathered.candidates.clone(),
@@ -424,14 +406,13 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
         walk_capped: gathered.walk_capped,
     };
     let n = narrow(Some(&s.content), p, &mut narrowed);
-    let fast = grep(
+    let fast = grep_all(
         &s.roots,
         &matcher,
         p.multiline,
         &narrowed.candidates,
-        &options,
-        &never,
-        None,
+        output,
+        context,
     );
     assert_eq!(
         result(&fast),

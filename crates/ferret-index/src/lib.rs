@@ -673,7 +673,14 @@ impl Index {
     /// the call (new folders included: they are read before the barrier is
     /// passed); when `false`, callers must look at the disk themselves.
     pub fn caught_up(&self, timeout: Duration) -> bool {
-        self.shared.hears_all.load(Ordering::Acquire) && self.sync(timeout)
+        self.hears_every_change() && self.sync(timeout)
+    }
+
+    /// Whether the watcher hears every change: built, watching every folder
+    /// of every root, none missing, none on a network or FUSE file system.
+    /// (A flag kept with the status, not a copy of it.)
+    pub fn hears_every_change(&self) -> bool {
+        self.shared.hears_all.load(Ordering::Acquire)
     }
 
     /// The temporary files of ferret's atomic writes (`.ferret-tmp-*`,
@@ -689,20 +696,24 @@ impl Index {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()),
         );
-        let store = self.read_store();
         temps
             .into_iter()
             .filter_map(|(root, path)| {
-                let top = *store.roots().get(root)?;
-                let mut shown = if self.shared.config.roots.len() > 1 {
-                    format!("{}/", hits::display_path(&store, top))
-                } else {
-                    String::new()
-                };
-                shown.push_str(std::str::from_utf8(&path).ok()?);
-                Some(shown)
+                Some(self.shown_below(root, std::str::from_utf8(&path).ok()?))
             })
             .collect()
+    }
+
+    /// A path below root number `root` as agents see it: with several roots
+    /// it starts with the root's name; the root itself is `.` (or its name).
+    pub(crate) fn shown_below(&self, root: usize, rel: &str) -> String {
+        let roots = &self.shared.config.roots;
+        match (roots.len() > 1, rel.is_empty()) {
+            (true, true) => roots[root].name.clone(),
+            (true, false) => format!("{}/{rel}", roots[root].name),
+            (false, true) => ".".into(),
+            (false, false) => rel.to_string(),
+        }
     }
 
     /// Whether anyone follows [`Index::touches`]: without a listener the

@@ -168,14 +168,10 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
         let shown: Vec<String> = folders
             .iter()
             .map(|(r, rel, fs)| {
-                let name = &index.shared.config.roots[*r].name;
-                let rel = String::from_utf8_lossy(rel);
-                match (index.shared.config.roots.len() > 1, rel.is_empty()) {
-                    (true, true) => format!("{name} ({fs})"),
-                    (true, false) => format!("{name}/{rel} ({fs})"),
-                    (false, true) => format!(". ({fs})"),
-                    (false, false) => format!("{rel} ({fs})"),
-                }
+                format!(
+                    "{} ({fs})",
+                    index.shown_below(*r, &String::from_utf8_lossy(rel))
+                )
             })
             .collect();
         drop(folders);

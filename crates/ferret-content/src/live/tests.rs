@@ -64,7 +64,7 @@ fn kept(s: &Served, q: &Grams) -> Result<Vec<String>, Unused> {
         .iter()
         .map(|(p, size, m)| (p.as_str(), *m, *size))
         .collect();
-    let n = s.content.narrow(q, &list)?;
+    let n = s.content.narrow(q, &list, false)?;
     Ok(list
         .iter()
         .zip(n.keep)
@@ -139,7 +139,7 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
     let (size, mtime) = s.index.file("src/m03.rs").unwrap();
     let n = s
         .content
-        .narrow(&literal("needle"), &[("src/m03.rs", mtime, size)])
+        .narrow(&literal("needle"), &[("src/m03.rs", mtime, size)], false)
         .unwrap();
     assert_eq!((n.keep, n.answered), (vec![true], 1));
     // Deleted, created, renamed.
@@ -237,7 +237,7 @@ fn an_unwritable_state_directory_leaves_grep_to_scan() {
         e.contains("cannot write") && e.contains("--content-index off"),
         "{e}"
     );
-    match content.narrow(&literal("needle"), &[("src/needle.rs", 0, 0)]) {
+    match content.narrow(&literal("needle"), &[("src/needle.rs", 0, 0)], false) {
         Err(Unused::Failed(_)) => {}
         other => panic!("{other:?}"),
     }
@@ -262,7 +262,7 @@ fn without_a_watcher_a_server_index_does_not_answer() {
     until("ready", || content.is_ready());
     assert_eq!(
         content
-            .narrow(&literal("needle"), &[("src/needle.rs", 0, 0)])
+            .narrow(&literal("needle"), &[("src/needle.rs", 0, 0)], false)
             .err(),
         Some(Unused::NotWatching)
     );

@@ -1,5 +1,50 @@
 //! What the integration tests share.
 
+use std::sync::atomic::AtomicBool;
+
+use ferret_fs::Roots;
+use ferret_grep::{Candidate, Options, Outcome, Output, Scope, grep};
+use ferret_query::{Clock, Query};
+
+/// Every file of every root, as a grep without `path` or `filter` asks.
+pub fn whole_tree() -> Scope<'static> {
+    Scope {
+        path: None,
+        query: Query::compile("", &Default::default(), &Clock::system()).unwrap(),
+        globs: Default::default(),
+        stop: Default::default(),
+    }
+}
+
+/// Grep `candidates` with no limit that could cut the answer short.
+pub fn grep_all(
+    roots: &Roots,
+    matcher: &grep_regex::RegexMatcher,
+    multiline: bool,
+    candidates: &[Candidate],
+    output: Output,
+    context: usize,
+) -> Outcome {
+    let options = Options {
+        output,
+        before: context,
+        after: context,
+        limit: 100_000,
+        max_output_bytes: usize::MAX,
+        threads: 2,
+        ..Options::default()
+    };
+    grep(
+        roots,
+        matcher,
+        multiline,
+        candidates,
+        &options,
+        &AtomicBool::new(false),
+        None,
+    )
+}
+
 /// xorshift: the same run every time for a seed.
 pub struct Rng(pub u64);
 
