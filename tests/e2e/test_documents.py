@@ -213,13 +213,20 @@ def test_ferret_grep_reads_documents_when_asked_or_named(docs, tmp_path):
             capture_output=True, text=True, timeout=300,
         )
 
-    plain, named, asked, off = grep("-l"), grep("--filter", "ext:pdf"), grep("-l", "--documents"), grep("-l", "--filter", "ext:pdf", "--documents", "off")
+    plain, named, asked, off = grep("-l"), grep("--filter", "ext:pdf"), grep("-l", "--documents"), grep("-l", "--filter", "ext:pdf", "--documents=off")
     assert plain.returncode == 0 and plain.stdout.splitlines() == ["notes.txt"], plain
     assert "documents not searched: pass --documents" in plain.stderr, plain.stderr
     assert named.returncode == 0, named.stderr
     assert named.stdout.splitlines() == ["report.pdf:1251 (page 250):The penalty clause applies after thirty days."]
     assert {"report.pdf", "contract.docx", "minutes.odt", "notes.txt"} <= set(asked.stdout.splitlines()), asked
     assert off.returncode == 1 and off.stdout == "" and "documents not searched" in off.stderr, off
+    # The flag takes no value unless written `--documents=…`: a pattern after
+    # it is the pattern.
+    first = subprocess.run(
+        [str(FERRET), "grep", "--documents", "-l", "--root", str(docs), "--state-dir", str(tmp_path / "state"), "penalty clause"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert first.returncode == 0 and set(first.stdout.splitlines()) == set(asked.stdout.splitlines()), first
     as_json = grep("--filter", "ext:pdf", "--json")
     assert [json.loads(line) for line in as_json.stdout.splitlines()] == [
         {"path": "report.pdf", "line": 1251, "text": "The penalty clause applies after thirty days.", "part": "page 250"}

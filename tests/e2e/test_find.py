@@ -112,9 +112,23 @@ def test_plain_search_falls_back_to_fuzzy_and_says_so(project):
     assert shown(s)[0] == "lib/libc.so.6" and "fuzzy" not in s, s
     _, s, _, _ = ask(project, "search", {"query": "middleware auth"})
     assert shown(s) == ["src/auth_middleware.rs"] and "fuzzy" not in s, s
+    # Every page comes from the same answer: page by page equals the whole.
+    _, whole, _, _ = ask(project, "search", {"query": "src rs", "limit": 10})
+    assert whole["fuzzy"] and whole["total"] >= 3, whole
+    pages = []
+    for offset in range(3):
+        _, page, _, _ = ask(project, "search", {"query": "src rs", "limit": 1, "offset": offset})
+        assert page["fuzzy"] == whole["fuzzy"], page
+        pages += shown(page)
+    assert pages == shown(whole)[:3], (pages, shown(whole))
     # An order asked for, or nothing near: no fallback, an honest empty answer.
     _, s, _, _ = ask(project, "search", {"query": "usar_service", "sort": "name"})
     assert s["total"] == 0 and "fuzzy" not in s, s
+    _, s, _, _ = ask(project, "search", {"query": "usar_service", "descending": True})
+    assert s["total"] == 0 and "fuzzy" not in s, s
+    # `sort: relevance` is the default order said out loud: it falls back too.
+    _, s, _, _ = ask(project, "search", {"query": "usar_service", "sort": "relevance"})
+    assert shown(s)[0] == "src/user_service.rs" and s["fuzzy"], s
     _, s, _, _ = ask(project, "search", {"query": "zzqqxxj"})
     assert s["total"] == 0 and "fuzzy" not in s, s
 

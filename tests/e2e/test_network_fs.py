@@ -46,24 +46,46 @@ def mirror(tmp_path: Path):
                 break
 
 
-def test_a_fuse_mount_is_named_and_read_again(mirror):
+def serve(mount: Path, rescan_every: str):
+    return connect("stdio", "legacy", ["--no-persist", "--rescan-every", rescan_every, "--root", str(mount)])
+
+
+def made_behind(backing: Path, token: str) -> None:
+    """A file made in the backing folder: inotify on the mirror hears nothing."""
+    (backing / "sub").mkdir()
+    (backing / "sub" / "from_elsewhere.txt").write_text(f"{token}\n")
+
+
+def test_a_grep_at_once_finds_what_inotify_never_heard(mirror):
     backing, mount = mirror
     token = f"remote-token-{os.getpid()}"
 
     async def go():
-        async with connect("stdio", "legacy", ["--no-persist", "--rescan-every", "1s", "--root", str(mount)]) as c:
+        # No rescan for an hour: only the grep's own listing can find it.
+        async with serve(mount, "1h") as c:
             _, d, _, _ = await call(c, "diagnostics", {})
             assert d["index"]["network_folders"] == [". (fuse)"], d["index"]
             s = await search_until(c, "old.txt", ["old.txt"], timeout=20)
             assert shown(s) == ["old.txt"], s
-            # Made behind the mount: inotify on the mirror hears nothing.
-            (backing / "sub").mkdir()
-            (backing / "sub" / "from_elsewhere.txt").write_text(f"{token}\n")
-            # A grep at once: the index cannot vouch for itself here, so the
-            # changed folders are listed and the file is read.
+            made_behind(backing, token)
+            # The index cannot vouch for itself here, so the changed folders
+            # are listed and the file is read.
             e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
             assert not e and g["files"] == ["sub/from_elsewhere.txt"], g
-            # And the index itself catches up on the next rescan.
+            # ...while the index itself has not heard of it.
+            _, s, _, _ = await call(c, "search", {"query": "from_elsewhere.txt", "sort": "name"})
+            assert s["total"] == 0, s
+
+    run(go())
+
+
+def test_a_fuse_mount_is_read_again_every_rescan(mirror):
+    backing, mount = mirror
+
+    async def go():
+        async with serve(mount, "1s") as c:
+            await search_until(c, "old.txt", ["old.txt"], timeout=20)
+            made_behind(backing, "x")
             s = await search_until(c, "from_elsewhere.txt", ["sub/from_elsewhere.txt"], timeout=20)
             assert shown(s) == ["sub/from_elsewhere.txt"], f"the rescan never found the file: {s}"
 

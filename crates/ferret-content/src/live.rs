@@ -70,9 +70,6 @@ const QUIET: Duration = Duration::from_millis(30);
 const POLL: Duration = Duration::from_millis(10);
 /// …or once it has waited this long, however busy.
 const MAX_WAIT: Duration = Duration::from_millis(500);
-/// How long a query waits for the name index's watcher to apply the changes
-/// made before it (it usually takes well under a millisecond).
-const SYNC_WAIT: Duration = Duration::from_secs(1);
 /// How often the index is compared with the name index as a whole.
 const RECONCILE_EVERY: Duration = Duration::from_secs(30);
 /// A failed build is tried again after this long.
@@ -459,7 +456,7 @@ impl ContentIndex {
             // Every change made before this call reaches the change feed
             // first, so a file written a moment ago is pending below (and
             // read directly), not answered for from its old trigrams.
-            if !s.index.sync(SYNC_WAIT) {
+            if !s.index.sync(ferret_index::CATCH_UP_WAIT) {
                 return Err(Unused::Behind);
             }
         }

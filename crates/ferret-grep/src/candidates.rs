@@ -120,10 +120,6 @@ pub struct Gathered {
     pub walk_capped: bool,
 }
 
-/// How long a grep waits for the watcher to apply what the kernel queued
-/// before it (it takes well under a millisecond when the watcher is idle).
-const CATCH_UP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// How long the first build of the index is waited for.
 const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// A folder modified this recently is listed again even when the index saw the
@@ -141,7 +137,7 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
     }
     // The barrier comes before the index is read: every change completed
     // before this call is then in it, new folders read to the bottom.
-    let caught_up = index.caught_up(CATCH_UP_WAIT);
+    let caught_up = index.caught_up(ferret_index::CATCH_UP_WAIT);
     let clock = Clock::system();
     let files =
         Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");

@@ -69,6 +69,11 @@ pub use stop::{SEARCH_CPU_BUDGET, Stop, Stopped};
 pub use store::{EntryId, Kind, Meta, Store};
 pub use walk::WalkStats;
 
+/// How long a search waits at the watcher's barrier ([`Index::caught_up`])
+/// before it answers without it: well under a millisecond when the watcher
+/// is idle; past this it is busy, and the caller looks at the disk itself.
+pub const CATCH_UP_WAIT: Duration = Duration::from_secs(1);
+
 /// Uses kept while the scores are being read (see `Shared::pending_uses`).
 const PENDING_USES_MAX: usize = 10_000;
 
@@ -105,8 +110,9 @@ pub(crate) struct Shared {
     /// without cloning the status.
     pub hears_all: AtomicBool,
     /// ferret's own temporary files the walks met, (root, path below it),
-    /// until [`Index::take_own_temps`] takes them.
-    pub own_temps: Mutex<Vec<(usize, Vec<u8>)>>,
+    /// until [`Index::take_own_temps`] takes them; `None` from then on (the
+    /// start-up sweep is over, and later walks collect nothing).
+    pub own_temps: Mutex<Option<Vec<(usize, Vec<u8>)>>>,
     /// Folders on network or FUSE file systems the walks entered: (root,
     /// path below it, file system), read again every `limit_rescan_every`.
     pub network: Mutex<Vec<(usize, Vec<u8>, &'static str)>>,
@@ -224,7 +230,7 @@ impl Index {
                 touch_listeners: Mutex::new(Vec::new()),
                 sync: sync::SyncPoint::default(),
                 hears_all: AtomicBool::new(false),
-                own_temps: Mutex::new(Vec::new()),
+                own_temps: Mutex::new(Some(Vec::new())),
                 network: Mutex::new(Vec::new()),
             }),
         })
@@ -366,12 +372,6 @@ impl Index {
             );
         }
         out
-    }
-
-    /// Whether the index holds an entry `name` in the folder `dir`.
-    pub fn has_child(&self, dir: EntryId, name: &[u8]) -> bool {
-        let store = self.read_store();
-        store.is_live(dir) && store.child(dir, name).is_some()
     }
 
     /// Run `f` on the store under the read lock (for measurements: the
@@ -684,18 +684,19 @@ impl Index {
     }
 
     /// The temporary files of ferret's atomic writes (`.ferret-tmp-*`,
-    /// never indexed) that the walks met since the last call, as paths shown
-    /// to agents: what killed writes left behind, for the file layer to
-    /// judge and remove. Folders the index does not walk (ignored, hidden)
-    /// are not looked in.
+    /// never indexed) that the walks met until now, as paths shown to
+    /// agents: what killed writes left behind, for the file layer to judge
+    /// and remove. Once; later walks collect none (the files they would meet
+    /// are this process's own writes under way). Folders the index does not
+    /// walk (ignored, hidden) are not looked in.
     pub fn take_own_temps(&self) -> Vec<String> {
-        let temps = std::mem::take(
-            &mut *self
-                .shared
-                .own_temps
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
+        let temps = self
+            .shared
+            .own_temps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_default();
         temps
             .into_iter()
             .filter_map(|(root, path)| {

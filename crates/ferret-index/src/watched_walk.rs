@@ -143,13 +143,22 @@ pub(crate) fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
         .unwrap_or_default()
 }
 
+/// Whether the path `rel` (below a root) is `folder` or lies inside it.
+fn within(rel: &[u8], folder: &[u8]) -> bool {
+    folder.is_empty()
+        || rel == folder
+        || (rel.starts_with(folder) && rel.get(folder.len()) == Some(&b'/'))
+}
+
 pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
-    if !stats.own_temps.is_empty() {
-        let mut temps = index
+    if !stats.own_temps.is_empty()
+        && let Some(temps) = index
             .shared
             .own_temps
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+    {
         temps.extend(stats.own_temps.iter().map(|p| (root, p.clone())));
         temps.sort();
         temps.dedup();
@@ -161,7 +170,11 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         for (rel, fs) in &stats.network {
-            if !folders.iter().any(|(r, p, _)| *r == root && p == rel) {
+            // A rescan's walk starts at a folder with no parent to compare
+            // devices with: a folder at or below one listed is not another.
+            let covered = folders.iter().any(|(r, p, _)| *r == root && within(rel, p));
+            if !covered {
+                folders.retain(|(r, p, _)| !(*r == root && within(p, rel)));
                 folders.push((root, rel.clone(), fs));
             }
         }
@@ -182,5 +195,21 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
             s.unreadable_folders += stats.unreadable;
             s.walk_races += stats.raced;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_folder_inside_a_listed_network_folder_is_not_another() {
+        use super::within;
+        assert!(within(b"mnt/nfs/a", b"mnt/nfs"));
+        assert!(within(b"mnt/nfs", b"mnt/nfs"));
+        assert!(within(b"anything", b""), "the root holds everything");
+        assert!(
+            !within(b"mnt/nfs2", b"mnt/nfs"),
+            "a sibling with a longer name"
+        );
+        assert!(!within(b"mnt", b"mnt/nfs"));
     }
 }

@@ -43,16 +43,6 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// Every limit, for listing them.
-    pub const ALL: [Limit; 6] = [
-        Limit::Length,
-        Limit::Terms,
-        Limit::Depth,
-        Limit::Regexes,
-        Limit::RegexSize,
-        Limit::Words,
-    ];
-
     /// The bound itself.
     pub const fn max(self) -> usize {
         match self {

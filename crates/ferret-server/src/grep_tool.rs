@@ -546,21 +546,23 @@ pub struct ContentFound {
 
 /// `content:` of `search`: the files among `files` whose text holds every pattern
 /// (literal, case-insensitive), each pattern narrowed by the content index
-/// first. Documents are searched as their text when `documents` is on, as
+/// first (`files.caught_up`: the watcher's barrier was passed before the
+/// files were named, so no pattern waits for it again). Documents are searched as their text when `documents` is on, as
 /// grep searches them, and counted otherwise. Files that cannot be searched
 /// do not match.
 pub fn content_filter(
     roots: &Roots,
     content: Option<&ContentIndex>,
-    files: Vec<ferret_grep::Candidate>,
+    files: ferret_grep::candidates::Gathered,
     patterns: &[String],
     documents: bool,
     timeout: Duration,
     meter: &Meter,
 ) -> Result<ContentFound, FsError> {
     let deadline = Instant::now() + timeout;
-    meter.set_total((files.len() * patterns.len()) as u64);
-    let mut remaining = files;
+    meter.set_total((files.candidates.len() * patterns.len()) as u64);
+    let caught_up = files.caught_up;
+    let mut remaining = files.candidates;
     let mut documents_skipped = 0;
     for p in patterns {
         let pattern = Pattern {
@@ -573,6 +575,7 @@ pub fn content_filter(
             .map_err(|e| FsError::new(ErrorCode::TooLarge, format!("`content:{p}`: {e}")))?;
         let mut gathered = ferret_grep::candidates::Gathered {
             candidates: std::mem::take(&mut remaining),
+            caught_up,
             ..Default::default()
         };
         let before = gathered.candidates.len();
@@ -650,7 +653,7 @@ pub fn content_search(
     // The watcher's barrier first: a file created before the call is then
     // among the names searched (when the index cannot confirm it, the
     // search answers from what it holds, as a plain search does).
-    index.caught_up(Duration::from_secs(1));
+    let caught_up = index.caught_up(ferret_index::CATCH_UP_WAIT);
     let all = index
         .search_until(
             &ferret_index::SearchRequest {
@@ -677,6 +680,11 @@ pub fn content_search(
             size: h.size.unwrap_or(0),
         })
         .collect();
+    let files = ferret_grep::candidates::Gathered {
+        candidates: files,
+        caught_up,
+        ..Default::default()
+    };
     let found = content_filter(
         roots,
         content,
@@ -776,14 +784,15 @@ mod tests {
         }
         let spec: ferret_fs::RootSpec = tmp.path().display().to_string().parse().unwrap();
         let roots = Roots::open(&[spec], ferret_fs::Policy::default()).unwrap();
-        let files = || -> Vec<ferret_grep::Candidate> {
-            (0..50)
+        let files = || ferret_grep::candidates::Gathered {
+            candidates: (0..50)
                 .map(|i| ferret_grep::Candidate {
                     path: format!("f{i}.txt"),
                     mtime: 0,
                     size: 7000,
                 })
-                .collect()
+                .collect(),
+            ..Default::default()
         };
         let words = ["needle".to_string()];
         let found = content_filter(

@@ -97,6 +97,84 @@ fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) ->
 /// What an answer that fell back to fuzzy matching says.
 const FALLBACK_NOTE: &str = "no name holds every word: fuzzy matches (words anywhere in the path, in any order; initials; one typo a word)";
 
+/// What a plain search answers once its fallback was considered.
+enum Fallback {
+    Plain(ferret_index::SearchOutcome),
+    Fuzzy(ferret_index::SearchOutcome, &'static str),
+    /// The fuzzy pass ran out of its CPU budget: the plain answer stands.
+    Stopped(ferret_index::SearchOutcome, ferret_index::Stopped),
+}
+
+/// The fallback of a plain search in relevance order. When no entry holds
+/// every word, the fuzzy matches of the same words answer. When several
+/// words give a best match whose name is none of them (`fs copy` finding
+/// `fs_copy.rs`), the fuzzy answer is taken if its best match's name is one
+/// (`fs/copy.rs`). Both are decided on the whole answer, never on the page
+/// asked for, so every page of a search comes from the same one. A caller
+/// gone away is `Err`.
+fn fall_back(
+    index: &Index,
+    call: &SearchCall,
+    request: &SearchRequest,
+    plain: ferret_index::SearchOutcome,
+    words: &[String],
+    filter: &Query,
+    meter: &Meter,
+) -> Result<Fallback, ferret_index::Stopped> {
+    let weak = plain.total > 0 && words.len() >= 2 && {
+        let top = if call.offset == 0 {
+            plain.hits.first().cloned()
+        } else {
+            let probe = SearchRequest {
+                offset: 0,
+                limit: 1,
+                ..*request
+            };
+            let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+            index.search_until(&probe, stop)?.hits.into_iter().next()
+        };
+        top.is_some_and(|h| !exact_hit(&h, words))
+    };
+    if plain.total > 0 && !weak {
+        return Ok(Fallback::Plain(plain));
+    }
+    // Half the budget: the plain search had its share.
+    let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+    let fuzzy = index.fuzzy_until(
+        &ferret_index::fuzzy::FuzzyRequest {
+            words,
+            filter,
+            under: request.under,
+            offset: 0,
+            limit: call.offset.saturating_add(call.limit).max(1),
+        },
+        stop,
+    );
+    let mut fuzzy = match fuzzy {
+        Ok(f) => f,
+        Err(ferret_index::Stopped::Cancelled) => return Err(ferret_index::Stopped::Cancelled),
+        Err(why) => return Ok(Fallback::Stopped(plain, why)),
+    };
+    let take = if weak {
+        fuzzy.hits.first().is_some_and(|h| exact_hit(h, words))
+    } else {
+        fuzzy.total > 0
+    };
+    if !take {
+        return Ok(Fallback::Plain(plain));
+    }
+    fuzzy.hits = fuzzy
+        .hits
+        .into_iter()
+        .skip(call.offset)
+        .take(call.limit)
+        .collect();
+    Ok(Fallback::Fuzzy(
+        fuzzy,
+        if weak { BETTER_NOTE } else { FALLBACK_NOTE },
+    ))
+}
+
 /// What an answer whose fuzzy matches fit better says.
 const BETTER_NOTE: &str = "fuzzy matches: a name is exactly one of the words, the others in its path (names holding every word rank lower)";
 
@@ -105,9 +183,6 @@ fn exact_hit(hit: &ferret_index::Hit, words: &[String]) -> bool {
     let name = hit.path.rsplit('/').next().unwrap_or(&hit.path);
     ferret_index::search::name_is_exact(name, words)
 }
-
-/// A fallback of more words than this is not tried (a pasted sentence).
-const MAX_FALLBACK_WORDS: usize = 24;
 
 pub fn parse_search(args: Option<&JsonObject>) -> ArgResult<SearchCall> {
     parse_search_for("search", args)
@@ -228,24 +303,23 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     // A plain search in the default order falls back to fuzzy matching when
     // no entry holds every word (typos, initials, words of the path in any
     // order): its words, and the rest of the query as the filter.
-    let fallback = match ferret_query::split_words(&text) {
-        Ok((rest, words))
-            if words.len() <= MAX_FALLBACK_WORDS
-                && !fuzzy
-                && names_something
-                && content.is_empty()
-                && a.get("sort").is_none()
-                && a.get("group_by").is_none()
-                && !options.regex
-                && !words.is_empty() =>
-        {
-            Some((
-                words,
-                with_also(compile(&a, "query", &rest, &options, &clock)?),
-            ))
-        }
-        _ => None,
-    };
+    let default_order = a
+        .get("sort")
+        .is_none_or(|v| v.as_str() == Some("relevance"))
+        && a.get("descending").is_none()
+        && a.get("group_by").is_none();
+    let fallback =
+        if !fuzzy && names_something && default_order && content.is_empty() && !options.regex {
+            match ferret_query::split_words(&text) {
+                Ok((rest, words)) if !words.is_empty() => Some((
+                    words,
+                    with_also(compile(&a, "query", &rest, &options, &clock)?),
+                )),
+                _ => None,
+            }
+        } else {
+            None
+        };
     // Each part kept within the limits on its own; together they must too.
     query
         .check_limits()
@@ -430,48 +504,26 @@ pub fn search_showing(
             Err(why) => return render::tool_error(&render::search_stopped(why)),
         }
     };
-    // Nothing holds every word: the same words, fuzzily. Several words that
-    // only names without an exact fit hold (`fs copy` in `fs_copy.rs`):
-    // fuzzily too, taken when that finds a name one of the words is exactly
-    // (`fs/copy.rs`).
+    // Nothing holds every word: the same words, fuzzily (see `fall_back`).
     let mut fell_back = None;
     let outcome = match &call.fallback {
         Some((words, filter)) if warning.is_none() => {
-            let weak = outcome.total > 0
-                && words.len() >= 2
-                && outcome.hits.first().is_some_and(|h| !exact_hit(h, words));
-            if outcome.total == 0 || weak {
-                // Half the budget: the plain search had its share, and the
-                // two together stay within a second of CPU.
-                let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
-                let request = ferret_index::fuzzy::FuzzyRequest {
-                    words,
-                    filter,
-                    under,
-                    offset: call.offset,
-                    limit: call.limit,
-                };
-                match index.fuzzy_until(&request, stop) {
-                    Ok(fuzzy)
-                        if (weak && fuzzy.hits.first().is_some_and(|h| exact_hit(h, words)))
-                            || (!weak && fuzzy.total > 0) =>
-                    {
-                        fell_back = Some(if weak { BETTER_NOTE } else { FALLBACK_NOTE });
-                        fuzzy
-                    }
-                    Ok(_) => outcome,
-                    Err(why) => {
-                        // The plain answer stands; say that the guesses were
-                        // not all looked at.
-                        warning = Some(format!(
-                            "no fuzzy matches shown: {}",
-                            render::search_stopped(why).message
-                        ));
-                        outcome
-                    }
+            match fall_back(index, call, &request, outcome, words, filter, meter) {
+                Ok(Fallback::Plain(outcome)) => outcome,
+                Ok(Fallback::Fuzzy(outcome, note)) => {
+                    fell_back = Some(note);
+                    outcome
                 }
-            } else {
-                outcome
+                Ok(Fallback::Stopped(outcome, why)) => {
+                    // The plain answer stands; say the guesses were not all
+                    // looked at.
+                    warning = Some(format!(
+                        "no fuzzy matches shown: {}",
+                        render::search_stopped(why).message
+                    ));
+                    outcome
+                }
+                Err(why) => return render::tool_error(&render::search_stopped(why)),
             }
         }
         _ => outcome,

@@ -295,8 +295,6 @@ impl Ferret {
         &self.inner.roots
     }
 
-    /// Let `grep` (and `search`'s `content:`) take their candidates from a
-    /// content index built over these same roots. Set once, before serving.
     /// Remove the `.ferret-tmp-*` files that writes killed before they
     /// finished left in writable roots: once the index's first walk has met
     /// them (in the folders it walks), each removed through its root's handle
@@ -340,6 +338,8 @@ impl Ferret {
         *inner.stale_temps.lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
     }
 
+    /// Let `grep` (and `search`'s `content:`) take their candidates from a
+    /// content index built over these same roots. Set once, before serving.
     pub fn set_content_index(&self, content: ferret_content::ContentIndex) {
         let _ = self.inner.content.set(content);
     }

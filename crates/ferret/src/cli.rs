@@ -276,9 +276,9 @@ pub struct GrepCommand {
     pub count: bool,
     #[arg(long, default_value_t = 100_000)]
     pub limit: usize,
-    /// Search documents (PDF, Office, OpenDocument, EPUB) as their text: on or off [default: on when --filter or --path names them, e.g. ext:pdf].
+    /// Search documents (PDF, Office, OpenDocument, EPUB) as their text: `--documents`, `--documents=off` [default: on when --filter or --path names them, e.g. ext:pdf].
     #[arg(long, value_name = "on|off", num_args = 0..=1, default_missing_value = "on",
-          value_parser = parse_on_off)]
+          require_equals = true, value_parser = parse_on_off)]
     pub documents: Option<bool>,
     /// Print JSON lines.
     #[arg(long)]
