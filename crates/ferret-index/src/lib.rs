@@ -74,6 +74,9 @@ pub use walk::WalkStats;
 /// is idle; past this it is busy, and the caller looks at the disk itself.
 pub const CATCH_UP_WAIT: Duration = Duration::from_secs(1);
 
+/// A path below a root: the root's number, the path's bytes.
+pub(crate) type RootPath = (usize, Vec<u8>);
+
 /// Uses kept while the scores are being read (see `Shared::pending_uses`).
 const PENDING_USES_MAX: usize = 10_000;
 
@@ -112,7 +115,7 @@ pub(crate) struct Shared {
     /// ferret's own temporary files the walks met, (root, path below it),
     /// until [`Index::take_own_temps`] takes them; `None` from then on (the
     /// start-up sweep is over, and later walks collect nothing).
-    pub own_temps: Mutex<Option<Vec<(usize, Vec<u8>)>>>,
+    pub own_temps: Mutex<Option<Vec<RootPath>>>,
     /// Folders on network or FUSE file systems the walks entered: (root,
     /// path below it, file system), read again every `limit_rescan_every`.
     pub network: Mutex<Vec<(usize, Vec<u8>, &'static str)>>,
