@@ -563,23 +563,30 @@ def test_writable_from_the_environment(work):
 
 
 def test_temporary_files_left_by_killed_writes_are_removed_at_start(work, tmp_path):
-    """What a write killed before its rename leaves (`.ferret-tmp-` and 16 hex
-    digits, older than the process) is removed once the index has walked the
-    roots, through the root's handle, in writable roots only; other names,
-    newer files and read-only roots are left alone, and diagnostics counts both."""
+    """What a write killed before its rename leaves (`.ferret-tmp-`, the
+    writer's process id, `-` and 16 hex digits, older than the process) is
+    removed once the index has walked the roots, through the root's handle, in
+    writable roots only, when the writer no longer runs; other names, newer
+    files, a running writer's files and read-only roots are left alone, and
+    diagnostics counts both."""
     docs = tmp_path / "docs"
     docs.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead, alive = gone.pid, os.getpid()
     hour_ago = time.time() - 3600
     planted = {
-        work / "src" / ".ferret-tmp-0123456789abcdef": True,
-        work / "notes" / ".ferret-tmp-fedcba9876543210": True,
+        work / "src" / f".ferret-tmp-{dead}-0123456789abcdef": True,
+        work / "notes" / f".ferret-tmp-{dead}-fedcba9876543210": True,
         # Not a name ferret makes.
         work / ".ferret-tmp-notours": False,
-        work / "src" / ".ferret-tmp-0123456789abcdef.bak": False,
+        work / "src" / f".ferret-tmp-{dead}-0123456789abcdef.bak": False,
         # Newer than the process: not from an earlier run.
-        work / "notes" / ".ferret-tmp-00000000000000aa": False,
+        work / "notes" / f".ferret-tmp-{dead}-00000000000000aa": False,
+        # Its writer still runs (this test): a write in flight, whatever its age.
+        work / "notes" / f".ferret-tmp-{alive}-2222222222222222": False,
         # A read-only root: ferret never wrote there.
-        docs / ".ferret-tmp-1111111111111111": False,
+        docs / f".ferret-tmp-{dead}-1111111111111111": False,
     }
     for p, old in planted.items():
         p.write_text("half a write")
@@ -597,6 +604,6 @@ def test_temporary_files_left_by_killed_writes_are_removed_at_start(work, tmp_pa
                 await asyncio.sleep(0.1)
 
     swept = run(go())
-    assert swept == {"removed": 2, "kept": 4}, swept
+    assert swept == {"removed": 2, "kept": 5}, swept
     for p, removed in planted.items():
         assert p.exists() is not removed, p

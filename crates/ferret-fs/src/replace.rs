@@ -2,7 +2,7 @@
 //!
 //! Every change goes through the root's cap-std `Dir` (never an absolute path).
 //! A file is never modified in place: the new content goes to a temporary file
-//! in the same folder (`.ferret-tmp-<random>`, created with `create_new`), which
+//! in the same folder (`.ferret-tmp-<pid>-<random>`, created with `create_new`), which
 //! is written, given the old file's mode (and owner, where the account may
 //! change it), fsynced, renamed over the target, and the folder is fsynced. A
 //! reader therefore sees the old content or the new one, never a mix, even if
@@ -279,16 +279,53 @@ impl Drop for TempGuard<'_> {
     }
 }
 
-/// Whether `name` is one [`temp_name`] makes: the prefix and 16 hex digits.
+/// The process a temporary file's name says made it, when `name` is one
+/// [`temp_name`] makes: the prefix, the writer's process id in decimal, `-`
+/// and 16 hex digits.
+fn temp_owner(name: &str) -> Option<u32> {
+    let (pid, h) = name.strip_prefix(TEMP_PREFIX)?.split_once('-')?;
+    let hex = h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    let digits = (1..=10).contains(&pid.len()) && pid.bytes().all(|b| b.is_ascii_digit());
+    if hex && digits {
+        pid.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Whether `name` is one [`temp_name`] makes.
 pub(crate) fn is_temp_name(name: &str) -> bool {
-    name.strip_prefix(TEMP_PREFIX)
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    temp_owner(name).is_some()
+}
+
+/// Whether process `pid` runs (in this pid namespace). A process that exists
+/// but is not ours to signal (`EPERM`) runs too.
+fn process_runs(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
 }
 
 /// Remove a temporary file a killed write left (`input` as shown to agents):
 /// only in a writable root, only a regular file under a name ferret makes,
-/// and only one last modified before `before` (the start of this process, so
-/// no write of its own is touched). `Ok(true)` when it was removed.
+/// only one whose writer (the process its name names) no longer runs, and
+/// only one last modified before `before` (the start of this process).
+/// `Ok(true)` when it was removed.
+///
+/// The writer's id is what keeps a write in flight safe, this process's own
+/// included: the time alone does not, since a file's time comes from the
+/// kernel's coarse clock, which can stand a few milliseconds behind the
+/// `before` read from the fine one, so a temporary file this process made
+/// just after it started could look older than the process (one CI run
+/// removed an `edit`'s temporary file before its rename that way). The time
+/// still guards writers in another pid namespace, whose ids mean nothing here.
 pub(crate) fn remove_stale_temp(
     roots: &Roots,
     input: &str,
@@ -299,8 +336,9 @@ pub(crate) fn remove_stale_temp(
         _ => return Ok(false),
     };
     let (parent, leaf) = split_parent(&rel);
-    if !is_temp_name(&leaf) {
-        return Ok(false);
+    match temp_owner(&leaf) {
+        Some(pid) if pid != std::process::id() && !process_runs(pid) => {}
+        _ => return Ok(false),
     }
     // The folder opened through the root with no symlink followed; the file
     // described and removed relative to it.
@@ -333,7 +371,7 @@ fn temp_name() -> String {
     if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         h.write_u128(t.as_nanos());
     }
-    format!("{TEMP_PREFIX}{:016x}", h.finish())
+    format!("{TEMP_PREFIX}{}-{:016x}", std::process::id(), h.finish())
 }
 
 /// Open the folder holding `real` (which contains no symlink) through the
@@ -539,19 +577,69 @@ pub(crate) fn write_failed(err: &io::Error, shown: &str) -> FsError {
 
 #[cfg(test)]
 mod temp_tests {
+    use std::time::{Duration, SystemTime};
+
+    use crate::{Policy, RootSpec, Roots};
+
     #[test]
     fn only_names_ferret_makes_are_temporary() {
-        assert!(super::is_temp_name(&super::temp_name()));
-        assert!(super::is_temp_name(".ferret-tmp-0123456789abcdef"));
+        let own = super::temp_name();
+        assert_eq!(super::temp_owner(&own), Some(std::process::id()));
+        assert_eq!(
+            super::temp_owner(".ferret-tmp-42-0123456789abcdef"),
+            Some(42)
+        );
         for other in [
             ".ferret-tmp-",
-            ".ferret-tmp-0123",
-            ".ferret-tmp-0123456789abcdefg",
-            ".ferret-tmp-0123456789abcdeg",
-            "ferret-tmp-0123456789abcdef",
-            ".ferret-tmp-0123456789abcdef.rs",
+            ".ferret-tmp-0123456789abcdef",
+            ".ferret-tmp--0123456789abcdef",
+            ".ferret-tmp-x1-0123456789abcdef",
+            ".ferret-tmp-12345678901-0123456789abcdef",
+            ".ferret-tmp-42-0123",
+            ".ferret-tmp-42-0123456789abcdefg",
+            ".ferret-tmp-42-0123456789abcdeg",
+            "ferret-tmp-42-0123456789abcdef",
+            ".ferret-tmp-42-0123456789abcdef.rs",
         ] {
             assert!(!super::is_temp_name(other), "{other}");
+        }
+    }
+
+    /// A temporary file is removed only when the process its name names is
+    /// gone: not this process's own (whatever its time says, since the
+    /// kernel's coarse clock can date a file made just after the start
+    /// before it), not a running one's, and a gone writer's only when older
+    /// than `before`.
+    #[test]
+    fn only_a_gone_writers_old_temporary_file_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let gone = gone.id();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let names = [
+            (super::temp_name(), hour_ago, false),
+            (format!(".ferret-tmp-1-{:016x}", 7), hour_ago, false),
+            (format!(".ferret-tmp-{gone}-{:016x}", 8), hour_ago, true),
+            (
+                format!(".ferret-tmp-{gone}-{:016x}", 9),
+                SystemTime::now() + Duration::from_secs(60),
+                false,
+            ),
+        ];
+        for (name, time, _) in &names {
+            let f = std::fs::File::create(dir.path().join(name)).unwrap();
+            f.set_modified(*time).unwrap();
+        }
+        let spec: RootSpec = format!("{}:rw", dir.path().display()).parse().unwrap();
+        let roots = Roots::open(&[spec], Policy::default()).unwrap();
+        for (name, _, removed) in &names {
+            assert_eq!(
+                roots.remove_stale_temp(name, SystemTime::now()).unwrap(),
+                *removed,
+                "{name}"
+            );
+            assert_eq!(dir.path().join(name).exists(), !removed, "{name}");
         }
     }
 }
