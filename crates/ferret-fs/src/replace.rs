@@ -576,7 +576,7 @@ pub(crate) fn write_failed(err: &io::Error, shown: &str) -> FsError {
 }
 
 #[cfg(test)]
-mod temp_tests {
+mod tests {
     use std::time::{Duration, SystemTime};
 
     use crate::{Policy, RootSpec, Roots};
