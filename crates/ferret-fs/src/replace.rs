@@ -293,11 +293,6 @@ fn temp_owner(name: &str) -> Option<u32> {
     }
 }
 
-/// Whether `name` is one [`temp_name`] makes.
-pub(crate) fn is_temp_name(name: &str) -> bool {
-    temp_owner(name).is_some()
-}
-
 /// Whether process `pid` runs (in this pid namespace). A process that exists
 /// but is not ours to signal (`EPERM`) runs too.
 fn process_runs(pid: u32) -> bool {
@@ -601,7 +596,7 @@ mod tests {
             "ferret-tmp-42-0123456789abcdef",
             ".ferret-tmp-42-0123456789abcdef.rs",
         ] {
-            assert!(!super::is_temp_name(other), "{other}");
+            assert_eq!(super::temp_owner(other), None, "{other}");
         }
     }
 
