@@ -38,6 +38,7 @@ const CALL_TIMEOUT_MS = 30_000;
 
 const importFrom = (spec) => import(pathToFileURL(createRequire(join(MODULES, 'x.js')).resolve(spec)).href);
 const v1 = {
+  ...(await importFrom('@modelcontextprotocol/sdk/types.js')),
   ...(await importFrom('@modelcontextprotocol/sdk/client/index.js')),
   ...(await importFrom('@modelcontextprotocol/sdk/client/stdio.js')),
   ...(await importFrom('@modelcontextprotocol/sdk/client/streamableHttp.js')),
@@ -220,6 +221,91 @@ async function sdkCell(sdk, transport, era) {
   }
 }
 
+/** ferret started with no --root by a TypeScript SDK v1 client that offers
+ * MCP roots, in a folder of its own: the client's root is served (not the
+ * folder); after roots/list_changed the new root is searchable within 5 s and
+ * the dropped one refused from the next call. */
+async function clientRootsCell() {
+  const cell = 'ts-sdk-v1 stdio client roots';
+  const { base } = freshTree();
+  const first = join(base, 'root');
+  const second = join(base, 'second');
+  const elsewhere = join(base, 'elsewhere');
+  mkdirSync(join(second, 'lib'), { recursive: true });
+  writeFileSync(join(second, 'lib', 'second_marker.txt'), 'second\n');
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, 'elsewhere_marker.txt'), 'not served\n');
+  let listed = [first];
+  const client = new v1.Client({ name: 'ferret-client-suite', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+  client.setRequestHandler(v1.ListRootsRequestSchema, async () => ({ roots: listed.map((p) => ({ uri: pathToFileURL(p).href })) }));
+  const transport = new v1.StdioClientTransport({
+    command: FERRET,
+    args: ['serve', '--stdio', '--state-dir', join(base, 'state')],
+    cwd: elsewhere,
+    stderr: 'ignore',
+  });
+  const paths = async (query) => {
+    const r = await client.callTool({ name: 'search', arguments: { query } }, undefined, { timeout: CALL_TIMEOUT_MS });
+    return (r.structuredContent?.results ?? []).map((h) => (typeof h === 'string' ? h : h.path));
+  };
+  try {
+    await client.connect(transport);
+    const found = await paths('readme');
+    check(cell, 'client root served', found.includes('readme.txt'), `search readme: ${JSON.stringify(found)}`);
+    const notHere = await paths('elsewhere_marker');
+    check(cell, 'start folder not served', notHere.length === 0, JSON.stringify(notHere));
+    listed = [second];
+    await client.sendRootsListChanged();
+    const started = Date.now();
+    const dropped = await client.callTool({ name: 'read', arguments: { path: 'readme.txt' } }, undefined, { timeout: CALL_TIMEOUT_MS });
+    check(cell, 'dropped root refused at once', dropped.isError === true && dropped.structuredContent?.error?.code === 'NOT_FOUND', JSON.stringify(dropped.structuredContent));
+    let got = [];
+    while (Date.now() - started < 5000 && !got.includes('lib/second_marker.txt')) {
+      got = await paths('second_marker');
+      if (!got.includes('lib/second_marker.txt')) await new Promise((r) => setTimeout(r, 100));
+    }
+    check(cell, 'new root searchable within 5 s', got.includes('lib/second_marker.txt'), `after ${Date.now() - started} ms: ${JSON.stringify(got)}`);
+  } catch (e) {
+    check(cell, 'session', false, String(e?.stack ?? e));
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/** Claude Code with ferret added once for every project, no --root (`claude
+ * mcp add --scope user ferret -- ferret serve --stdio`), run in a project
+ * folder: the model's search finds that project's file. */
+async function claudeNoRootCell() {
+  const cell = 'claude-code no root stdio';
+  const { base } = freshTree();
+  const project = join(base, 'root');
+  const home = join(base, 'home');
+  mkdirSync(home);
+  const calls = [{ tool: 'search', args: { query: 'readme' } }];
+  const model = await standInModel(calls);
+  const env = {
+    HOME: home,
+    XDG_STATE_HOME: join(base, 'state'),
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'stand-in',
+    ENABLE_TOOL_SEARCH: 'false',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  try {
+    const claude = (extra) => run(claudeBin, extra, { env, timeout: 180_000, cwd: project });
+    const added = await claude(['mcp', 'add', '--scope', 'user', 'ferret', '--', FERRET, 'serve', '--stdio']);
+    check(cell, 'mcp add --scope user', added.code === 0, added.stderr + added.stdout);
+    const session = await claude(['-p', 'Use the ferret tools as asked.', '--allowedTools', 'mcp__ferret']);
+    const result = model.seen[0]?.result;
+    const text = result ? (typeof result.content === 'string' ? result.content : textOf(result.content)) : '';
+    check(cell, 'search finds the project file', session.code === 0 && text.includes('readme.txt') && result.is_error !== true, `exit ${session.code}: ${text.slice(0, 400)} ${session.stderr.slice(-400)}`);
+  } finally {
+    model.close();
+  }
+}
+
 /** The official tasks client (`@modelcontextprotocol/ext-tasks`) on the v2 SDK,
  * 2026-07-28 over HTTP: a long grep started as a task, its polls seen, its
  * result settled; another cancelled, and seen to stop with its partial result. */
@@ -306,9 +392,9 @@ async function tasksCell() {
   }
 }
 
-function run(command, args, { env, timeout = 60_000 } = {}) {
+function run(command, args, { env, timeout = 60_000, cwd } = {}) {
   return new Promise((done) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     running.add(child);
     let stdout = '';
     let stderr = '';
@@ -547,6 +633,7 @@ const cells = [
     ['legacy', '2026-07-28'].map((e) => [`ts-sdk-v2 ${t} ${e}`, () => sdkCell('v2', t, e)]),
   ),
   ['ext-tasks + ts-sdk-v2 http 2026-07-28', tasksCell],
+  ['ts-sdk-v1 stdio client roots', clientRootsCell],
   ...['stdio', 'http'].flatMap((t) => ['legacy', 'auto', 'modern'].map((e) => [`inspector-cli ${t} ${e}`, () => inspectorCell(t, e)])),
   ...(PYTHON
     ? ['stdio', 'http'].flatMap((t) => ['legacy', '2026-07-28'].map((e) => [`fastmcp ${t} ${e}`, () => fastmcpCell(t, e)]))
@@ -554,6 +641,7 @@ const cells = [
   ['claude-code mcp add/list', claudeCell],
   ['claude-code tool calls stdio', () => claudeCallsCell('stdio')],
   ['claude-code tool calls http', () => claudeCallsCell('http')],
+  ['claude-code no root stdio', claudeNoRootCell],
 ].filter(([name]) => !ONLY || name.includes(ONLY));
 
 const started = Date.now();

@@ -27,6 +27,8 @@ pub enum ErrorCode {
     Cancelled,
     /// Work on one file ran past its time bound (a document's extraction).
     Timeout,
+    /// Nothing is served: the client named no folder (roots from the client).
+    NoRoots,
     IoError,
 }
 
@@ -50,6 +52,7 @@ impl ErrorCode {
             ErrorCode::Declined => "DECLINED",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::NoRoots => "NO_ROOTS",
             ErrorCode::IoError => "IO_ERROR",
         }
     }

@@ -110,6 +110,16 @@ impl fmt::Debug for Roots {
 }
 
 impl Roots {
+    /// No root at all: what a server serves before its client has named its
+    /// folders (or when it named none). Every path is outside it.
+    pub fn none(policy: Policy) -> Roots {
+        Roots {
+            roots: Vec::new(),
+            policy,
+            documents: None,
+        }
+    }
+
     /// Open every root, refusing duplicates and folders that are missing or unreadable.
     pub fn open(specs: &[RootSpec], policy: Policy) -> Result<Roots, RootError> {
         if specs.is_empty() {

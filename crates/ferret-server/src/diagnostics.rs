@@ -12,16 +12,17 @@ use crate::{Ferret, VERSION, render, resources};
 impl Ferret {
     pub(crate) fn diagnostics(&self) -> CallToolResult {
         let inner = &self.inner;
+        let stack = self.stack();
         let task_counts = inner.tasks.counts();
-        let policy = &inner.roots.policy;
+        let policy = &stack.roots.policy;
         let limits = &policy.limits;
-        let roots: Vec<_> = inner
+        let roots: Vec<_> = stack
             .roots
             .roots()
             .iter()
             .map(|r| json!({"name": r.name, "path": r.path, "writable": r.writable, "resource": resources::root_uri(r)}))
             .collect();
-        let index = inner.index.status();
+        let index = stack.index.status();
         let versions: Vec<String> = ProtocolVersion::KNOWN_VERSIONS
             .iter()
             .map(|v| v.to_string())
@@ -45,6 +46,7 @@ impl Ferret {
             "transport": inner.transport.describe(),
             "uptime_s": inner.started.elapsed().as_secs(),
             "roots": roots,
+            "roots_from": self.roots_from().as_str(),
             "index": {
                 "state": if index.ready { if index.reconciling { "ready (reconciling with disk)" } else { "ready" } } else { "building" },
                 "entries": index.entries,
@@ -59,13 +61,13 @@ impl Ferret {
                 "walk_races": index.walk_races,
                 "missing_roots": index.missing_roots,
                 "network_folders": index.network_folders,
-                "state_dir": inner.index.config().state_dir,
+                "state_dir": stack.index.config().state_dir,
                 "last_snapshot": index.last_snapshot,
                 "snapshot_error": index.snapshot_error,
-                "journal_entries": inner.index.journal_len(),
+                "journal_entries": stack.index.journal_len(),
                 "journal_error": index.journal_error,
-                "hidden_indexed": inner.index.config().rules.hidden,
-                "ignore_files_honoured": !inner.index.config().rules.no_ignore,
+                "hidden_indexed": stack.index.config().rules.hidden,
+                "ignore_files_honoured": !stack.index.config().rules.no_ignore,
             },
             "stale_temp_files": inner.stale_temps.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             "limits": {
@@ -80,13 +82,13 @@ impl Ferret {
                 "ignore_files_honoured_by_default": !policy.no_ignore,
                 "extra_deny_patterns": policy.deny.extra_patterns(),
             },
-            "writing": writing_state(&inner.roots),
-            "grep": match self.content_index() {
+            "writing": writing_state(&stack.roots),
+            "grep": match &stack.content {
                 Some(_) => "in-process (ripgrep's engine), candidates from the index, narrowed by the content index",
                 None => "in-process (ripgrep's engine), candidates from the index (content index off)",
             },
-            "content_index": self.content_index().map(|c| c.status()),
-            "documents": documents_state(&inner.roots),
+            "content_index": stack.content.as_ref().map(|c| c.status()),
+            "documents": documents_state(&stack.roots),
             "locate": locate,
             "subscriptions": inner.hub.count(),
             "tasks": {

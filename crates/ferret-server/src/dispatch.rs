@@ -36,13 +36,8 @@ impl Ferret {
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "search");
                 return work::run_call(context, search_progress, offer, move |meter| {
-                    index_tools::search(
-                        this.index(),
-                        this.roots(),
-                        this.content_index(),
-                        &call,
-                        &meter,
-                    )
+                    let s = this.stack();
+                    index_tools::search(&s.index, &s.roots, s.content.as_ref(), &call, &meter)
                 })
                 .await;
             }
@@ -50,14 +45,14 @@ impl Ferret {
                 return self.locate(&request, context).await;
             }
             "grep" => {
-                let mut call = grep_tool::parse(args, self.roots())?;
+                let mut call = grep_tool::parse(args, &self.roots())?;
                 call.links = links::wanted(context);
                 let offer = self.task_offer(context, "grep");
                 return grep_tool::run(this, call, context, offer).await;
             }
             "changes" => {
                 let query = changes_tool::parse_changes(args)?;
-                blocking(move || changes_tool::changes(this.index(), &query)).await??
+                blocking(move || changes_tool::changes(&this.index(), &query)).await??
             }
             "read" => {
                 // Metered: the line count (and the checksum) of a large file
@@ -65,7 +60,7 @@ impl Ferret {
                 let (path, mut req) = read_tool::parse_read(args)?;
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
-                    read_tool::read(this.roots(), &path, &req)
+                    read_tool::read(&this.roots(), &path, &req)
                 })
                 .await?
             }
@@ -79,23 +74,30 @@ impl Ferret {
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        after(tools::list(this.roots(), &path, &req, details))
+                        after(tools::list(&this.roots(), &path, &req, details))
                     },
                 )
                 .await;
             }
             "stat" => {
                 let paths = tools::parse_stat(args)?;
-                blocking(move || tools::stat(this.roots(), &paths)).await?
+                blocking(move || tools::stat(&this.roots(), &paths)).await?
             }
             "write" if self.writes() => {
                 let (path, req) = write_tools::parse_write(args)?;
-                blocking(move || write_tools::write(this.roots(), this.index(), &path, &req))
-                    .await?
+                blocking(move || {
+                    let s = this.stack();
+                    write_tools::write(&s.roots, &s.index, &path, &req)
+                })
+                .await?
             }
             "edit" if self.writes() => {
                 let (path, req) = write_tools::parse_edit(args)?;
-                blocking(move || write_tools::edit(this.roots(), this.index(), &path, &req)).await?
+                blocking(move || {
+                    let s = this.stack();
+                    write_tools::edit(&s.roots, &s.index, &path, &req)
+                })
+                .await?
             }
             "manage" if self.writes() => {
                 let (path, mut req) = write_tools::parse_manage(args)?;
@@ -106,7 +108,10 @@ impl Ferret {
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        write_tools::manage(this.roots(), this.index(), &path, &req)
+                        {
+                            let s = this.stack();
+                            write_tools::manage(&s.roots, &s.index, &path, &req)
+                        }
                     },
                 )
                 .await;
@@ -157,12 +162,12 @@ impl Ferret {
     /// `suggested_paths`. Blocking: just after start it gives the first
     /// build a moment before looking.
     pub(crate) fn near_paths(&self, path: &str) -> Vec<String> {
-        let Ok(ferret_fs::Target::In(root, rel)) = self.roots().resolve(path) else {
+        let stack = self.stack();
+        let Ok(ferret_fs::Target::In(root, rel)) = stack.roots.resolve(path) else {
             return Vec::new();
         };
-        let index = self.index();
-        index.wait_ready(std::time::Duration::from_secs(2));
-        index.suggest(&self.roots().display(root, &rel), 5)
+        stack.index.wait_ready(std::time::Duration::from_secs(2));
+        stack.index.suggest(&stack.roots.display(root, &rel), 5)
     }
 
     /// What every tool call shares once answered: a missing path gets the

@@ -180,7 +180,9 @@ pub async fn run(
     offer: Option<crate::work::TaskOffer>,
 ) -> Result<CallToolResponse, ErrorData> {
     let deadline = Instant::now() + call.timeout;
-    let content = server.content_index().cloned();
+    // One stack for the whole call, whatever the client's roots do meanwhile.
+    let stack = server.stack();
+    let content = stack.content.clone();
     // Set while the call waits for the content index's first build.
     let waiting = Arc::new(AtomicBool::new(false));
     let describe = {
@@ -212,8 +214,8 @@ pub async fn run(
             waiting.store(false, Ordering::Relaxed);
         }
         execute(
-            server.index(),
-            server.roots(),
+            &stack.index,
+            &stack.roots,
             content.as_ref(),
             &call,
             deadline,

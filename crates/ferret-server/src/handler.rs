@@ -21,7 +21,7 @@ use rmcp::{
         SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
         UpdateTaskParams,
     },
-    service::{RequestContext, SubscriptionContext},
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use serde_json::json;
 
@@ -103,8 +103,9 @@ impl Ferret {
     /// The shown path a subscribed URI watches; an error for URIs not ours.
     fn watched_path(&self, uri: &str) -> Result<String, ErrorData> {
         let path = resources::path_of(uri)?;
-        match self.inner.roots.resolve(&path) {
-            Ok(ferret_fs::Target::In(root, rel)) => Ok(self.inner.roots.display(root, &rel)),
+        let roots = self.roots();
+        match roots.resolve(&path) {
+            Ok(ferret_fs::Target::In(root, rel)) => Ok(roots.display(root, &rel)),
             Ok(ferret_fs::Target::AllRoots) => Ok(".".into()),
             Err(e) => Err(resources::error_for(&e, uri)),
         }
@@ -129,6 +130,7 @@ impl ServerHandler for Ferret {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
+        self.client_declares_roots(request.capabilities.roots.is_some());
         let mut result = self.negotiate_initialize(&request)?;
         result.capabilities = self.capabilities(true);
         Ok(result)
@@ -181,7 +183,13 @@ impl ServerHandler for Ferret {
         let _in_flight = InFlight::new(&self.inner);
         let name = static_name(&request.name);
         let started = Instant::now();
-        let outcome = self.run_tool(request, &context).await;
+        let outcome = match self.roots_in_place(&context.peer).await {
+            // diagnostics answers whatever is served: it says why nothing is.
+            Err(e) if name != "diagnostics" => {
+                Ok(CallToolResponse::Complete(crate::render::tool_error(&e)))
+            }
+            _ => self.run_tool(request, &context).await,
+        };
         let elapsed = started.elapsed();
         let ok = matches!(&outcome, Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true));
         let became_task = matches!(&outcome, Ok(CallToolResponse::Task(_)));
@@ -221,17 +229,19 @@ impl ServerHandler for Ferret {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(resources::list(&self.inner.roots))
+        let _ = self.roots_in_place(&context.peer).await;
+        Ok(resources::list(&self.roots()))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(resources::templates(&self.inner.roots))
+        let _ = self.roots_in_place(&context.peer).await;
+        Ok(resources::templates(&self.roots()))
     }
 
     #[expect(
@@ -244,10 +254,11 @@ impl ServerHandler for Ferret {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let log = logging::RequestLog::of(&context, self.connection_log_level())?;
+        let _ = self.roots_in_place(&context.peer).await;
         let this = self.clone();
         let uri = request.uri.clone();
         let started = Instant::now();
-        let read = blocking(move || resources::read(&this.inner.roots, &uri)).await?;
+        let read = blocking(move || resources::read(&this.roots(), &uri)).await?;
         let read = match read {
             // A missing file: the existing paths near it.
             Err(mut e)
@@ -362,6 +373,7 @@ impl ServerHandler for Ferret {
     ) -> Result<GetPromptResponse, ErrorData> {
         let log = logging::RequestLog::of(&context, self.connection_log_level())?;
         let _in_flight = InFlight::new(&self.inner);
+        let _ = self.roots_in_place(&context.peer).await;
         let this = self.clone();
         let name = request.name.clone();
         let started = Instant::now();
@@ -371,9 +383,10 @@ impl ServerHandler for Ferret {
                 .is_some_and(|c| c.supports_tasks()),
         );
         let result = work::run_metered(&context, work::counted("files scanned"), move |meter| {
+            let stack = this.stack();
             prompts::get(
-                &this.inner.roots,
-                &this.inner.index,
+                &stack.roots,
+                &stack.index,
                 &request.name,
                 request.arguments.as_ref(),
                 &meter,
@@ -395,12 +408,24 @@ impl ServerHandler for Ferret {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let _ = self.roots_in_place(&context.peer).await;
         // It may wait a moment for the index's first build: off the protocol loop.
         let this = self.clone();
-        blocking(move || completion::complete(&this.inner.roots, &this.inner.index, &request))
-            .await?
+        blocking(move || {
+            let stack = this.stack();
+            completion::complete(&stack.roots, &stack.index, &request)
+        })
+        .await?
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.client_initialized(context.peer);
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.client_roots_changed(context.peer);
     }
 
     async fn get_task(

@@ -189,12 +189,19 @@ where
         .route_service("/", mcp)
 }
 
-impl ferret_web::Source for Ferret {
+/// What the page reads from: the roots served over HTTP, which come only
+/// from the operator and so never change while serving.
+struct PageSource {
+    roots: Arc<ferret_fs::Roots>,
+    index: ferret_index::Index,
+}
+
+impl ferret_web::Source for PageSource {
     fn roots(&self) -> &ferret_fs::Roots {
-        &self.inner.roots
+        &self.roots
     }
     fn index(&self) -> &ferret_index::Index {
-        &self.inner.index
+        &self.index
     }
 }
 
@@ -206,7 +213,16 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
     if let Some(ui) = &options.ui {
         let access = options.access();
         let stop = server.inner.shutdown.clone();
-        app = ferret_web::Web::new(Arc::new(server), ui.clone(), &access, stop).in_front_of(app);
+        app = ferret_web::Web::new(
+            Arc::new(PageSource {
+                roots: server.roots(),
+                index: server.index(),
+            }),
+            ui.clone(),
+            &access,
+            stop,
+        )
+        .in_front_of(app);
     }
     let guard = Arc::new(options.guard());
     app.route(

@@ -24,6 +24,7 @@
 
 mod args;
 mod changes_tool;
+mod client_roots;
 mod completion;
 mod diagnostics;
 mod dispatch;
@@ -67,6 +68,7 @@ use rmcp::model::LoggingLevel;
 use rmcp::{ServiceExt, model::Tool};
 use tokio_util::sync::CancellationToken;
 
+pub use client_roots::{ClientRoots, OpenServed, Served};
 pub use http::{HttpOptions, serve_http};
 pub use locate::{Locate, LocatePolicy};
 
@@ -111,11 +113,24 @@ impl Transport {
     }
 }
 
-struct Inner {
+/// What is served: the roots, their index, and the content index `grep`
+/// narrows its candidates with (when on). Fixed for the operator's roots;
+/// replaced whole when a stdio client's roots change (`client_roots.rs`): a
+/// call works on the one it took when it began.
+pub(crate) struct Stack {
     roots: Arc<Roots>,
     index: Index,
-    /// The content index `grep` narrows its candidates with, when on.
-    content: std::sync::OnceLock<ferret_content::ContentIndex>,
+    content: Option<ferret_content::ContentIndex>,
+}
+
+struct Inner {
+    stack: std::sync::RwLock<Arc<Stack>>,
+    /// Where the roots come from when no operator named them (`None`: the
+    /// operator did).
+    client_roots: Option<client_roots::Follow>,
+    /// The write tools are offered (some root is writable, or client roots
+    /// are served writable).
+    writes: bool,
     transport: Transport,
     tools: Vec<Tool>,
     stats: stats::Stats,
@@ -207,6 +222,41 @@ impl Ferret {
         locate: Option<Locate>,
     ) -> Ferret {
         let roots: Arc<Roots> = roots.into();
+        let writes = roots.roots().iter().any(|r| r.writable);
+        let stack = Stack {
+            roots,
+            index,
+            content: None,
+        };
+        Ferret::serving(stack, None, writes, transport, locate)
+    }
+
+    /// A stdio server with no operator roots: it serves the client's roots
+    /// (or the folder it started in) once the client has said which, and
+    /// follows their changes; see [`ClientRoots`].
+    pub fn following_client_roots(
+        follow: ClientRoots,
+        transport: Transport,
+        locate: Option<Locate>,
+    ) -> Ferret {
+        let writes = follow.writable;
+        let stack = client_roots::none_yet(&follow);
+        Ferret::serving(
+            stack,
+            Some(client_roots::Follow::new(follow)),
+            writes,
+            transport,
+            locate,
+        )
+    }
+
+    fn serving(
+        stack: Stack,
+        client_roots: Option<client_roots::Follow>,
+        writes: bool,
+        transport: Transport,
+        locate: Option<Locate>,
+    ) -> Ferret {
         let mut file_tools = tools::definitions();
         let diagnostics = file_tools.pop().expect("diagnostics is the last file tool");
         let mut tools = vec![index_tools::search_definition()];
@@ -216,15 +266,15 @@ impl Ferret {
         tools.push(grep_tool::definition());
         tools.extend(file_tools);
         tools.push(changes_tool::changes_definition());
-        if roots.roots().iter().any(|r| r.writable) {
+        if writes {
             tools.extend(write_tools::definitions());
         }
         tools.push(diagnostics);
-        let hub = Arc::new(subscriptions::Hub::new(index.clone()));
+        let hub = Arc::new(subscriptions::Hub::new(stack.index.clone()));
         let inner = Arc::new(Inner {
-            roots,
-            index,
-            content: std::sync::OnceLock::new(),
+            stack: std::sync::RwLock::new(Arc::new(stack)),
+            client_roots,
+            writes,
             transport,
             tools,
             stats: stats::Stats::default(),
@@ -291,8 +341,18 @@ impl Ferret {
         }
     }
 
-    pub fn roots(&self) -> &Roots {
-        &self.inner.roots
+    /// What is served now (see [`Stack`]).
+    pub(crate) fn stack(&self) -> Arc<Stack> {
+        self.inner
+            .stack
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The roots served now.
+    pub fn roots(&self) -> Arc<Roots> {
+        self.stack().roots.clone()
     }
 
     /// Remove the `.ferret-tmp-*` files that writes killed before they
@@ -303,8 +363,9 @@ impl Ferret {
     /// of its own. `diagnostics` reports what it did.
     pub fn sweep_stale_temps(&self, started: std::time::SystemTime) {
         let inner = &self.inner;
-        if !self.writes() {
-            inner.index.take_own_temps();
+        let stack = self.stack();
+        if !stack.roots.roots().iter().any(|r| r.writable) {
+            stack.index.take_own_temps();
             return;
         }
         // Ready, and done comparing a loaded snapshot with the disk: the
@@ -313,14 +374,14 @@ impl Ferret {
             if inner.shutdown.is_cancelled() {
                 return;
             }
-            if inner.index.wait_ready(Duration::from_secs(1)) && !inner.index.status().reconciling {
+            if stack.index.wait_ready(Duration::from_secs(1)) && !stack.index.status().reconciling {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         let mut done = StaleTemps::default();
-        for path in inner.index.take_own_temps() {
-            match inner.roots.remove_stale_temp(&path, started) {
+        for path in stack.index.take_own_temps() {
+            match stack.roots.remove_stale_temp(&path, started) {
                 Ok(true) => done.removed += 1,
                 Ok(false) => done.kept += 1,
                 Err(e) => {
@@ -341,20 +402,27 @@ impl Ferret {
     /// Let `grep` (and `search`'s `content:`) take their candidates from a
     /// content index built over these same roots. Set once, before serving.
     pub fn set_content_index(&self, content: ferret_content::ContentIndex) {
-        let _ = self.inner.content.set(content);
+        let mut stack = self.inner.stack.write().unwrap_or_else(|p| p.into_inner());
+        *stack = Arc::new(Stack {
+            roots: stack.roots.clone(),
+            index: stack.index.clone(),
+            content: Some(content),
+        });
     }
 
-    pub fn content_index(&self) -> Option<&ferret_content::ContentIndex> {
-        self.inner.content.get()
+    /// The content index of the roots served now, when on.
+    pub fn content_index(&self) -> Option<ferret_content::ContentIndex> {
+        self.stack().content.clone()
     }
 
-    /// Whether the write tools are offered (some root is writable).
+    /// Whether the write tools are offered.
     fn writes(&self) -> bool {
-        self.inner.roots.roots().iter().any(|r| r.writable)
+        self.inner.writes
     }
 
-    pub fn index(&self) -> &Index {
-        &self.inner.index
+    /// The index of the roots served now.
+    pub fn index(&self) -> Index {
+        self.stack().index.clone()
     }
 
     /// The tools this server lists, in order.

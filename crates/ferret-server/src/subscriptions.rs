@@ -13,7 +13,7 @@
 
 use std::{
     collections::{BTreeSet, HashMap},
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -52,17 +52,30 @@ struct State {
 }
 
 pub struct Hub {
-    index: Index,
+    /// The index followed, and whether it is followed yet (from the first
+    /// subscription on).
+    index: Mutex<(Index, bool)>,
     state: Mutex<State>,
-    started: OnceLock<()>,
 }
 
 impl Hub {
     pub fn new(index: Index) -> Hub {
         Hub {
-            index,
+            index: Mutex::new((index, false)),
             state: Mutex::new(State::default()),
-            started: OnceLock::new(),
+        }
+    }
+
+    /// Follow `index` from now on: the roots served were replaced (a stdio
+    /// client's roots changed). Subscriptions are kept; the old index's feed
+    /// ends with its watcher.
+    pub fn follow(self: &Arc<Self>, index: Index) {
+        let mut followed = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        let started = followed.1;
+        *followed = (index.clone(), started);
+        drop(followed);
+        if started {
+            self.bridge(&index);
         }
     }
 
@@ -137,8 +150,21 @@ impl Hub {
     }
 
     fn start(self: &Arc<Self>) {
-        self.started.get_or_init(|| {
-            let feed = self.index.touches();
+        let index = {
+            let mut followed = self.index.lock().unwrap_or_else(|p| p.into_inner());
+            if followed.1 {
+                return;
+            }
+            followed.1 = true;
+            followed.0.clone()
+        };
+        self.bridge(&index);
+    }
+
+    /// Hand `index`'s change feed to the dispatching task.
+    fn bridge(self: &Arc<Self>, index: &Index) {
+        {
+            let feed = index.touches();
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<String>>();
             // The index's feed is a std channel (the index crate has no async);
             // this thread only moves batches across.
@@ -167,7 +193,7 @@ impl Hub {
                     hub.dispatch(&touched).await;
                 }
             });
-        });
+        }
     }
 
     /// Tell every subscriber whose watched paths were touched, once per URI.

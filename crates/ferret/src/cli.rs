@@ -113,7 +113,7 @@ Examples:
   ferret search '*.pdf size:>10mb' --root ~/docs --json";
 
 /// The folders and the rules shared by every command.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RootArgs {
     /// A folder to serve, as DIR or NAME=DIR; repeat for several roots.
     #[arg(
@@ -135,7 +135,7 @@ pub struct RootArgs {
 }
 
 /// Where the index lives and how much history it keeps.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct IndexArgs {
     /// Folder for the index snapshot and the change journal [default: $XDG_STATE_HOME/ferret, else ~/.local/state/ferret].
     #[arg(long, value_name = "DIR", env = "FERRET_STATE_DIR")]
@@ -308,6 +308,10 @@ pub struct ServeArgs {
     /// Make every root writable (offers write, edit, manage); per root: --root NAME=DIR:rw.
     #[arg(long, env = "FERRET_WRITABLE")]
     pub writable: bool,
+
+    /// With --stdio and no root: serve the folder ferret starts in, never the client's roots.
+    #[arg(long, env = "FERRET_NO_CLIENT_ROOTS")]
+    pub no_client_roots: bool,
 
     /// Address for Streamable HTTP (MCP at /mcp and /, the search page at /, probes at /health).
     #[arg(

@@ -15,8 +15,8 @@ use crate::{
     cli, config,
     progress::{build_with_progress, with_content_progress},
     setup::{
-        content_config, http_options, index_config, open_locate, open_roots, read_documents,
-        read_policy, serve_policy, served_root_args,
+        ClientRootOpener, content_config, http_options, index_config, open_locate, open_roots,
+        read_documents, read_policy, serve_policy, served_root_args,
     },
     shutdown, token,
 };
@@ -29,6 +29,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let (deny, limits) = serve_policy(&args)?;
     let root_args = served_root_args(&args);
+    if root_args.roots.is_empty() && args.stdio {
+        return serve_client_roots(args, root_args, deny, limits, started);
+    }
     let roots = open_roots(&root_args, deny, limits)?;
     for root in roots.roots() {
         tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
@@ -82,35 +85,10 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         server
     };
     let result = runtime.block_on(async {
-        let stopping = shutdown::watch();
         match http {
-            None => {
-                let server = make_server(Transport::Stdio);
-                let serving = ferret_server::serve_stdio(server.clone());
-                tokio::pin!(serving);
-                tokio::select! {
-                    r = &mut serving => r,
-                    _ = stopping.cancelled() => {
-                        server.shutdown();
-                        // Answer what is in flight (the client may still read), then stop.
-                        tokio::select! {
-                            r = &mut serving => r,
-                            settled = server.settled(grace) => {
-                                if !settled {
-                                    tracing::warn!(calls = server.in_flight(), "the grace period ran out; stopping with calls unfinished");
-                                    return Ok(());
-                                }
-                                // A call counts as done when its work ends; its
-                                // answer is written to stdout after that. Let
-                                // the transport write it before stopping.
-                                let _ = tokio::time::timeout(ANSWER_FLUSH, &mut serving).await;
-                                Ok(())
-                            }
-                        }
-                    }
-                }
-            }
+            None => serve_stdio_until_stopped(make_server(Transport::Stdio), grace).await,
             Some(options) => {
+                let stopping = shutdown::watch();
                 let transport = Transport::Http {
                     bind: options.bind.to_string(),
                     sessions: options.sessions,
@@ -142,6 +120,102 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         c.shutdown();
     }
     index.shutdown();
+    if let Some(locate_index) = locate_index {
+        locate_index.shutdown();
+    }
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Serve one stdio client until it closes stdin or a signal stops the
+/// process (then the calls in flight get `grace` to finish).
+async fn serve_stdio_until_stopped(server: Ferret, grace: Duration) -> anyhow::Result<()> {
+    let stopping = shutdown::watch();
+    let serving = ferret_server::serve_stdio(server.clone());
+    tokio::pin!(serving);
+    tokio::select! {
+        r = &mut serving => r,
+        _ = stopping.cancelled() => {
+            server.shutdown();
+            // Answer what is in flight (the client may still read), then stop.
+            tokio::select! {
+                r = &mut serving => r,
+                settled = server.settled(grace) => {
+                    if !settled {
+                        tracing::warn!(calls = server.in_flight(), "the grace period ran out; stopping with calls unfinished");
+                        return Ok(());
+                    }
+                    // A call counts as done when its work ends; its
+                    // answer is written to stdout after that. Let
+                    // the transport write it before stopping.
+                    let _ = tokio::time::timeout(ANSWER_FLUSH, &mut serving).await;
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// `serve --stdio` with no root: the client's roots, or the folder ferret
+/// starts in (`ferret_server::ClientRoots`), opened as operator roots are.
+fn serve_client_roots(
+    args: cli::ServeArgs,
+    root_args: cli::RootArgs,
+    deny: Denylist,
+    limits: Limits,
+    started: std::time::SystemTime,
+) -> anyhow::Result<ExitCode> {
+    let current_folder = std::env::current_dir().map_err(|e| {
+        anyhow::anyhow!(
+            "no --root given and the current folder cannot be read ({e}); name one with --root DIR"
+        )
+    })?;
+    tracing::info!(
+        ask_client = !args.no_client_roots,
+        "no --root given: serving the client's roots once it names them, else the folder ferret started in"
+    );
+    let policy = ferret_fs::Policy {
+        hidden: root_args.hidden,
+        no_ignore: root_args.no_ignore,
+        deny: deny.clone(),
+        limits: limits.clone(),
+    };
+    let follow = ferret_server::ClientRoots {
+        opener: Box::new(ClientRootOpener {
+            root_args: root_args.clone(),
+            index_args: args.index.clone(),
+            content_args: args.content.clone(),
+            deny,
+            limits,
+            writable: args.writable,
+        }),
+        current_folder,
+        ask: !args.no_client_roots,
+        writable: args.writable,
+        policy,
+        started,
+    };
+    let locate = open_locate(
+        &args.locate_roots,
+        args.locate_policy,
+        &root_args,
+        &args.index,
+    )?;
+    let locate_index = locate.as_ref().map(|l| l.index.clone());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let server = runtime.block_on(async {
+        let server = Ferret::following_client_roots(follow, Transport::Stdio, locate);
+        server.set_task_after(args.task_after);
+        server
+    });
+    let result = runtime.block_on(serve_stdio_until_stopped(
+        server.clone(),
+        args.shutdown_grace,
+    ));
+    // Whatever is served last: its index snapshot and journal flushed.
+    server.close_served();
     if let Some(locate_index) = locate_index {
         locate_index.shutdown();
     }

@@ -101,8 +101,25 @@ pub(crate) fn read_documents(roots: Roots, state_dir: Option<&std::path::Path>) 
 /// whoever passed them cannot name them), `--writable` applied to every one.
 pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
     let mut roots = args.root_args.roots.clone();
+    name_folders(&mut roots, &args.folders);
+    let mut root_args = cli::RootArgs {
+        roots,
+        hidden: args.root_args.hidden,
+        no_ignore: args.root_args.no_ignore,
+    };
+    if args.writable {
+        for spec in &mut root_args.roots {
+            spec.writable = true;
+        }
+    }
+    root_args
+}
+
+/// Add `folders` to `roots`, each named after its last component, with
+/// `-2`, `-3` … where a name is taken.
+fn name_folders(roots: &mut Vec<RootSpec>, folders: &[std::path::PathBuf]) {
     let mut taken: Vec<String> = roots.iter().map(root_name).collect();
-    for folder in &args.folders {
+    for folder in folders {
         let spec = RootSpec {
             name: None,
             path: folder.clone(),
@@ -121,17 +138,54 @@ pub(crate) fn served_root_args(args: &cli::ServeArgs) -> cli::RootArgs {
             ..spec
         });
     }
-    let mut root_args = cli::RootArgs {
-        roots,
-        hidden: args.root_args.hidden,
-        no_ignore: args.root_args.no_ignore,
-    };
-    if args.writable {
-        for spec in &mut root_args.roots {
-            spec.writable = true;
+}
+
+/// Opens the folders a stdio client names (or the current folder) as
+/// `serve` opens operator roots: the same policy, index and content index
+/// settings, documents read as text, each root named after its folder.
+pub(crate) struct ClientRootOpener {
+    pub root_args: cli::RootArgs,
+    pub index_args: cli::IndexArgs,
+    pub content_args: cli::ContentArgs,
+    pub deny: Denylist,
+    pub limits: Limits,
+    pub writable: bool,
+}
+
+impl ferret_server::OpenServed for ClientRootOpener {
+    fn open(
+        &self,
+        folders: &[(Option<String>, std::path::PathBuf)],
+    ) -> Result<ferret_server::Served, String> {
+        let mut specs = Vec::new();
+        let paths: Vec<_> = folders.iter().map(|(_, p)| p.clone()).collect();
+        name_folders(&mut specs, &paths);
+        for spec in &mut specs {
+            spec.writable = self.writable;
         }
+        let root_args = cli::RootArgs {
+            roots: specs,
+            ..self.root_args.clone()
+        };
+        let roots = open_roots(&root_args, self.deny.clone(), self.limits.clone())
+            .map_err(|e| e.to_string())?;
+        let config = index_config(&roots, &root_args, &self.index_args);
+        let content_config =
+            content_config(&self.content_args, &config, self.limits.max_file_bytes);
+        let roots = std::sync::Arc::new(read_documents(roots, config.state_dir.as_deref()));
+        let index = Index::open(config)?;
+        index.start();
+        let content = content_config.map(|c| {
+            let content = ferret_content::ContentIndex::new(c, roots.clone(), index.clone());
+            content.start();
+            content
+        });
+        Ok(ferret_server::Served {
+            roots,
+            index,
+            content,
+        })
     }
-    root_args
 }
 
 /// The name a root will be served under: its own, or its folder's (as
