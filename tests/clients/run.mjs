@@ -306,6 +306,41 @@ async function claudeNoRootCell() {
   }
 }
 
+/** Claude Code reads a 5 MB log through ferret with defaults: the model gets
+ * the window itself, whole (no `<persisted-output>` preview and file path),
+ * and where to go on (`next_start_line`). */
+async function claudeBigReadCell() {
+  const cell = 'claude-code read of a 5 MB log';
+  const { base, args } = freshTree();
+  const line = '2026-12-02T04:00:00Z INFO request served path=/api/v1/items status=200 ms=12\n';
+  writeFileSync(join(base, 'root', 'big.log'), line.repeat(Math.ceil(5_000_000 / line.length)));
+  const home = join(base, 'home');
+  mkdirSync(home);
+  const model = await standInModel([{ tool: 'read', args: { path: 'big.log' } }]);
+  const env = {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'stand-in',
+    ENABLE_TOOL_SEARCH: 'false',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  try {
+    const claude = (extra) => run(claudeBin, extra, { env, timeout: 180_000 });
+    const added = await claude(['mcp', 'add', 'ferret', '--', FERRET, ...args, '--stdio']);
+    check(cell, 'mcp add', added.code === 0, added.stderr + added.stdout);
+    const session = await claude(['-p', 'Use the ferret tools as asked.', '--allowedTools', 'mcp__ferret']);
+    const result = model.seen[0]?.result;
+    const text = result ? (typeof result.content === 'string' ? result.content : textOf(result.content)) : '';
+    check(cell, 'session', session.code === 0 && result !== undefined, `exit ${session.code}: ${session.stderr.slice(-400)}`);
+    check(cell, 'window handed whole', text.length > 20_000 && !text.includes('persisted-output'), `${text.length} characters: ${text.slice(0, 300)}`);
+    check(cell, 'says where to go on', /next_start_line"?\s*:\s*\d+/.test(text), text.slice(-400));
+  } finally {
+    model.close();
+  }
+}
+
 /** The official tasks client (`@modelcontextprotocol/ext-tasks`) on the v2 SDK,
  * 2026-07-28 over HTTP: a long grep started as a task, its polls seen, its
  * result settled; another cancelled, and seen to stop with its partial result. */
@@ -642,6 +677,7 @@ const cells = [
   ['claude-code tool calls stdio', () => claudeCallsCell('stdio')],
   ['claude-code tool calls http', () => claudeCallsCell('http')],
   ['claude-code no root stdio', claudeNoRootCell],
+  ['claude-code read of a 5 MB log', claudeBigReadCell],
 ].filter(([name]) => !ONLY || name.includes(ONLY));
 
 const started = Date.now();

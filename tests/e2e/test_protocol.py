@@ -29,14 +29,17 @@ def test_tools_are_listed_with_schemas_and_truthful_annotations(session):
     assert version == ("2026-07-28" if session.era == "2026-07-28" else "2025-11-25")
 
 
-@pytest.mark.parametrize("writable, budget", [(False, 6144), (True, 9216)], ids=["read-only", "with-writes"])
-def test_tools_list_answer_fits_the_budget(tree, writable, budget):
-    """The whole tools/list answer stays under 6 KB read-only, 9 KB with the write tools."""
+@pytest.mark.parametrize("writable, locate, budget", [(False, False, 6144), (True, True, 9216)], ids=["read-only", "every-tool"])
+def test_tools_list_answer_fits_the_budget(tree, tmp_path, writable, locate, budget):
+    """The whole tools/list answer stays under 6 KB read-only, 9 KB with every
+    tool on (the write tools and locate)."""
+    more = ["--locate-root", str(tmp_path), "--locate", "allow"] if locate else []
 
     async def go():
-        async with connect("stdio", "legacy", ["--root", f"{tree}:rw" if writable else str(tree), "--no-persist"]) as c:
+        async with connect("stdio", "legacy", ["--root", f"{tree}:rw" if writable else str(tree), "--no-persist", *more]) as c:
             result = await c.list_tools()
-            assert ("write" in [t.name for t in result.tools]) is writable
+            names = [t.name for t in result.tools]
+            assert ("write" in names) is writable and ("locate" in names) is locate
             return json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
 
     size = len(run(go()).encode())

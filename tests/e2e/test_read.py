@@ -82,20 +82,25 @@ def test_a_100000_character_line_is_clipped_and_reported(reader):
     assert s["clipped_lines"] == [{"line": 1, "chars": 100_000}]
     first, second = s["text"].split("\n")[:2]
     assert first == "x" * 2000 and second == "short"
+    _, s, _, _ = reader({"path": "long/longline.txt", "max_line_chars": 30000})
+    assert len(s["text"].split("\n")[0]) == 30000
+    # A line longer than what the client is shown at once (40,000 characters)
+    # is cut to fit, and the answer says so and where to go on.
     _, s, _, _ = reader({"path": "long/longline.txt", "max_line_chars": 50000})
-    assert len(s["text"].split("\n")[0]) == 50000
+    assert 30000 < len(s["text"]) < 40000 and s["truncated"] is True and s["next_start_line"] == 2, len(s["text"])
+    assert s["clipped_lines"] == [{"line": 1, "chars": 100_000}]
 
 
 def test_a_20_mb_file_is_read_in_windows(reader):
-    _, s, text, _ = reader({"path": "big/big.txt", "max_lines": 1000})
+    _, s, text, _ = reader({"path": "big/big.txt", "max_lines": 500})
     size = re.search(r"· ([\d.]+)M$", text.splitlines()[0])
     assert size and float(size.group(1)) > 19, "the text copy gives the size"
-    assert s["text"] == "".join(big_line(i) for i in range(1, 1001))
-    assert s["next_start_line"] == 1001
+    assert s["text"] == "".join(big_line(i) for i in range(1, 501))
+    assert s["next_start_line"] == 501
     # Larger than the whole-file limit: streamed, its lines counted on the way
     # (raw line ends, never the whole file in memory); hashed only when asked.
     assert s["total_lines"] == BIG_LINE_COUNT and "checksum" not in s
-    assert f"lines 1-1000 of {BIG_LINE_COUNT}" in text
+    assert f"lines 1-500 of {BIG_LINE_COUNT}" in text
     _, s, _, _ = reader({"path": "big/big.txt", "start_line": 300_000, "end_line": 300_010})
     assert s["text"] == "".join(big_line(i) for i in range(300_000, 300_011))
     assert s["next_start_line"] == 300_011

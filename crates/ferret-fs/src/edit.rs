@@ -428,7 +428,7 @@ pub(crate) fn edit(roots: &Roots, input: &str, request: &EditRequest) -> FsResul
         &path,
         &old_text,
         &text,
-        roots.policy.limits.max_response_bytes / 2,
+        roots.policy.limits.answer_bytes() / 2,
     );
     let changed = new_bytes != bytes;
     let mut outcome = EditOutcome {

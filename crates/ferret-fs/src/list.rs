@@ -456,7 +456,7 @@ impl Walk<'_> {
             .take(self.request.limit)
             .collect();
         // Trim the page to the response budget (roughly, by the size of its JSON).
-        let budget = self.roots.policy.limits.max_response_bytes;
+        let budget = self.roots.policy.limits.answer_bytes();
         let mut used = 0;
         let mut keep = page.len();
         for (i, e) in page.iter().enumerate() {

@@ -66,6 +66,10 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// Payload budget of one answer (the text of a `read` window, a page of `list`).
     pub max_response_bytes: usize,
+    /// What a client may be shown of one answer, in characters: its
+    /// structured content as JSON and its text, each on its own (Claude
+    /// Code hands the model an answer whole only up to about 50,000).
+    pub max_response_chars: usize,
     /// Lines longer than this many characters are clipped in `read` (and reported).
     pub max_line_chars: usize,
     /// Images larger than this are refused rather than sent as image content.
@@ -79,10 +83,20 @@ impl Default for Limits {
         Limits {
             max_file_bytes: 10 * 1024 * 1024,
             max_response_bytes: 128 * 1024,
+            max_response_chars: 40_000,
             max_line_chars: 2000,
             max_image_bytes: 5 * 1024 * 1024,
             max_walk_entries: 100_000,
         }
+    }
+}
+
+impl Limits {
+    /// The payload budget of one answer: the smaller of the two bounds (a
+    /// character is at least a byte, so this many bytes of text are at most
+    /// this many characters).
+    pub fn answer_bytes(&self) -> usize {
+        self.max_response_bytes.min(self.max_response_chars)
     }
 }
 

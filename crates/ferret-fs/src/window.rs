@@ -178,8 +178,8 @@ impl ReadRequest {
             end: end.min(last),
             max_bytes: self
                 .max_bytes
-                .unwrap_or(limits.max_response_bytes)
-                .min(limits.max_response_bytes),
+                .unwrap_or(limits.answer_bytes())
+                .min(limits.answer_bytes()),
             max_line_chars: self.max_line_chars.unwrap_or(limits.max_line_chars).max(1),
             line_numbers: self.line_numbers,
             keep_last: self.from_end.is_some(),

@@ -167,7 +167,7 @@ pub(crate) fn write(roots: &Roots, input: &str, request: &WriteRequest) -> FsRes
             match (text_for_diff(old_bytes), text_for_diff(&new_bytes)) {
                 (Some(a), Some(b)) => {
                     let (d, t) =
-                        unified_diff(&path, &a, &b, roots.policy.limits.max_response_bytes / 2);
+                        unified_diff(&path, &a, &b, roots.policy.limits.answer_bytes() / 2);
                     (Some(d), t)
                 }
                 _ => (None, false),

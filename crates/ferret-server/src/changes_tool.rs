@@ -26,10 +26,9 @@ pub fn changes_definition() -> Tool {
                 "name": {"type": "string"},
                 "since": {"type": "string", "description": "RFC 3339, date, Unix secs, or 10m/2h/3d"},
                 "until": {"type": "string"},
-                "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer", "maximum": 2000},
             },
-            "additionalProperties": false,
         })),
     )
     .with_title("Recent changes")

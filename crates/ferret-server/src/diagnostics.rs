@@ -73,6 +73,7 @@ impl Ferret {
             "limits": {
                 "max_file_bytes": limits.max_file_bytes,
                 "max_response_bytes": limits.max_response_bytes,
+                "max_response_chars": limits.max_response_chars,
                 "max_line_chars": limits.max_line_chars,
                 "max_image_bytes": limits.max_image_bytes,
                 "max_walk_entries": limits.max_walk_entries,

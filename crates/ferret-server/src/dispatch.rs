@@ -15,8 +15,8 @@ use rmcp::{
 use serde_json::json;
 
 use crate::{
-    Ferret, InFlight, LocatePolicy, Transport, args, changes_tool, grep_tool, index_tools, links,
-    locate, logging, read_tool, render, tools, work, write_tools,
+    Ferret, InFlight, LocatePolicy, Transport, args, changes_tool, fit, grep_tool, index_tools,
+    links, locate, logging, read_tool, render, tools, work, write_tools,
 };
 
 impl Ferret {
@@ -37,7 +37,13 @@ impl Ferret {
                 let offer = self.task_offer(context, "search");
                 return work::run_call(context, search_progress, offer, move |meter| {
                     let s = this.stack();
-                    index_tools::search(&s.index, &s.roots, s.content.as_ref(), &call, &meter)
+                    let budget = s.roots.policy.limits.max_response_chars;
+                    fit::within(budget, "search", |over| {
+                        if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+                            call.limit = call.limit.min(n);
+                        }
+                        index_tools::search(&s.index, &s.roots, s.content.as_ref(), &call, &meter)
+                    })
                 })
                 .await;
             }
@@ -52,7 +58,26 @@ impl Ferret {
             }
             "changes" => {
                 let query = changes_tool::parse_changes(args)?;
-                blocking(move || changes_tool::changes(&this.index(), &query)).await??
+                let mut query = query;
+                let budget = self.roots().policy.limits.max_response_chars;
+                blocking(move || {
+                    let index = this.index();
+                    let mut failed = None;
+                    let answer = fit::within(budget, "changes", |over| {
+                        if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+                            query.limit = query.limit.min(n as u64);
+                        }
+                        changes_tool::changes(&index, &query).unwrap_or_else(|e| {
+                            failed = Some(e);
+                            CallToolResult::error(Vec::new())
+                        })
+                    });
+                    match failed {
+                        Some(e) => Err(e),
+                        None => Ok(answer),
+                    }
+                })
+                .await??
             }
             "read" => {
                 // Metered: the line count (and the checksum) of a large file
@@ -60,7 +85,22 @@ impl Ferret {
                 let (path, mut req) = read_tool::parse_read(args)?;
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
-                    read_tool::read(&this.roots(), &path, &req)
+                    let roots = this.roots();
+                    let budget = roots.policy.limits.max_response_chars;
+                    fit::within(budget, "read", |over| {
+                        if let Some(o) = over {
+                            // The window's text, scaled: the answer is mostly it.
+                            let shown = o
+                                .answer
+                                .structured_content
+                                .as_ref()
+                                .and_then(|s| s["text"].as_str())
+                                .map_or(usize::MAX, str::len);
+                            let now = req.max_bytes.unwrap_or(usize::MAX).min(shown);
+                            req.max_bytes = Some(((now as f64 * o.keep) as usize).max(1));
+                        }
+                        read_tool::read(&roots, &path, &req)
+                    })
                 })
                 .await?
             }
@@ -74,7 +114,14 @@ impl Ferret {
                     offer,
                     move |meter| {
                         req.meter = Some(meter);
-                        after(tools::list(&this.roots(), &path, &req, details))
+                        let roots = this.roots();
+                        let budget = roots.policy.limits.max_response_chars;
+                        after(fit::within(budget, "list", |over| {
+                            if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+                                req.limit = req.limit.min(n);
+                            }
+                            tools::list(&roots, &path, &req, details)
+                        }))
                     },
                 )
                 .await;
@@ -210,7 +257,7 @@ impl Ferret {
         let Some(locate) = &self.inner.locate else {
             unreachable!("locate is only routed here when configured");
         };
-        let call = index_tools::parse_locate(request.arguments.as_ref())?;
+        let mut call = index_tools::parse_locate(request.arguments.as_ref())?;
         match locate.policy {
             LocatePolicy::Deny => return Ok(render::tool_error(&locate::disabled()).into()),
             LocatePolicy::Allow => {}
@@ -249,7 +296,20 @@ impl Ferret {
                 unreachable!("checked above");
             };
             let show = |p: &str| locate.full_path(p);
-            index_tools::search_showing(&locate.index, &locate.roots, None, &call, &meter, &show)
+            let budget = this.roots().policy.limits.max_response_chars;
+            fit::within(budget, "locate", |over| {
+                if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+                    call.limit = call.limit.min(n);
+                }
+                index_tools::search_showing(
+                    &locate.index,
+                    &locate.roots,
+                    None,
+                    &call,
+                    &meter,
+                    &show,
+                )
+            })
         })
         .await
     }

@@ -58,7 +58,6 @@ pub fn definition() -> Tool {
                 "documents": flag,
             },
             "required": ["pattern"],
-            "additionalProperties": false,
         })),
     )
     .with_title("Search file contents")
@@ -153,7 +152,7 @@ pub fn parse(args: Option<&JsonObject>, roots: &Roots) -> ArgResult<GrepCall> {
         limit: a.integer("limit", 1, 2000)?.unwrap_or(200) as usize,
         max_file_bytes: limits.max_file_bytes,
         max_line_chars: limits.max_line_chars,
-        max_output_bytes: limits.max_response_bytes,
+        max_output_bytes: limits.answer_bytes(),
         documents,
         ..ferret_grep::Options::default()
     };
@@ -207,20 +206,34 @@ pub async fn run(
             case_insensitive: call.pattern.case_insensitive,
             multiline: call.pattern.multiline,
         }) != ferret_content::Grams::All;
+    let mut call = call;
     crate::work::run_call(context, describe, offer, move |meter| {
         if let Some(c) = content.as_ref().filter(|_| narrowable) {
             waiting.store(true, Ordering::Relaxed);
             wait_for_content_index(c, deadline, &meter);
             waiting.store(false, Ordering::Relaxed);
         }
-        execute(
-            &stack.index,
-            &stack.roots,
-            content.as_ref(),
-            &call,
-            deadline,
-            &meter,
-        )
+        // The output budget counts matched text, not the JSON around it:
+        // an answer still over what the client shows runs again smaller
+        // (rare: the text is about 0.7 of the budget it is cut at).
+        let budget = stack.roots.policy.limits.max_response_chars;
+        crate::fit::within(budget, "grep", |over| {
+            if let Some(o) = over {
+                let bytes = &mut call.options.max_output_bytes;
+                *bytes = ((*bytes as f64 * o.keep) as usize).max(1);
+                if let Some(n) = o.scaled_count("count") {
+                    call.options.limit = call.options.limit.min(n);
+                }
+            }
+            execute(
+                &stack.index,
+                &stack.roots,
+                content.as_ref(),
+                &call,
+                deadline,
+                &meter,
+            )
+        })
     })
     .await
 }

@@ -16,7 +16,7 @@ use crate::{
 pub fn search_definition() -> Tool {
     definition_named(
         "search",
-        "Find files and folders by name or path in the live index, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`. Best match first; `fuzzy` for guesses.",
+        "Find files and folders by name or path, instantly. Everything syntax: `ext:rs dm:today !target/`, `*.md`, `size:>1mb`, `a|b`. Best match first; `fuzzy` for guesses.",
         "Search the index",
     )
 }
@@ -25,41 +25,56 @@ pub fn search_definition() -> Tool {
 pub fn locate_definition() -> Tool {
     definition_named(
         "locate",
-        "Names-only search (same syntax and results as `search`, full paths) over the operator's locate roots, which cannot be read. May ask the user first.",
+        "`search` (same query syntax and parameters, full paths) over names outside the roots, which cannot be read. May ask the user first.",
         "Locate files outside the roots",
     )
 }
 
+/// The parameters `search` lists that `locate` leaves out of its schema for
+/// the `tools/list` budget: it takes them all the same, and each has its
+/// spelling in the query (`case:`, `ww:`, `regex:`, `path:`, `!term`).
+const SEARCH_ONLY_LISTED: [&str; 6] = [
+    "match_case",
+    "whole_word",
+    "regex",
+    "match_path",
+    "exclude",
+    "group_by",
+];
+
 fn definition_named(name: &'static str, description: &'static str, title: &'static str) -> Tool {
     let flag = json!({"type": "boolean"});
-    Tool::new(
-        name,
-        description,
-        schema(json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "\"\" matches everything"},
-                "path": {"type": "string", "description": "Folder"},
-                "sort": one_of(&["relevance", "name", "path", "size", "modified", "created", "extension"]),
-                "fuzzy": flag,
-                "descending": flag,
-                "kind": one_of(&["any", "file", "dir"]),
-                "match_case": flag,
-                "whole_word": flag,
-                "regex": flag,
-                "match_path": flag,
-                "exclude": string_or_list(),
-                "group_by": one_of(&["extension", "kind", "folder"]),
-                "details": flag,
-                "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
-            },
-            "additionalProperties": false,
-        })),
-    )
-    .with_title(title)
-    .with_raw_output_schema(output_schema(&["total"]))
-    .with_annotations(read_only())
+    let mut input = json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "\"\" matches everything"},
+            "path": {"type": "string", "description": "Folder"},
+            "sort": one_of(&["relevance", "name", "path", "size", "modified", "created", "extension"]),
+            "fuzzy": flag,
+            "descending": flag,
+            "kind": one_of(&["any", "file", "dir"]),
+            "match_case": flag,
+            "whole_word": flag,
+            "regex": flag,
+            "match_path": flag,
+            "exclude": string_or_list(),
+            "group_by": one_of(&["extension", "kind", "folder"]),
+            "details": flag,
+            "offset": {"type": "integer"},
+            "limit": {"type": "integer", "maximum": 2000},
+        },
+    });
+    if name == "locate"
+        && let Some(properties) = input["properties"].as_object_mut()
+    {
+        for p in SEARCH_ONLY_LISTED {
+            properties.remove(p);
+        }
+    }
+    Tool::new(name, description, schema(input))
+        .with_title(title)
+        .with_raw_output_schema(output_schema(&["total"]))
+        .with_annotations(read_only())
 }
 
 /// A `search` call, checked and compiled.
@@ -72,7 +87,7 @@ pub struct SearchCall {
     descending: bool,
     group_by: Option<GroupBy>,
     offset: usize,
-    limit: usize,
+    pub(crate) limit: usize,
     /// `content:` terms, answered by the grep engine on the index's matches.
     content: Vec<String>,
     /// `content:` reads documents as their text (the query names them, as

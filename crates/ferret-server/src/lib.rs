@@ -28,6 +28,7 @@ mod client_roots;
 mod completion;
 mod diagnostics;
 mod dispatch;
+mod fit;
 #[doc(hidden)]
 pub mod fuzzing;
 mod grep_tool;

@@ -41,6 +41,10 @@ pub(crate) fn string_or_list() -> Value {
     json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
 }
 
+/// (Input schemas leave out `additionalProperties: false`, and integers their
+/// `minimum: 0`, for the `tools/list` budget: every tool refuses an unknown
+/// parameter or a value out of range itself, naming it, with `-32602`.)
+///
 /// Annotations of a tool that only reads. The tool's own `title` carries its name;
 /// repeating it in the annotations would only spend `tools/list` bytes.
 pub(crate) fn read_only() -> ToolAnnotations {

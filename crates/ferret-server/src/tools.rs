@@ -35,7 +35,6 @@ pub fn definitions() -> Vec<Tool> {
                     "sheet": {"type": "string"},
                 },
                 "required": ["path"],
-                "additionalProperties": false,
             })),
         )
         .with_title("Read file")
@@ -54,12 +53,11 @@ pub fn definitions() -> Vec<Tool> {
                     "sort": one_of(&["path", "name", "size", "modified", "kind"]),
                     "descending": flag,
                     "details": flag,
-                    "offset": int(0),
-                    "limit": {"type": "integer", "minimum": 0, "maximum": 2000},
+                    "offset": {"type": "integer"},
+                    "limit": {"type": "integer", "maximum": 2000},
                     "hidden": flag,
                     "ignored": flag,
                 },
-                "additionalProperties": false,
             })),
         )
         .with_title("List folder")
@@ -79,7 +77,6 @@ pub fn definitions() -> Vec<Tool> {
                     },
                 },
                 "required": ["paths"],
-                "additionalProperties": false,
             })),
         )
         .with_title("File metadata")
@@ -88,7 +85,7 @@ pub fn definitions() -> Vec<Tool> {
         Tool::new(
             "diagnostics",
             "Server health: version, roots, index state, limits, per-tool counters.",
-            schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+            schema(json!({"type": "object", "properties": {}})),
         )
         .with_title("Diagnostics")
         .with_raw_output_schema(output_schema(&["version"]))

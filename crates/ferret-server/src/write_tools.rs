@@ -44,7 +44,6 @@ pub fn definitions() -> Vec<Tool> {
                     "dry_run": flag,
                 },
                 "required": ["path", "content"],
-                "additionalProperties": false,
             })),
         )
         .with_title("Write file")
@@ -87,7 +86,6 @@ pub fn definitions() -> Vec<Tool> {
                     "dry_run": flag,
                 },
                 "required": ["path", "edits"],
-                "additionalProperties": false,
             })),
         )
         .with_title("Edit file")
@@ -107,7 +105,6 @@ pub fn definitions() -> Vec<Tool> {
                     "dry_run": flag,
                 },
                 "required": ["op", "path"],
-                "additionalProperties": false,
             })),
         )
         .with_title("Move, copy, delete, mkdir")

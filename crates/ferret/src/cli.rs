@@ -325,10 +325,19 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
 
-    /// Payload budget of one answer.
+    /// Payload budget of one answer (an upper bound; --max-response-chars is the one clients feel).
     #[arg(long, value_name = "BYTES", env = "FERRET_MAX_RESPONSE_BYTES", default_value = "128K",
           value_parser = parse_bytes)]
     pub max_response_bytes: u64,
+
+    /// What a client is shown of one answer, at most, in characters (its structured JSON and its text, each); lowered to MAX_MCP_OUTPUT_TOKENS x 3 when that is set.
+    #[arg(
+        long,
+        value_name = "CHARS",
+        env = "FERRET_MAX_RESPONSE_CHARS",
+        default_value_t = 40_000
+    )]
+    pub max_response_chars: usize,
 
     /// Lines longer than this many characters are clipped in `read`.
     #[arg(

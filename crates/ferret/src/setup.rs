@@ -200,11 +200,26 @@ pub(crate) fn root_name(spec: &RootSpec) -> String {
         .unwrap_or_else(|| "root".into())
 }
 
+/// The character budget of one answer: `--max-response-chars`, lowered to
+/// what Claude Code's `MAX_MCP_OUTPUT_TOKENS` allows (at 3 characters a
+/// token) when that is set in ferret's environment; never below 2,000.
+fn response_chars(flag: usize) -> usize {
+    let tokens = std::env::var("MAX_MCP_OUTPUT_TOKENS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    match tokens {
+        Some(t) => flag.min(t.saturating_mul(3)),
+        None => flag,
+    }
+    .max(2_000)
+}
+
 /// The denylist and limits of `serve`'s flags.
 pub(crate) fn serve_policy(args: &cli::ServeArgs) -> anyhow::Result<(Denylist, Limits)> {
     let (deny, limits) = read_policy(&args.policy)?;
     let limits = Limits {
         max_response_bytes: args.max_response_bytes as usize,
+        max_response_chars: response_chars(args.max_response_chars),
         max_line_chars: args.max_line_chars.max(1),
         max_image_bytes: args.max_image_bytes,
         ..limits
