@@ -221,12 +221,13 @@ async function sdkCell(sdk, transport, era) {
   }
 }
 
-/** ferret started with no --root by a TypeScript SDK v1 client that offers
- * MCP roots, in a folder of its own: the client's root is served (not the
- * folder); after roots/list_changed the new root is searchable within 5 s and
- * the dropped one refused from the next call. */
-async function clientRootsCell() {
-  const cell = 'ts-sdk-v1 stdio client roots';
+/** ferret started with no --root by a TypeScript SDK client (v1 or v2) that
+ * offers MCP roots, in a folder of its own: the client's root is served (not
+ * the folder); after roots/list_changed the new root is searchable within 5 s
+ * and the dropped one refused from the next call. */
+async function clientRootsCell(sdk) {
+  const cell = `ts-sdk-${sdk} stdio client roots`;
+  const lib = sdk === 'v1' ? v1 : v2;
   const { base } = freshTree();
   const first = join(base, 'root');
   const second = join(base, 'second');
@@ -236,9 +237,10 @@ async function clientRootsCell() {
   mkdirSync(elsewhere);
   writeFileSync(join(elsewhere, 'elsewhere_marker.txt'), 'not served\n');
   let listed = [first];
-  const client = new v1.Client({ name: 'ferret-client-suite', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
-  client.setRequestHandler(v1.ListRootsRequestSchema, async () => ({ roots: listed.map((p) => ({ uri: pathToFileURL(p).href })) }));
-  const transport = new v1.StdioClientTransport({
+  const client = new lib.Client({ name: 'ferret-client-suite', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+  const answer = async () => ({ roots: listed.map((p) => ({ uri: pathToFileURL(p).href })) });
+  client.setRequestHandler(sdk === 'v1' ? v1.ListRootsRequestSchema : 'roots/list', answer);
+  const transport = new lib.StdioClientTransport({
     command: FERRET,
     args: ['serve', '--stdio', '--state-dir', join(base, 'state')],
     cwd: elsewhere,
@@ -270,6 +272,31 @@ async function clientRootsCell() {
   } finally {
     await client.close().catch(() => {});
   }
+}
+
+/** The Inspector CLI (one process a call, no roots) and fastmcp (with roots)
+ * start ferret with no --root: the Inspector's calls are served from the folder
+ * it starts in, fastmcp's from the root it names. */
+async function noRootCells(which) {
+  const cell = `${which} stdio no root`;
+  const { base } = freshTree();
+  const project = join(base, 'root');
+  const elsewhere = join(base, 'elsewhere');
+  mkdirSync(elsewhere);
+  const searched = (structured) => (structured?.results ?? []).map((h) => (typeof h === 'string' ? h : h.path));
+  if (which === 'inspector-cli') {
+    const r = await run(
+      process.execPath,
+      [inspectorBin, '--cli', '--format', 'json', '--method', 'tools/call', '--tool-name', 'search', '--tool-args-json', JSON.stringify({ query: 'readme' }), '--', FERRET, 'serve', '--stdio', '--state-dir', join(base, 'state')],
+      { cwd: project },
+    );
+    const found = searched(lastJson(r.stdout)?.result?.structuredContent);
+    check(cell, 'the folder it starts in is served', found.includes('readme.txt'), `exit ${r.code}: ${JSON.stringify(found)} ${r.stderr.slice(0, 300)}`);
+    return;
+  }
+  const r = await run(PYTHON, [join(here, 'fastmcp_roots.py'), JSON.stringify({ command: FERRET, args: ['serve', '--stdio', '--state-dir', join(base, 'state')], cwd: elsewhere, root: project })], { timeout: 120_000 });
+  const report = lastJson(r.stdout);
+  check(cell, 'its root is served, not the folder it starts in', report && report.found.includes('readme.txt') && report.roots_from === 'client', `exit ${r.code}: ${JSON.stringify(report)} ${r.stderr.slice(-600)}`);
 }
 
 /** Claude Code with ferret added once for every project, no --root (`claude
@@ -668,7 +695,10 @@ const cells = [
     ['legacy', '2026-07-28'].map((e) => [`ts-sdk-v2 ${t} ${e}`, () => sdkCell('v2', t, e)]),
   ),
   ['ext-tasks + ts-sdk-v2 http 2026-07-28', tasksCell],
-  ['ts-sdk-v1 stdio client roots', clientRootsCell],
+  ['ts-sdk-v1 stdio client roots', () => clientRootsCell('v1')],
+  ['ts-sdk-v2 stdio client roots', () => clientRootsCell('v2')],
+  ['inspector-cli stdio no root', () => noRootCells('inspector-cli')],
+  ...(PYTHON ? [['fastmcp stdio no root', () => noRootCells('fastmcp')]] : []),
   ...['stdio', 'http'].flatMap((t) => ['legacy', 'auto', 'modern'].map((e) => [`inspector-cli ${t} ${e}`, () => inspectorCell(t, e)])),
   ...(PYTHON
     ? ['stdio', 'http'].flatMap((t) => ['legacy', '2026-07-28'].map((e) => [`fastmcp ${t} ${e}`, () => fastmcpCell(t, e)]))

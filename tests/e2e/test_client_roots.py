@@ -141,18 +141,30 @@ def test_roots_added_and_dropped_while_serving(tmp_path):
     run(go())
 
 
-def test_an_empty_roots_list_serves_nothing_and_says_how_to_fix_it(tmp_path):
+def test_a_roots_list_naming_no_folder_serves_the_folder_it_starts_in(tmp_path):
+    """As the Inspector does: roots offered, none named (or none usable)."""
     here = project(tmp_path, "here", "started_here")
 
     async def go():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             async with stdio(here, roots=[]) as c:
-                e, s, _, _ = await call(c, "search", {"query": "started_here"})
-                assert e and s["error"]["code"] == "NO_ROOTS", s
-                assert "--root" in s["error"]["hint"]
+                assert await found(c, "started_here") == ["src/started_here.rs"]
                 e, d, _, _ = await call(c, "diagnostics", {})
-                assert not e and d["roots"] == [] and d["roots_from"] == "client", d
+                assert not e and d["roots_from"] == "current folder", d
+
+    run(go())
+
+
+def test_started_in_slash_by_a_client_naming_no_folder_serves_nothing(tmp_path):
+    async def go():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            async with stdio(Path("/"), roots=[]) as c:
+                e, s, _, _ = await call(c, "search", {"query": "passwd"})
+                assert e and s["error"]["code"] == "NO_ROOTS", s
+                e, d, _, _ = await call(c, "diagnostics", {})
+                assert not e and d["roots"] == [], d
 
     run(go())
 

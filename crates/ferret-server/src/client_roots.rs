@@ -10,8 +10,8 @@
 //! refused from that moment, the new ones searchable once their index is
 //! built (an unchanged set of folders loads its saved index, so reopening a
 //! project is quick). A client that declared no roots, a 2026-07-28 client
-//! (that revision has no roots) and `--no-client-roots` get the current
-//! folder, never `/`. Only `file://` URIs naming existing folders are
+//! (that revision has no roots), one whose roots list names no usable
+//! folder and `--no-client-roots` get the current folder, never `/`. Only `file://` URIs naming existing folders are
 //! served; the binary's [`OpenServed`] gives them names and opens them with
 //! the operator's policy (denylist, confinement, index settings), as it does
 //! operator roots.
@@ -276,7 +276,16 @@ impl Ferret {
                                 "client roots that are not file:// URIs of existing folders are not served"
                             );
                         }
-                        (folders, Origin::Client)
+                        if folders.is_empty() {
+                            // A client that offers roots but names none (the
+                            // Inspector does): the folder it started ferret in.
+                            (
+                                vec![(None, f.config.current_folder.clone())],
+                                Origin::CurrentFolder,
+                            )
+                        } else {
+                            (folders, Origin::Client)
+                        }
                     }
                     outcome => {
                         let why = match outcome {
@@ -306,9 +315,7 @@ impl Ferret {
                 return;
             }
         }
-        let problem = if folders.is_empty() {
-            Some("the client named no folder to serve (its roots list is empty)".to_string())
-        } else if from == Origin::CurrentFolder && folders[0].1 == Path::new("/") {
+        let problem = if from == Origin::CurrentFolder && folders[0].1 == Path::new("/") {
             Some(
                 "ferret was started in `/` with no --root, and serving the whole disk is never a default"
                     .to_string(),
