@@ -310,16 +310,7 @@ async function claudeNoRootCell() {
   mkdirSync(home);
   const calls = [{ tool: 'search', args: { query: 'readme' } }];
   const model = await standInModel(calls);
-  const env = {
-    HOME: home,
-    XDG_STATE_HOME: join(base, 'state'),
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_API_KEY: 'stand-in',
-    ENABLE_TOOL_SEARCH: 'false',
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-  };
+  const env = { ...claudeEnv(home, model), XDG_STATE_HOME: join(base, 'state') };
   try {
     const claude = (extra) => run(claudeBin, extra, { env, timeout: 180_000, cwd: project });
     const added = await claude(['mcp', 'add', '--scope', 'user', 'ferret', '--', FERRET, 'serve', '--stdio']);
@@ -344,15 +335,7 @@ async function claudeBigReadCell() {
   const home = join(base, 'home');
   mkdirSync(home);
   const model = await standInModel([{ tool: 'read', args: { path: 'big.log' } }]);
-  const env = {
-    HOME: home,
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_API_KEY: 'stand-in',
-    ENABLE_TOOL_SEARCH: 'false',
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-  };
+  const env = claudeEnv(home, model);
   try {
     const claude = (extra) => run(claudeBin, extra, { env, timeout: 180_000 });
     const added = await claude(['mcp', 'add', 'ferret', '--', FERRET, ...args, '--stdio']);
@@ -566,6 +549,21 @@ async function claudeCell() {
   }
 }
 
+/** Claude Code's environment for a cell: a throwaway HOME, its model the
+ * stand-in, every ferret tool in the request (not behind a search tool), and
+ * nothing sent anywhere else. */
+function claudeEnv(home, model) {
+  return {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'stand-in',
+    ENABLE_TOOL_SEARCH: 'false',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+}
+
 /** A stand-in for the model endpoint Claude Code talks to (the Messages API,
  * streamed), on loopback: it asks for each case's tool call in turn and keeps
  * the tool results Claude Code sends back, which are what a model would read. */
@@ -640,15 +638,7 @@ async function claudeCallsCell(transport) {
   const calls = cases.flatMap((c) => ['ok', 'error'].map((phase) => ({ tool: c.tool, args: c[phase], phase, c })));
   const model = await standInModel(calls);
   const server = transport === 'http' ? await startHttp(args) : null;
-  const env = {
-    HOME: home,
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_API_KEY: 'stand-in',
-    ENABLE_TOOL_SEARCH: 'false', // every ferret tool in the request, not behind a search tool
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-  };
+  const env = claudeEnv(home, model);
   try {
     const claude = (extra, options = {}) => run(claudeBin, extra, { env, timeout: 180_000, ...options });
     const add =

@@ -57,16 +57,7 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         content.start();
         content
     });
-    let locate = open_locate(
-        &args.locate_roots,
-        args.locate_policy,
-        &root_args,
-        &args.index,
-    )?;
-    let locate_index = locate.as_ref().map(|l| l.index.clone());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (locate, locate_index, runtime) = locate_and_runtime(&args, &root_args)?;
     let grace = args.shutdown_grace;
     let task_after = args.task_after;
     // The same server whatever the transport, told how it is reached.
@@ -195,16 +186,7 @@ fn serve_client_roots(
         policy,
         started,
     };
-    let locate = open_locate(
-        &args.locate_roots,
-        args.locate_policy,
-        &root_args,
-        &args.index,
-    )?;
-    let locate_index = locate.as_ref().map(|l| l.index.clone());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (locate, locate_index, runtime) = locate_and_runtime(&args, &root_args)?;
     let server = runtime.block_on(async {
         let server = Ferret::following_client_roots(follow, Transport::Stdio, locate);
         server.set_task_after(args.task_after);
@@ -221,6 +203,29 @@ fn serve_client_roots(
     }
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// What both ways of serving start before the transport: the locate
+/// roots' index (and a handle to stop it at exit) and the tokio runtime.
+fn locate_and_runtime(
+    args: &cli::ServeArgs,
+    root_args: &cli::RootArgs,
+) -> anyhow::Result<(
+    Option<ferret_server::Locate>,
+    Option<Index>,
+    tokio::runtime::Runtime,
+)> {
+    let locate = open_locate(
+        &args.locate_roots,
+        args.locate_policy,
+        root_args,
+        &args.index,
+    )?;
+    let locate_index = locate.as_ref().map(|l| l.index.clone());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok((locate, locate_index, runtime))
 }
 
 /// The token HTTP clients must send (`None` for stdio and `--no-token`).
