@@ -10,6 +10,7 @@ derives them (which measures whether the file meant comes first).
 """
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -20,7 +21,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from index import FERRET, REPO, Server, sh  # noqa: E402
-from retrieval import indexed_files, queries_for  # noqa: E402
+from retrieval import queries_for  # noqa: E402
+
+
+def sampled_files(tree, k, rng):
+    """`k` files below `tree` (relative paths), drawn evenly by a walk of the
+    disk: at a million entries, paging the index's whole list over MCP would
+    take longer than the measurement."""
+    sample, seen = [], 0
+    for folder, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            if f.startswith("."):
+                continue
+            seen += 1
+            rel = os.path.relpath(os.path.join(folder, f), tree)
+            if len(sample) < k:
+                sample.append(rel)
+            elif (j := rng.randrange(seen)) < k:
+                sample[j] = rel
+    return sample
 
 
 def latency(tree, runs, seed):
@@ -28,8 +48,7 @@ def latency(tree, runs, seed):
     state = Path(tempfile.mkdtemp(prefix="ferret-fuzzy-bench-"))
     server = Server(tree, ["--no-persist"], state)
     _, entries = server.wait_ready()
-    names = indexed_files(server)
-    sample = rng.sample(names, min(40, len(names)))
+    sample = sampled_files(tree, 40, rng)
     queries = [q for rel in sample for q in queries_for(rel, rng).values()][:40]
     times = []
     for _ in range(max(1, runs // 10)):
