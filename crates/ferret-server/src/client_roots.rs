@@ -29,7 +29,12 @@ use std::{
 
 use ferret_fs::{ErrorCode, FsError, Policy, Roots};
 use ferret_index::{Index, IndexConfig};
-use rmcp::{RoleServer, service::Peer};
+use rmcp::{
+    RoleServer,
+    model::{ClientNotification, JsonRpcMessage},
+    service::{Peer, RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::Transport,
+};
 
 use crate::{Ferret, Stack};
 
@@ -103,6 +108,9 @@ struct State {
     folders: Vec<(Option<String>, PathBuf)>,
     /// Why nothing is served, when nothing is.
     problem: Option<String>,
+    /// Changes the client announced; a look that began before the last one
+    /// does not let waiting calls go on.
+    changes: u64,
 }
 
 /// The following of one client's roots (one per stdio server).
@@ -127,6 +135,44 @@ impl Follow {
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A stdio transport that tells the server of a roots change as soon as the
+/// notification is read, before any message after it. rmcp runs each
+/// notification and request on a task of its own, so a `tools/call` sent
+/// right after `notifications/roots/list_changed` could otherwise be served
+/// by the old roots (seen once in the real-client suite).
+pub(crate) struct Hearing<T> {
+    pub(crate) transport: T,
+    pub(crate) server: Ferret,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Hearing<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let message = self.transport.receive().await;
+        if let Some(JsonRpcMessage::Notification(n)) = &message
+            && matches!(
+                n.notification,
+                ClientNotification::RootsListChangedNotification(_)
+            )
+        {
+            self.server.roots_will_change();
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.transport.close()
     }
 }
 
@@ -193,19 +239,30 @@ impl Ferret {
         self.look_later(Some(peer));
     }
 
-    /// `notifications/roots/list_changed`: look again.
-    pub(crate) fn client_roots_changed(&self, peer: Peer<RoleServer>) {
-        let asks = self
-            .inner
+    /// Whether a change of the client's roots is followed.
+    fn follows_changes(&self) -> bool {
+        self.inner
             .client_roots
             .as_ref()
-            .is_some_and(|f| f.config.ask && f.state().declared == Some(true));
-        if asks {
-            // Calls from now on wait for the new roots: a dropped folder is
-            // refused from the first call after the client said so.
-            if let Some(f) = &self.inner.client_roots {
-                f.ready.send_replace(false);
-            }
+            .is_some_and(|f| f.config.ask && f.state().declared == Some(true))
+    }
+
+    /// `notifications/roots/list_changed` has just been read off the
+    /// transport (see [`Hearing`]): calls read after it wait for the new
+    /// roots, so a dropped folder is refused from the first call after the
+    /// client said so.
+    fn roots_will_change(&self) {
+        if self.follows_changes()
+            && let Some(f) = &self.inner.client_roots
+        {
+            f.state().changes += 1;
+            f.ready.send_replace(false);
+        }
+    }
+
+    /// `notifications/roots/list_changed`, as rmcp hands it over: look again.
+    pub(crate) fn client_roots_changed(&self, peer: Peer<RoleServer>) {
+        if self.follows_changes() {
             self.look_later(Some(peer));
         }
     }
@@ -258,8 +315,13 @@ impl Ferret {
             return;
         };
         let _one = f.looking.lock().await;
+        let changes = f.state().changes;
         self.look_once(f, peer).await;
-        f.ready.send_replace(true);
+        // A change announced while this look ran has a look of its own
+        // coming: calls keep waiting for that one.
+        if f.state().changes == changes {
+            f.ready.send_replace(true);
+        }
     }
 
     async fn look_once(&self, f: &Follow, peer: Option<Peer<RoleServer>>) {

@@ -449,9 +449,10 @@ impl Ferret {
 /// checking that the command starts) has done nothing wrong: that is a normal end.
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = removed::Explaining(rmcp::transport::async_rw::AsyncRwTransport::new_server(
-        stdin, stdout,
-    ));
+    let transport = removed::Explaining(client_roots::Hearing {
+        transport: rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+        server: server.clone(),
+    });
     let running = match server.serve(transport).await {
         Ok(running) => running,
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
