@@ -30,7 +30,7 @@ def uri(path: Path) -> str:
     return path.resolve().as_uri() + "/"
 
 
-def stdio(cwd: Path, *args: str, era: str = "legacy", roots: list[Path] | None = None, state: str = STATE_HOME):
+def stdio(cwd: Path, *args: str, era: str = "legacy", roots: list[Path] | None = None, state: str = STATE_HOME, **options):
     """A client of `ferret serve --stdio` started in `cwd`; with `roots`, the
     client declares the roots capability and answers `roots/list` with
     whatever the list holds when asked (the caller may change it)."""
@@ -40,7 +40,6 @@ def stdio(cwd: Path, *args: str, era: str = "legacy", roots: list[Path] | None =
         env={**get_default_environment(), "XDG_STATE_HOME": state},
         cwd=str(cwd),
     )
-    options = {}
     if roots is not None:
         async def list_roots(_context) -> types.ListRootsResult:
             return types.ListRootsResult(roots=[types.Root(uri=uri(p)) for p in roots])
@@ -228,3 +227,33 @@ def test_over_http_a_root_is_still_required(tmp_path):
                        capture_output=True, text=True, timeout=30,
                        env={**os.environ, "XDG_STATE_HOME": STATE_HOME})
     assert p.returncode != 0 and "no root given" in p.stderr and "--root" in p.stderr, p.stderr
+
+
+def test_a_subscription_is_still_heard_after_the_roots_change(tmp_path):
+    """Subscriptions are kept across a change of roots: the hub follows the
+    new index. With two roots before and after, a kept root's paths are shown
+    the same way, so its subscription still hears its file."""
+    from test_subscriptions import Updates
+
+    here = project(tmp_path, "here", "started_here")
+    alpha = project(tmp_path, "alpha", "alpha_marker")
+    beta = project(tmp_path, "beta", "beta_marker")
+    gamma = project(tmp_path, "gamma", "gamma_marker")
+    listed = [alpha, beta]
+    updates = Updates()
+    watched = (alpha / "src" / "alpha_marker.rs").resolve().as_uri()
+
+    async def go():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            async with stdio(here, roots=listed, message_handler=updates) as c:
+                assert await found(c, "alpha_marker") == ["alpha/src/alpha_marker.rs"]
+                await c.subscribe_resource(watched)
+                listed[:] = [alpha, gamma]
+                await c.send_roots_list_changed()
+                await until(lambda: found(c, "gamma_marker"), "gamma never became searchable", 5)
+                await asyncio.sleep(0.3)
+                (alpha / "src" / "alpha_marker.rs").write_text("fn alpha_marker() { changed }\n")
+                await updates.wait_for(watched)
+
+    run(go())
