@@ -71,7 +71,7 @@ def answers(root, budget_env=None, *args):
 
 def says_how_to_go_on(tool, s, cont):
     if tool == "grep":
-        return s.get("truncated") is True or s.get("next_offset") is not None, s
+        return s.get("truncated") is True or s.get("next_offset") is not None
     return s.get("truncated") is True and s.get(cont) is not None
 
 

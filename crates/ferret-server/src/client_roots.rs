@@ -45,7 +45,7 @@ pub(crate) const ROOTS_WAIT: Duration = Duration::from_secs(30);
 /// How long the client has to answer `roots/list`.
 const LIST_WAIT: Duration = Duration::from_secs(10);
 
-/// What one set of folders is served with.
+/// What one set of folders is served with (inside the server, its `Stack`).
 pub struct Served {
     pub roots: Arc<Roots>,
     /// Started: walking and watching.
@@ -135,6 +135,14 @@ impl Follow {
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The folder ferret started in, as the one folder to serve.
+    fn current_folder(&self) -> (Vec<(Option<String>, PathBuf)>, Origin) {
+        (
+            vec![(None, self.config.current_folder.clone())],
+            Origin::CurrentFolder,
+        )
     }
 }
 
@@ -341,10 +349,7 @@ impl Ferret {
                         if folders.is_empty() {
                             // A client that offers roots but names none (the
                             // Inspector does): the folder it started ferret in.
-                            (
-                                vec![(None, f.config.current_folder.clone())],
-                                Origin::CurrentFolder,
-                            )
+                            f.current_folder()
                         } else {
                             (folders, Origin::Client)
                         }
@@ -359,17 +364,11 @@ impl Ferret {
                             // Keep serving what was served.
                             return;
                         }
-                        (
-                            vec![(None, f.config.current_folder.clone())],
-                            Origin::CurrentFolder,
-                        )
+                        f.current_folder()
                     }
                 }
             }
-            _ => (
-                vec![(None, f.config.current_folder.clone())],
-                Origin::CurrentFolder,
-            ),
+            _ => f.current_folder(),
         };
         {
             let s = f.state();
@@ -399,14 +398,7 @@ impl Ferret {
             }
         };
         let (stack, problem) = match opened {
-            Ok(served) => (
-                Stack {
-                    roots: served.roots,
-                    index: served.index,
-                    content: served.content,
-                },
-                None,
-            ),
+            Ok(served) => (served, None),
             Err(problem) => (none_yet(&f.config), Some(problem)),
         };
         let names: Vec<String> = stack.roots.roots().iter().map(|r| r.name.clone()).collect();

@@ -114,15 +114,11 @@ impl Transport {
     }
 }
 
-/// What is served: the roots, their index, and the content index `grep`
-/// narrows its candidates with (when on). Fixed for the operator's roots;
-/// replaced whole when a stdio client's roots change (`client_roots.rs`): a
-/// call works on the one it took when it began.
-pub(crate) struct Stack {
-    roots: Arc<Roots>,
-    index: Index,
-    content: Option<ferret_content::ContentIndex>,
-}
+/// What is served, held as one: the roots, their index, and the content
+/// index `grep` narrows its candidates with (when on). Fixed for the
+/// operator's roots; replaced whole when a stdio client's roots change
+/// (`client_roots.rs`): a call works on the one it took when it began.
+pub(crate) use client_roots::Served as Stack;
 
 struct Inner {
     stack: std::sync::RwLock<Arc<Stack>>,
