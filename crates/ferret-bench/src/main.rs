@@ -7,6 +7,8 @@
 //! ferret-bench index DIR [--freshness N] [--storm PER_SECOND] [--hidden] [--no-ignore]
 //!                                                build, memory, snapshot, load, query,
 //!                                                freshness (also during a storm of changes)
+//! ferret-bench fuzzy DIR --queries FILE [--runs N]
+//!                                                fuzzy search, in-process, one query a line
 //! ```
 
 use std::{
@@ -473,6 +475,64 @@ fn freshness(dir: &Path, changes: usize, storm: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Fuzzy search in-process (the index built, no watcher): each query's
+/// median over `runs`, then the median and p95 over every call, so a profile
+/// (`perf record`) sees the search and nothing of MCP.
+fn bench_fuzzy(dir: &Path, queries: &Path, runs: usize) -> anyhow::Result<()> {
+    let dir = std::fs::canonicalize(dir)?;
+    let state = tempdir_in_target()?;
+    let mut config = IndexConfig::new(vec![IndexRoot::new("bench", &dir)]);
+    config.state_dir = Some(state.clone());
+    config.watch = false;
+    let index = Index::open(config).map_err(anyhow::Error::msg)?;
+    index.build_now(None);
+    let entries = index.status().entries;
+    let text = std::fs::read_to_string(queries)?;
+    let clock = Clock::system();
+    let mut all = Vec::new();
+    println!("fuzzy, in-process, {entries} entries, {runs} runs each (ms):");
+    println!("{:>8} {:>8} {:>9}   query", "p50", "max", "total");
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (rest, words) =
+            ferret_query::split_words(line).map_err(|e| anyhow::anyhow!(e.render(line)))?;
+        let filter = Query::compile(&rest, &Options::default(), &clock)
+            .map_err(|e| anyhow::anyhow!(e.render(&rest)))?;
+        let mut times = Vec::new();
+        let mut total = 0;
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            let out = index.fuzzy(&ferret_index::fuzzy::FuzzyRequest {
+                words: &words,
+                filter: &filter,
+                under: None,
+                offset: 0,
+                limit: 50,
+            });
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            total = out.total;
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{:>8.2} {:>8.2} {:>9}   {line}",
+            percentile(&times, 0.5),
+            times[times.len() - 1],
+            total
+        );
+        all.extend(times);
+    }
+    all.sort_by(f64::total_cmp);
+    if !all.is_empty() {
+        println!(
+            "all {} calls: p50 {:.2} ms, p95 {:.2} ms",
+            all.len(),
+            percentile(&all, 0.5),
+            percentile(&all, 0.95)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&state);
+    Ok(())
+}
+
 fn tempdir_in_target() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("ferret-bench-state-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -510,6 +570,12 @@ fn main() -> anyhow::Result<()> {
             let storm = flag("--storm").map_or(Ok(0), |s| s.parse())?;
             bench_index(&dir, changes, storm, rules)
         }
+        Some("fuzzy") => {
+            let dir = PathBuf::from(args.get(1).ok_or_else(|| anyhow::anyhow!("fuzzy DIR"))?);
+            let queries = flag("--queries").ok_or_else(|| anyhow::anyhow!("--queries FILE"))?;
+            let runs = flag("--runs").map_or(Ok(5), |s| s.parse())?;
+            bench_fuzzy(&dir, Path::new(&queries), runs)
+        }
         Some("queries") => {
             for (label, q) in QUERIES {
                 println!("{label}\t{q}");
@@ -517,7 +583,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => anyhow::bail!(
-            "usage: ferret-bench tree DIR --entries N [--seed S] | index DIR [--freshness N] [--storm PER_SECOND] [--hidden] [--no-ignore] | queries"
+            "usage: ferret-bench tree DIR --entries N [--seed S] | index DIR [--freshness N] [--storm PER_SECOND] [--hidden] [--no-ignore] | fuzzy DIR --queries FILE [--runs N] | queries"
         ),
     }
 }

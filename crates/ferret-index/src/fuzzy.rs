@@ -23,7 +23,7 @@ use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::hits::{Hit, display_path, hit};
-use crate::names::fold_into;
+use crate::names::{byte_mask, fold_into};
 use crate::rank::{NameFit, Places, Ranker};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::stop::{Halt, Stop, Stopped};
@@ -165,15 +165,25 @@ pub fn fuzzy_until(
     // across them: `tucdec` for `tokio-util/src/codec/decoder.rs`), or
     // whose name is one edit away from a word of five characters or more.
     let near = near_names(store, &folded, &words);
-    let fits = NameFits::new(store, &folded, &near, &halt);
-    let found = candidates(store, &folded, &fits, request, &halt);
+    let reach = Reach::new(store, &folded, &near, &halt);
+    let fits = NameFits::new(store, &folded, &near, &reach.bound, &halt);
+    // Few entries bear a name that can match: read them by name, each with
+    // its folder's reach; else one walk down the tree reads every entry.
+    let found = match fits.survivors(store) {
+        Some(keys) => by_names(store, &folded, &fits, &keys, &reach, request, &halt),
+        None => candidates(store, &folded, &fits, request, &halt),
+    };
     let total_found = found.len();
     let mut found = found;
     // Bounded work: the entries whose own names hold the most words first,
     // scored until MAX_SCORED_BYTES of paths have been (a short guess in a
     // deep tree is a subsequence of nearly every path).
     if found.len() > MAX_SCORED {
-        found.select_nth_unstable_by(MAX_SCORED - 1, |a, b| b.pre.cmp(&a.pre));
+        // The id breaks ties, so the cut does not depend on the order the
+        // candidates were found in.
+        found.select_nth_unstable_by(MAX_SCORED - 1, |a, b| {
+            b.pre.cmp(&a.pre).then(a.id.cmp(&b.id))
+        });
         found.truncate(MAX_SCORED);
     }
     found.sort_unstable_by(|a, b| b.pre.cmp(&a.pre).then(a.id.cmp(&b.id)));
@@ -311,6 +321,9 @@ struct NameFits {
     need: Vec<u8>,
     /// By name key and word: [`STARTS`], [`HOLDS`], [`NEAR`].
     flags: Vec<u8>,
+    /// The words (folded), and each one's bound (see [`NameFits::new`]).
+    words: Vec<Vec<u8>>,
+    bound: Vec<usize>,
 }
 
 /// The name starts with the word.
@@ -321,29 +334,91 @@ const HOLDS: u8 = 2;
 const NEAR: u8 = 4;
 
 impl NameFits {
-    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>], halt: &Halt) -> NameFits {
+    /// `bound[w]`: the most of word `w` any folder's path takes (its
+    /// length where a folder is one edit from it): a name that needs more
+    /// of the word than that can match no entry, so its `need` is set to
+    /// the word's length without reading the name when its [`byte_mask`]
+    /// lacks a byte of the part left to it.
+    fn new(
+        store: &Store,
+        words: &[Vec<u8>],
+        near: &[Option<Near>],
+        bound: &[usize],
+        halt: &Halt,
+    ) -> NameFits {
         let n = words.len();
         let count = store.names.len() as usize;
         let threads = threads_for(count * n);
         let step = count.div_ceil(threads).max(1);
+        // What the name must hold of each word: the part past its bound
+        // (and past a `/` there, which a folder boundary stands for).
+        let rest_masks: Vec<u32> = words
+            .iter()
+            .zip(bound)
+            .map(|(w, &b)| {
+                let b = if w.get(b) == Some(&b'/') { b + 1 } else { b };
+                byte_mask(&w[b.min(w.len())..])
+            })
+            .collect();
         let parts: Vec<(Vec<u8>, Vec<u8>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
+                    let rest_masks = &rest_masks;
                     scope.spawn(move || {
                         let (from, to) = (t * step, ((t + 1) * step).min(count));
                         let mut need = Vec::with_capacity((to.saturating_sub(from)) * n);
                         let mut flags = Vec::with_capacity(need.capacity());
                         let mut buf = Vec::new();
+                        // Where each word's near names (sorted) reach `from`.
+                        let mut cursors: Vec<usize> = near
+                            .iter()
+                            .map(|nr| {
+                                nr.as_ref().map_or(0, |nr| {
+                                    nr.keys.partition_point(|&k| (k as usize) < from)
+                                })
+                            })
+                            .collect();
                         for k in from..to {
-                            if !halt.go() {
+                            if (k & 1023) == 0 && !halt.go() {
                                 // Stopped: the answer is thrown away.
                                 need.resize((to - from) * n, u8::MAX);
                                 flags.resize((to - from) * n, 0);
                                 break;
                             }
                             let k = k as u32;
-                            fold_into(store.names.get(k), &mut buf);
+                            let mask = store.names.mask(k);
+                            let mut folded = false;
                             for (w, word) in words.iter().enumerate() {
+                                let mut f = 0;
+                                if let Some(nr) = &near[w] {
+                                    if k < store.names.sorted_len() {
+                                        let c = &mut cursors[w];
+                                        while *c < nr.keys.len() && nr.keys[*c] < k {
+                                            *c += 1;
+                                        }
+                                        if nr.keys.get(*c) == Some(&k) {
+                                            f |= NEAR;
+                                        }
+                                    } else {
+                                        if !folded {
+                                            fold_into(store.names.get(k), &mut buf);
+                                            folded = true;
+                                        }
+                                        if within_one_edit(&buf, word) {
+                                            f |= NEAR;
+                                        }
+                                    }
+                                }
+                                if mask & rest_masks[w] != rest_masks[w] {
+                                    // Holds too little of the word to match.
+                                    need.push(word.len() as u8);
+                                    flags.push(f);
+                                    continue;
+                                }
+                                if !folded {
+                                    fold_into(store.names.get(k), &mut buf);
+                                    folded = true;
+                                }
                                 // Greedy from the right: the longest end of
                                 // the word the name holds in order.
                                 let mut i = word.len();
@@ -356,19 +431,12 @@ impl NameFits {
                                     }
                                 }
                                 need.push(i as u8);
-                                let mut f = 0;
                                 if i == 0 {
                                     if buf.starts_with(word) {
                                         f |= STARTS | HOLDS;
                                     } else if memchr::memmem::find(&buf, word).is_some() {
                                         f |= HOLDS;
                                     }
-                                }
-                                if near[w]
-                                    .as_ref()
-                                    .is_some_and(|nr| nr.holds_key(store, k, &buf, word))
-                                {
-                                    f |= NEAR;
                                 }
                                 flags.push(f);
                             }
@@ -388,7 +456,48 @@ impl NameFits {
             need.extend(a);
             flags.extend(b);
         }
-        NameFits { need, flags }
+        NameFits {
+            need,
+            flags,
+            words: words.to_vec(),
+            bound: bound.to_vec(),
+        }
+    }
+
+    /// Whether name `k` can match some entry: each word within its bound
+    /// (counting a `/` a folder boundary stands for) or one edit away.
+    fn may_match(&self, k: usize) -> bool {
+        let n = self.words.len();
+        self.words.iter().enumerate().all(|(w, word)| {
+            let need = self.need[k * n + w] as usize;
+            need <= self.bound[w]
+                || (need > 0 && word[need - 1] == b'/' && need - 1 <= self.bound[w])
+                || self.flags[k * n + w] & NEAR != 0
+        })
+    }
+
+    /// The names that can match, in key order, when their entries are few
+    /// enough (an eighth of the index) to be read by name rather than by one
+    /// walk of the whole tree.
+    fn survivors(&self, store: &Store) -> Option<Vec<u32>> {
+        if self.words.is_empty() {
+            return None;
+        }
+        let limit = store.len() / 8;
+        let mut entries = 0;
+        let mut keys = Vec::new();
+        for k in 0..store.names.len() as usize {
+            if self.may_match(k) {
+                keys.push(k as u32);
+                if (k as u32) < store.names.sorted_len() {
+                    entries += store.base.named(k as u32).len();
+                    if entries > limit {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(keys)
     }
 }
 
@@ -459,45 +568,13 @@ fn candidates(
         let sep = !(single && store.parent(at.folder) == crate::store::NONE);
         for &child in store.children(at.folder) {
             let k = store.names_of[child as usize] as usize;
-            let need = &fits.need[k * n..k * n + n];
-            let flags = &fits.flags[k * n..k * n + n];
-            let mut found = Found {
-                id: child,
-                pre: -16 * i32::from(at.depth),
-                typo: 0,
+            let from = At {
+                consumed: &at.consumed,
+                typos: at.typos,
+                depth: at.depth,
+                sep,
             };
-            let mut fits_all = true;
-            for (w, word) in words.iter().enumerate() {
-                let mut need = need[w] as usize;
-                if sep && need > 0 && word[need - 1] == b'/' {
-                    need -= 1;
-                }
-                if at.consumed[w] as usize >= need {
-                    let f = flags[w];
-                    found.pre += if f & STARTS != 0 {
-                        2000
-                    } else if f & HOLDS != 0 {
-                        1500
-                    } else if need == 0 {
-                        1000
-                    } else {
-                        0
-                    };
-                } else if flags[w] & NEAR != 0 || at.typos & (1 << w) != 0 {
-                    found.typo |= 1 << w;
-                    found.pre += 500;
-                } else {
-                    fits_all = false;
-                    break;
-                }
-            }
-            // Below `under` and past the filter before anything is cut, so
-            // bounded work never spends itself on entries the answer drops.
-            if fits_all
-                && request.under.is_none_or(|u| store.is_within(child, u))
-                && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
-            {
-                found.pre -= store.name(child).len() as i32;
+            if let Some(found) = test_entry(store, words, fits, child, &from, request) {
                 out.push(found);
             }
             if store.kind(child) == crate::store::Kind::Dir {
@@ -508,7 +585,7 @@ fn candidates(
                     .map(|(w, word)| advance(word, at.consumed[w] as usize, sep, &buf) as u8)
                     .collect();
                 let mut typos = at.typos;
-                for (w, &f) in flags.iter().enumerate() {
+                for (w, &f) in fits.flags[k * n..k * n + n].iter().enumerate() {
                     if f & NEAR != 0 && w < 64 {
                         typos |= 1 << w;
                     }
@@ -520,6 +597,242 @@ fn candidates(
                     depth: at.depth.saturating_add(1),
                 });
             }
+        }
+    }
+    out
+}
+
+/// Where an entry's folder leaves the words: how far each got through its
+/// path, the words a folder on the way is one edit from, its depth, and
+/// whether a `/` stands between it and its entries.
+struct At<'a> {
+    consumed: &'a [u8],
+    typos: u64,
+    depth: u16,
+    sep: bool,
+}
+
+/// Whether `child`, in a folder that leaves the words `at`, matches every
+/// word (through its path or one edit away), below `under` and past the
+/// filter; with the score bounded work keeps first.
+fn test_entry(
+    store: &Store,
+    words: &[Vec<u8>],
+    fits: &NameFits,
+    child: EntryId,
+    at: &At<'_>,
+    request: &FuzzyRequest<'_>,
+) -> Option<Found> {
+    let n = words.len();
+    let k = store.names_of[child as usize] as usize;
+    let need = &fits.need[k * n..k * n + n];
+    let flags = &fits.flags[k * n..k * n + n];
+    let mut found = Found {
+        id: child,
+        pre: -16 * i32::from(at.depth),
+        typo: 0,
+    };
+    for (w, word) in words.iter().enumerate() {
+        let mut need = need[w] as usize;
+        if at.sep && need > 0 && word[need - 1] == b'/' {
+            need -= 1;
+        }
+        if at.consumed[w] as usize >= need {
+            let f = flags[w];
+            found.pre += if f & STARTS != 0 {
+                2000
+            } else if f & HOLDS != 0 {
+                1500
+            } else if need == 0 {
+                1000
+            } else {
+                0
+            };
+        } else if flags[w] & NEAR != 0 || at.typos & (1 << w) != 0 {
+            found.typo |= 1 << w;
+            found.pre += 500;
+        } else {
+            return None;
+        }
+    }
+    // Below `under` and past the filter before anything is cut, so
+    // bounded work never spends itself on entries the answer drops.
+    if request.under.is_none_or(|u| store.is_within(child, u))
+        && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
+    {
+        found.pre -= store.name(child).len() as i32;
+        Some(found)
+    } else {
+        None
+    }
+}
+
+/// How far each word gets through every folder's path (the folder's own
+/// name included), the words a folder on the way is one edit from, and its
+/// depth, by folder slot: one pass over the records, each folder worked out
+/// from its parent's. `bound` is the most of each word any folder takes.
+struct Reach {
+    consumed: Vec<u8>,
+    typos: Vec<u64>,
+    depth: Vec<u16>,
+    done: Vec<bool>,
+    bound: Vec<usize>,
+}
+
+impl Reach {
+    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>], halt: &Halt) -> Reach {
+        use crate::store::NONE;
+        let n = words.len();
+        let slots = store.dirs.len();
+        let single = store.roots().len() == 1;
+        let mut r = Reach {
+            consumed: vec![0; slots * n],
+            typos: vec![0; slots],
+            depth: vec![0; slots],
+            done: vec![false; slots],
+            bound: vec![0; n],
+        };
+        let mut buf = Vec::new();
+        for &top in store.roots() {
+            let Some(s) = store.dir_slot(top) else {
+                continue;
+            };
+            if !single {
+                fold_into(store.name(top), &mut buf);
+                for (w, word) in words.iter().enumerate() {
+                    r.consumed[s * n + w] = advance(word, 0, false, &buf) as u8;
+                }
+            }
+            r.done[s] = true;
+        }
+        let mut chain = Vec::new();
+        for (id, rec) in store.records.iter().enumerate() {
+            if rec.kind != crate::store::Kind::Dir as u8 || rec.parent == NONE {
+                continue;
+            }
+            if (id & 4095) == 0 && !halt.go() {
+                break;
+            }
+            if r.done[rec.size as usize] {
+                continue;
+            }
+            // Climb to a folder worked out already, then come down.
+            chain.clear();
+            let mut at = id as EntryId;
+            let mut reached = false;
+            while at != NONE {
+                let Some(s) = store.dir_slot(at) else {
+                    break;
+                };
+                if r.done[s] {
+                    reached = true;
+                    break;
+                }
+                chain.push(at);
+                at = store.parent(at);
+            }
+            if !reached {
+                continue;
+            }
+            for &c in chain.iter().rev() {
+                let p = store.parent(c);
+                let (Some(ps), Some(cs)) = (store.dir_slot(p), store.dir_slot(c)) else {
+                    break;
+                };
+                let sep = !(single && store.parent(p) == NONE);
+                fold_into(store.name(c), &mut buf);
+                let k = store.names_of[c as usize];
+                let mut typos = r.typos[ps];
+                for (w, word) in words.iter().enumerate() {
+                    let from = r.consumed[ps * n + w] as usize;
+                    r.consumed[cs * n + w] = advance(word, from, sep, &buf) as u8;
+                    if w < 64
+                        && near[w]
+                            .as_ref()
+                            .is_some_and(|nr| nr.holds_key(store, k, &buf, word))
+                    {
+                        typos |= 1 << w;
+                    }
+                }
+                r.typos[cs] = typos;
+                r.depth[cs] = r.depth[ps].saturating_add(1);
+                r.done[cs] = true;
+            }
+        }
+        let mut typos = 0u64;
+        for s in 0..slots {
+            if !r.done[s] {
+                continue;
+            }
+            typos |= r.typos[s];
+            for w in 0..n {
+                r.bound[w] = r.bound[w].max(r.consumed[s * n + w] as usize);
+            }
+        }
+        for (w, word) in words.iter().enumerate() {
+            if w < 64 && typos & (1 << w) != 0 {
+                r.bound[w] = word.len();
+            }
+        }
+        r
+    }
+}
+
+/// [`candidates`] read by name: the entries bearing one of `keys` (the
+/// names that can match, in key order), each tested against its folder's
+/// reach; the same set the walk finds.
+fn by_names(
+    store: &Store,
+    words: &[Vec<u8>],
+    fits: &NameFits,
+    keys: &[u32],
+    reach: &Reach,
+    request: &FuzzyRequest<'_>,
+    halt: &Halt,
+) -> Vec<Found> {
+    use crate::store::NONE;
+    let n = words.len();
+    let single = store.roots().len() == 1;
+    let mut out = Vec::new();
+    let test = |id: EntryId, out: &mut Vec<Found>| {
+        let p = store.parent(id);
+        if p == NONE {
+            return;
+        }
+        let Some(ps) = store.dir_slot(p) else {
+            return;
+        };
+        if !reach.done[ps] {
+            return;
+        }
+        let at = At {
+            consumed: &reach.consumed[ps * n..ps * n + n],
+            typos: reach.typos[ps],
+            depth: reach.depth[ps],
+            sep: !(single && store.parent(p) == NONE),
+        };
+        if let Some(found) = test_entry(store, words, fits, id, &at, request) {
+            out.push(found);
+        }
+    };
+    let b = &store.base;
+    for &k in keys {
+        if k >= store.names.sorted_len() {
+            // Names appended since the orders were built are the delta's.
+            break;
+        }
+        if !halt.go() {
+            return out;
+        }
+        for &id in &b.by_name[b.named(k)] {
+            if !crate::orders::skipped(store, id) {
+                test(id, &mut out);
+            }
+        }
+    }
+    for id in store.delta_entries() {
+        if keys.binary_search(&store.names_of[id as usize]).is_ok() {
+            test(id, &mut out);
         }
     }
     out
@@ -555,7 +868,12 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
             }
             let mut buf = Vec::new();
             let mut keys = names.near(f, &mut |k| {
-                fold_into(names.get(k), &mut buf);
+                let name = names.get(k);
+                // Neither the name nor its stem can be one edit away.
+                if name.is_ascii() && name.len() + 1 < f.len() {
+                    return false;
+                }
+                fold_into(name, &mut buf);
                 within_one_edit(&buf, f)
             });
             keys.sort_unstable();
@@ -571,9 +889,33 @@ pub(crate) fn within_one_edit(name: &[u8], word: &[u8]) -> bool {
         Some(i) if i > 0 => &name[..i],
         _ => name,
     };
-    [name, stem].into_iter().any(|n| {
-        n.len().abs_diff(word.len()) <= 1 && strsim::generic_damerau_levenshtein(n, word) <= 1
-    })
+    [name, stem].into_iter().any(|n| one_edit(n, word))
+}
+
+/// Damerau-Levenshtein distance at most one, in one pass: after the common
+/// start, the rest must agree past one substituted, dropped or added byte,
+/// or past two neighbours swapped. (`strsim` computes the whole distance, a
+/// table and an allocation per name; the typo pass asks this of every name
+/// a trigram list offers.)
+fn one_edit(a: &[u8], b: &[u8]) -> bool {
+    if a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if p == a.len() && p == b.len() {
+        return true;
+    }
+    match a.len().cmp(&b.len()) {
+        std::cmp::Ordering::Equal => {
+            a[p + 1..] == b[p + 1..]
+                || (p + 1 < a.len()
+                    && a[p] == b[p + 1]
+                    && a[p + 1] == b[p]
+                    && a[p + 2..] == b[p + 2..])
+        }
+        std::cmp::Ordering::Less => a[p..] == b[p + 1..],
+        std::cmp::Ordering::Greater => a[p + 1..] == b[p..],
+    }
 }
 
 #[cfg(test)]
@@ -758,11 +1100,144 @@ mod tests {
         assert_eq!(found.hits[0].path, "deep/er/still/report.md");
     }
 
+    /// Reading the candidates by name finds exactly the set the walk down
+    /// the tree finds, changes since the orders were built (new entries, a
+    /// renamed folder) included, over many queries of every kind.
+    #[test]
+    fn by_names_finds_what_the_walk_finds() {
+        let parts = [
+            "src",
+            "codec",
+            "tokio-util",
+            "decoder",
+            "mod.rs",
+            "read_buf.rs",
+            "a/b",
+            "x.py",
+        ];
+        let mut paths = Vec::new();
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..400 {
+            let depth = 1 + next(4);
+            let p: Vec<&str> = (0..depth).map(|_| parts[next(parts.len())]).collect();
+            paths.push(format!(
+                "{}/f{}_{}",
+                p.join("/"),
+                next(50),
+                parts[next(parts.len())]
+            ));
+        }
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let mut s = store(&refs);
+        let root = s.roots()[0];
+        let src = s.lookup(root, b"src").unwrap();
+        s.insert_new(src, b"decodr.rs", Kind::File, Meta::default());
+        let added = s.insert_new(root, b"fresh_codec", Kind::Dir, Meta::default());
+        s.insert_new(added, b"mod.rs", Kind::File, Meta::default());
+        let codec = s.lookup(root, b"codec").unwrap();
+        s.rename(codec, src, b"renamed_codec");
+        let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
+        let queries = [
+            "codec",
+            "decoder",
+            "decodr",
+            "tucdec",
+            "scd",
+            "mod.rs",
+            "src codec",
+            "codec src",
+            "read_buf",
+            "readbuf",
+            "f1",
+            "x.py",
+            "a/b",
+            "/b",
+            "src/",
+            "zzz",
+            "renamed",
+            "fresh mod",
+        ];
+        let halt = Halt::new(Stop::NEVER);
+        for q in queries {
+            let words: Vec<String> = q.split(' ').map(String::from).collect();
+            let folded: Vec<Vec<u8>> = words
+                .iter()
+                .map(|w| {
+                    let mut f = Vec::new();
+                    fold_into(w.as_bytes(), &mut f);
+                    f
+                })
+                .collect();
+            let request = FuzzyRequest {
+                words: &words,
+                filter: &all,
+                under: None,
+                offset: 0,
+                limit: 5,
+            };
+            let near = near_names(&s, &folded, &words);
+            let reach = Reach::new(&s, &folded, &near, &halt);
+            let fits = NameFits::new(&s, &folded, &near, &reach.bound, &halt);
+            let keys: Vec<u32> = (0..s.names.len())
+                .filter(|&k| fits.may_match(k as usize))
+                .collect();
+            let ids = |mut v: Vec<Found>| {
+                v.sort_unstable_by_key(|f| f.id);
+                v.into_iter()
+                    .map(|f| (f.id, f.pre, f.typo))
+                    .collect::<Vec<_>>()
+            };
+            let walked = ids(candidates(&s, &folded, &fits, &request, &halt));
+            let named = ids(by_names(&s, &folded, &fits, &keys, &reach, &request, &halt));
+            assert_eq!(walked, named, "{q}");
+            // And the bound rejected nothing the walk would have found.
+            let unbounded = NameFits::new(&s, &folded, &near, &vec![255; words.len()], &halt);
+            let full = ids(candidates(&s, &folded, &unbounded, &request, &halt));
+            assert_eq!(walked, full, "{q}");
+        }
+    }
+
     #[test]
     fn a_typo_counts_below_the_exact_name() {
         let s = store(&["a/service.rs", "b/servixe.rs"]);
         assert_eq!(find(&s, "servixe"), ["b/servixe.rs", "a/service.rs"]);
         assert_eq!(find(&s, "service"), ["a/service.rs", "b/servixe.rs"]);
+    }
+
+    /// The one-pass check agrees with the full distance on every pair of
+    /// short strings over a small alphabet.
+    #[test]
+    fn one_edit_agrees_with_the_full_distance() {
+        let mut words = vec![Vec::new()];
+        for _ in 0..4 {
+            let longer: Vec<Vec<u8>> = words
+                .iter()
+                .filter(|w: &&Vec<u8>| w.len() == words.last().map_or(0, Vec::len))
+                .flat_map(|w| {
+                    b"abc".iter().map(move |&c| {
+                        let mut w = w.clone();
+                        w.push(c);
+                        w
+                    })
+                })
+                .collect();
+            words.extend(longer);
+        }
+        for a in &words {
+            for b in &words {
+                assert_eq!(
+                    super::one_edit(a, b),
+                    strsim::generic_damerau_levenshtein(a, b) <= 1,
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -44,6 +44,16 @@ fn trigram_key(t: &[u8]) -> u32 {
     (u32::from(t[0]) << 16) | (u32::from(t[1]) << 8) | u32::from(t[2])
 }
 
+/// The [`byte_mask`] of `name` folded.
+fn folded_mask(name: &[u8]) -> u32 {
+    if name.is_ascii() {
+        name.iter()
+            .fold(0, |m, b| m | byte_bit(b.to_ascii_lowercase()))
+    } else {
+        byte_mask(&ferret_query::fold_case(name))
+    }
+}
+
 /// `name` folded as the query language folds it, into `buf`.
 pub(crate) fn fold_into(name: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
@@ -54,9 +64,32 @@ pub(crate) fn fold_into(name: &[u8], buf: &mut Vec<u8>) {
     }
 }
 
+/// Which kinds of byte a folded name holds, a bit each: the 26 letters,
+/// digits in three groups, `.`, the word separators `-`, `_` and space, and
+/// everything else. A word can be a subsequence of a name only if every bit
+/// of its mask is in the name's, so fuzzy search rejects most names with one
+/// `and` instead of reading them (no crate keeps such a mask beside a
+/// dictionary of ours; it is a few lines).
+pub(crate) fn byte_mask(folded: &[u8]) -> u32 {
+    folded.iter().fold(0, |m, &b| m | byte_bit(b))
+}
+
+#[inline]
+pub(crate) fn byte_bit(b: u8) -> u32 {
+    1 << match b {
+        b'a'..=b'z' => u32::from(b - b'a'),
+        b'0'..=b'9' => 26 + u32::from(b - b'0') % 3,
+        b'.' => 29,
+        b'-' | b'_' | b' ' => 30,
+        _ => 31,
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     arena: Vec<u8>,
+    /// Each name's [`byte_mask`], folded (derived: not in the snapshot).
+    masks: Vec<u32>,
     /// Where each name starts; one more than there are names (the arena's end).
     offsets: Vec<u32>,
     sorted: u32,
@@ -81,6 +114,7 @@ impl Names {
     pub fn new() -> Names {
         Names {
             arena: Vec::new(),
+            masks: Vec::new(),
             offsets: vec![0],
             sorted: 0,
             postings: Postings::default(),
@@ -98,6 +132,12 @@ impl Names {
 
     pub fn len(&self) -> u32 {
         (self.offsets.len() - 1) as u32
+    }
+
+    /// The name's [`byte_mask`] (all bits when unknown, which rejects nothing).
+    #[inline]
+    pub fn mask(&self, id: u32) -> u32 {
+        self.masks.get(id as usize).copied().unwrap_or(u32::MAX)
     }
 
     pub fn sorted_len(&self) -> u32 {
@@ -171,6 +211,7 @@ impl Names {
         let id = self.len();
         self.arena.extend_from_slice(name);
         self.offsets.push(self.arena.len() as u32);
+        self.masks.push(folded_mask(name));
         id
     }
 
@@ -303,7 +344,7 @@ impl Names {
     /// Bytes of the names themselves (arena and offsets), and of their lists.
     pub fn heap_parts(&self) -> (usize, usize) {
         (
-            self.arena.capacity() + self.offsets.capacity() * 4,
+            self.arena.capacity() + self.offsets.capacity() * 4 + self.masks.capacity() * 4,
             self.postings.heap_bytes() + self.exts.iter().map(|e| e.len() + 16).sum::<usize>(),
         )
     }
@@ -343,8 +384,13 @@ impl Names {
         {
             return Err(bad);
         }
+        let masks = offsets
+            .windows(2)
+            .map(|w| folded_mask(&arena[w[0] as usize..w[1] as usize]))
+            .collect();
         Ok(Names {
             arena,
+            masks,
             offsets,
             sorted,
             postings,
@@ -399,6 +445,7 @@ impl Names {
         out.sorted = out.len();
         out.arena.shrink_to_fit();
         out.offsets.shrink_to_fit();
+        out.masks.shrink_to_fit();
         (out, map)
     }
 
