@@ -867,7 +867,7 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
                 return None;
             }
             let mut buf = Vec::new();
-            let mut keys = names.near(f, &mut |k| {
+            let mut keep = |k: u32| {
                 let name = names.get(k);
                 // Neither the name nor its stem can be one edit away.
                 if name.is_ascii() && name.len() + 1 < f.len() {
@@ -875,8 +875,26 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
                 }
                 fold_into(name, &mut buf);
                 within_one_edit(&buf, f)
-            });
+            };
+            let mut keys = names.near(f, &mut keep);
+            // Two neighbours swapped can break four trigrams, all three of a
+            // five-letter word's: a name (or its stem) that is the word with
+            // two neighbours swapped starts with that spelling, so the run of
+            // names starting with each such spelling is read too.
+            if f.is_ascii() {
+                for i in 0..f.len().saturating_sub(1) {
+                    if f[i] == f[i + 1] {
+                        continue;
+                    }
+                    let mut swapped = f.clone();
+                    swapped.swap(i, i + 1);
+                    let from = names.lower_bound_folded(&swapped);
+                    let to = names.prefix_end_folded(&swapped, from);
+                    keys.extend((from..to).filter(|&k| keep(k)));
+                }
+            }
             keys.sort_unstable();
+            keys.dedup();
             Some(Near { keys })
         })
         .collect()
@@ -1201,6 +1219,15 @@ mod tests {
             let full = ids(candidates(&s, &folded, &unbounded, &request, &halt));
             assert_eq!(walked, full, "{q}");
         }
+    }
+
+    /// Two neighbours swapped in the middle of a five-letter word leave it
+    /// no trigram of the name's, and the name is still found.
+    #[test]
+    fn a_swap_in_a_short_word_is_a_typo_too() {
+        let s = store(&["src/parse.rs", "src/other.rs", "lib/spare.rs"]);
+        assert_eq!(find(&s, "pasre")[0], "src/parse.rs");
+        assert_eq!(find(&s, "otehr")[0], "src/other.rs");
     }
 
     #[test]

@@ -282,9 +282,10 @@ impl Names {
     }
 
     /// Sorted names that may be within one edit of `word` (folded, four bytes or
-    /// more), for which `keep` holds: one edit removes at most three of the
-    /// word's trigrams, so such a name holds at least one of any four of them;
-    /// the four rarest lists are merged.
+    /// more), for which `keep` holds: a substitution, insertion or deletion
+    /// removes at most three of the word's trigrams, so such a name holds at
+    /// least one of any four of them; the four rarest lists are merged. (Two
+    /// neighbours swapped can remove four: the caller looks those up by name.)
     pub fn near(&self, word: &[u8], keep: &mut dyn FnMut(u32) -> bool) -> Vec<u32> {
         let mut keys: Vec<u32> = word.windows(3).map(trigram_key).collect();
         keys.sort_unstable();
