@@ -104,7 +104,7 @@ fn stopped(stop: &Stop) -> FsError {
     }
 }
 
-/// The candidates, newest first.
+/// The candidates, in no order until [`Gathered::newest_first`].
 #[derive(Debug, Default)]
 pub struct Gathered {
     pub candidates: Vec<Candidate>,
@@ -186,16 +186,17 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         walk_into(roots, &folder, 64, &query, &scope.globs, multi, &mut out);
     } else {
         // One string per file (a whole-tree grep gathers every file): facts,
-        // not hits, and the glob matched on a slice of the shown path.
+        // not hits, in no order (only the files left after narrowing are
+        // ordered), and the glob matched on a slice of the shown path.
         let facts = index
-            .search_facts_until(
+            .matching_facts_until(
                 &SearchRequest {
                     query: &query,
                     under,
                     sort: SortKey::Modified,
                     descending: true,
                     offset: 0,
-                    limit: usize::MAX / 4,
+                    limit: usize::MAX,
                     group_by: None,
                 },
                 scope.stop,
@@ -273,11 +274,18 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         out.from_walk = walked.candidates.len() as u64;
         out.candidates.append(&mut walked.candidates);
     }
-    if out.from_walk > 0 {
-        // Newest first, the walked files among the indexed ones (stable).
-        out.candidates.sort_by_key(|c| std::cmp::Reverse(c.mtime));
-    }
     Ok(out)
+}
+
+impl Gathered {
+    /// Put the candidates in the order they are searched and shown: newest
+    /// first, then by path. [`gather`] leaves them in no order, so that a
+    /// grep the content index narrows orders only the files it keeps;
+    /// [`narrow`] calls this, and a caller that does not narrow must.
+    pub fn newest_first(&mut self) {
+        self.candidates
+            .sort_unstable_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+    }
 }
 
 /// What the content index did for a search.
@@ -300,7 +308,8 @@ pub struct Narrowing {
 /// Keep the candidates that may hold a match of `pattern`, by the content
 /// index: those it answers for and finds the pattern's trigrams in, and every
 /// one it cannot answer for. Without an index, or for a pattern it cannot
-/// narrow, every candidate stays (a full scan).
+/// narrow, every candidate stays (a full scan). Those kept are then put
+/// newest first ([`Gathered::newest_first`]).
 pub fn narrow(
     content: Option<&ferret_content::ContentIndex>,
     pattern: &crate::Pattern,
@@ -313,6 +322,7 @@ pub fn narrow(
         ..Narrowing::default()
     };
     let Some(content) = content else {
+        gathered.newest_first();
         return out;
     };
     let query = ferret_content::pattern::query(&ferret_content::PatternSpec {
@@ -337,6 +347,7 @@ pub fn narrow(
             out.binary = n.binary;
         }
     }
+    gathered.newest_first();
     out
 }
 

@@ -65,7 +65,7 @@ pub(crate) struct FileResult {
     pub(crate) skipped: Skipped,
 }
 
-pub(crate) fn build_searcher(options: &Options, multiline: bool) -> Searcher {
+fn build_searcher(options: &Options, multiline: bool) -> Searcher {
     let mut b = SearcherBuilder::new();
     b.line_number(true)
         .multi_line(multiline)
@@ -76,6 +76,77 @@ pub(crate) fn build_searcher(options: &Options, multiline: bool) -> Searcher {
             .after_context(options.after);
     }
     b.build()
+}
+
+/// What a searcher is built with: a kept one serves a grep asking the same.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SearcherKey {
+    multiline: bool,
+    context: Option<(usize, usize)>,
+}
+
+/// Searchers kept from one grep to the next. A searcher's line buffer grows
+/// to hold the longest line it has read and keeps that size; built afresh
+/// for every grep, its growth (fresh pages from the kernel, zeroed and
+/// faulted in, then unmapped) was a quarter of a narrowed grep's time on the
+/// Rust docs, whose search indexes are single lines of up to 5.6 MB.
+/// Bounded: at most [`KEPT_SEARCHERS`] (one per grep thread of this
+/// machine's budget, as a rule), and only searchers that read no file over
+/// [`KEPT_UP_TO_BYTES`]: a line, so the buffer, is never longer than its
+/// file, and grows past it at most threefold, so what is kept idle is at
+/// most 2 × 24 MiB, and only after greps through files with lines that long
+/// (64 KiB each otherwise). Memory-mapping the files instead would spare the
+/// buffer but not a server: a file truncated while mapped kills the process.
+static KEPT: std::sync::Mutex<Vec<(SearcherKey, Searcher)>> = std::sync::Mutex::new(Vec::new());
+const KEPT_SEARCHERS: usize = 2;
+const KEPT_UP_TO_BYTES: u64 = 8 << 20;
+
+/// A searcher for one worker of one grep, given back to [`KEPT`] when the
+/// worker is done (unless it read a file too large to keep it).
+pub(crate) struct PooledSearcher {
+    key: SearcherKey,
+    searcher: Option<Searcher>,
+    largest: u64,
+}
+
+impl PooledSearcher {
+    pub(crate) fn take(options: &Options, multiline: bool) -> PooledSearcher {
+        let key = SearcherKey {
+            multiline,
+            context: (options.output == Output::Content).then_some((options.before, options.after)),
+        };
+        let kept = {
+            let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+            kept.iter()
+                .position(|(k, _)| *k == key)
+                .map(|i| kept.swap_remove(i).1)
+        };
+        PooledSearcher {
+            key,
+            searcher: Some(kept.unwrap_or_else(|| build_searcher(options, multiline))),
+            largest: 0,
+        }
+    }
+
+    /// The searcher, for a file of `size` bytes.
+    pub(crate) fn for_file(&mut self, size: u64) -> &mut Searcher {
+        self.largest = self.largest.max(size);
+        self.searcher.as_mut().expect("taken only on drop")
+    }
+}
+
+impl Drop for PooledSearcher {
+    fn drop(&mut self) {
+        if self.largest > KEPT_UP_TO_BYTES {
+            return;
+        }
+        if let Some(searcher) = self.searcher.take() {
+            let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() < KEPT_SEARCHERS {
+                kept.push((self.key, searcher));
+            }
+        }
+    }
 }
 
 /// A reader that counts bytes and gives up when the search is stopped.
@@ -102,7 +173,7 @@ const STOPPED: &str = "ferret-grep: stopped";
 pub(crate) fn search_one(
     roots: &Roots,
     matcher: &RegexMatcher,
-    searcher: &mut Searcher,
+    searcher: &mut PooledSearcher,
     cand: &Candidate,
     options: &Options,
     control: &Control,
@@ -132,6 +203,7 @@ pub(crate) fn search_one(
         }
     };
     let size = opened.metadata.len();
+    let searcher = searcher.for_file(size);
     let mut opened = opened;
     // The head decides document, binary or text, and the encoding.
     let mut head = vec![0u8; sniff::BINARY_SNIFF_BYTES];

@@ -36,7 +36,7 @@ pub mod budget;
 pub mod candidates;
 mod file;
 
-use file::{Control, FileResult, RUNNING, build_searcher, search_one};
+use file::{Control, FileResult, PooledSearcher, RUNNING, search_one};
 
 use std::{
     sync::{
@@ -337,7 +337,7 @@ pub fn grep(
         if slots.is_some() {
             budget::lower_priority();
         }
-        let mut searcher = build_searcher(options, multiline);
+        let mut searcher = PooledSearcher::take(options, multiline);
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= n || control.should_stop() {

@@ -390,7 +390,8 @@ fn compare(s: &Served, p: &Pattern, output: Output, context: usize) -> (bool, u6
     let Ok(matcher) = compile(p) else {
         return (false, 0, 0);
     };
-    let gathered = gather(&s.index, &s.roots, &whole_tree()).unwrap();
+    let mut gathered = gather(&s.index, &s.roots, &whole_tree()).unwrap();
+    gathered.newest_first();
     let full = grep_all(
         &s.roots,
         &matcher,

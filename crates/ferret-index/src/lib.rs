@@ -508,20 +508,16 @@ impl Index {
         search::search_until(&self.read_store(), request, Some(&uses), stop)
     }
 
-    /// [`Index::search`] answered as [`search::Fact`]s (path, mtime, size):
-    /// for many matches at once, in any order but relevance, without groups.
-    pub fn search_facts(&self, request: &SearchRequest) -> Vec<search::Fact> {
-        self.search_facts_until(request, Stop::NEVER)
-            .unwrap_or_default()
-    }
-
-    /// [`Index::search_facts`], given up as [`Stopped`] once `stop` says so.
-    pub fn search_facts_until(
+    /// Every match of `request.query` as a [`search::Fact`], in no order
+    /// (`sort`, `offset` and `limit` unread; see
+    /// [`search::matching_facts_until`]), given up as [`Stopped`] once
+    /// `stop` says so.
+    pub fn matching_facts_until(
         &self,
         request: &SearchRequest,
         stop: Stop<'_>,
     ) -> Result<Vec<search::Fact>, Stopped> {
-        search::search_facts_until(&self.read_store(), request, stop)
+        search::matching_facts_until(&self.read_store(), request, stop)
     }
 
     /// Hand the memory freed by a large piece of work (a whole-tree grep's

@@ -457,12 +457,13 @@ fn find_symbol(
         // not cut short.
         stop: ferret_index::Stop::on(&meter.cancel),
     };
-    let gathered = ferret_grep::gather(index, roots, &scope).map_err(|e| {
+    let mut gathered = ferret_grep::gather(index, roots, &scope).map_err(|e| {
         ErrorData::invalid_params(
             format!("`path`: {}", e.message),
             Some(json!({"argument": "path"})),
         )
     })?;
+    gathered.newest_first();
     let options = ferret_grep::Options {
         limit: SYMBOL_LINES,
         deadline: Some(deadline),

@@ -432,8 +432,9 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
         // On the command line: no budget, nobody else to serve.
         stop: Default::default(),
     };
-    let gathered = ferret_grep::gather(&index, &roots, &scope)
+    let mut gathered = ferret_grep::gather(&index, &roots, &scope)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    gathered.newest_first();
     if gathered.walk_capped {
         eprintln!(
             "ferret: warning: a folder the index does not hold was listed to find its files and the listing stopped at {} files; the files past them are not searched: grep its subfolders one --path at a time, or pass --hidden/--no-ignore so that the index holds it",
