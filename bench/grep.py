@@ -142,11 +142,13 @@ class Server(StdioServer):
         return self.call("diagnostics", {})
 
     def wait(self, content):
-        """Until the name index (and the content index, when on) is ready."""
+        """Until the name index (and the content index, when on) is ready,
+        and a loaded content index is checked against the disk."""
         while True:
             d = self.diagnostics()
             ci = d.get("content_index")
-            if d["index"]["state"] == "ready" and (not content or (ci and ci["state"] in ("ready", "failed"))):
+            checked = ci and ci["state"] in ("ready", "failed") and not ci.get("unverified_files")
+            if d["index"]["state"] == "ready" and (not content or checked):
                 return d
             time.sleep(0.1)
 

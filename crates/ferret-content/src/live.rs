@@ -190,6 +190,10 @@ pub struct Status {
     pub indexed_bytes: u64,
     /// Files searched directly, by reason.
     pub not_indexed: BTreeMap<String, u64>,
+    /// Files of an index loaded from disk not yet checked against the disk
+    /// (each is searched directly until it is): right after a restart, the
+    /// first greps read every file while this falls to 0.
+    pub unverified_files: u64,
     /// The text budget was reached: these files are searched directly.
     pub budget_reached: bool,
     pub max_total_bytes: u64,
@@ -394,9 +398,10 @@ impl ContentIndex {
         {
             let live = s.live.read().unwrap_or_else(|p| p.into_inner());
             let mut not_indexed: BTreeMap<String, u64> = BTreeMap::new();
-            let (mut files, mut indexed) = (0u64, 0u64);
+            let (mut files, mut indexed, mut unverified) = (0u64, 0u64, 0u64);
             for d in live.docs.iter().filter(|d| d.live) {
                 files += 1;
+                unverified += u64::from(!d.verified);
                 if d.meta.state.indexed() {
                     indexed += 1;
                 } else {
@@ -407,6 +412,7 @@ impl ContentIndex {
             status.files = files;
             status.indexed_files = indexed;
             status.not_indexed = not_indexed;
+            status.unverified_files = unverified;
             status.indexed_bytes = live.text_bytes;
             status.files_since_merge = live.since_merge as u64;
             if let Some(b) = &live.base {

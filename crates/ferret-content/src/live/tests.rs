@@ -182,6 +182,12 @@ fn a_restart_loads_the_file_and_checks_every_version() {
     until("every file checked", || {
         kept(&s, &literal("needle")).unwrap() == ["src/m07.rs", "src/needle.rs"]
     });
+    // Once every file is checked the status says so (until then it counts
+    // the files still read directly).
+    until("no file left unchecked", || {
+        s.content.status().unverified_files == 0
+    });
+    assert_eq!(s.content.status().files, st.files);
 }
 
 #[test]
