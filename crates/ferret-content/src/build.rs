@@ -214,20 +214,18 @@ pub fn build(
         }
     };
     let threads = budget.threads.clamp(1, 16).min(chunks.len().max(1));
-    if threads <= 1 {
-        work();
-    } else {
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    // Background work: below the threads that answer calls.
-                    let _ =
-                        rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
-                    work()
-                });
-            }
-        });
-    }
+    // Threads of their own even when one is enough: the priority is lowered
+    // on them, never on the caller's thread (the content thread, which
+    // re-reads changed files, or a command's main thread).
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                // Background work: below the threads that answer calls.
+                let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
+                work()
+            });
+        }
+    });
     let state = state.into_inner().unwrap_or_else(|p| p.into_inner());
     let (spill_bytes, spill_path) = match state.spill {
         Spill::File(out, path) => {

@@ -53,10 +53,12 @@ impl Config {
             budget: Budget {
                 max_file_bytes: 10 << 20,
                 max_total_bytes: 2 << 30,
-                // A core left for the calls that must answer at once, as
-                // grep's own budget leaves one (ferret_grep::Budget).
-                threads: std::thread::available_parallelism()
-                    .map_or(1, |n| n.get().saturating_sub(1).clamp(1, 8)),
+                // Every core, each build thread at `nice` +10 (build.rs): the
+                // threads that answer calls run at 0 and take the CPU first,
+                // so a build uses what the calls leave. (Cores - 1 used to
+                // mean one thread here on 2 cores, and that one ran the build
+                // in the content thread at full priority.)
+                threads: std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)),
             },
             require_watcher: true,
         }
