@@ -415,3 +415,50 @@ def test_cli_grep(tmp_path):
     assert [json.loads(l) for l in out.stdout.splitlines()] == [{"path": "a.rs", "line": 1, "text": "fn main() {}"}]
     out = subprocess.run([str(FERRET), "grep", "nothing-matches", "--root", str(root), "--no-persist"], capture_output=True, text=True, env=env)
     assert out.returncode == 1
+
+
+def test_cli_grep_uses_the_saved_content_index_and_reads_what_changed(tmp_path):
+    """`ferret grep` narrows with the content index `ferret index` saved, says
+    so, and still finds what changed since: a new file, a rewrite of another
+    size, and a rewrite of the same size with its mtime put back."""
+    import re
+    import subprocess
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    for i in range(200):
+        (root / f"f{i:03}.txt").write_text(f"line {i:03}\n")
+    (root / "has.txt").write_text("zqj here\n")
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
+    base = ["--root", str(root), "--state-dir", str(state)]
+    made = subprocess.run([str(FERRET), "index", *base], capture_output=True, text=True, env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    (root / "f007.txt").write_text("zqj, and longer now\n")
+    same = root / "f010.txt"
+    before = same.stat()
+    same.write_text("zqj  010\n")
+    assert same.stat().st_size == before.st_size
+    os.utime(same, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (root / "new.txt").write_text("a new zqj\n")
+    want = ["f007.txt", "f010.txt", "has.txt", "new.txt"]
+
+    def grep(*extra):
+        return subprocess.run([str(FERRET), "grep", "-l", "zqj", *base, *extra], capture_output=True, text=True, env=env, timeout=120)
+
+    used = grep()
+    assert used.returncode == 0, used.stderr
+    assert sorted(used.stdout.splitlines()) == want, used
+    # 202 files; the index vouches for all but the three that changed or
+    # are new, and only the four that can match are read.
+    m = re.search(r"content index narrowed (\d+) files to (\d+) \((\d+) answered for", used.stderr)
+    assert m, used.stderr
+    assert tuple(int(g) for g in m.groups()) == (202, 4, 199), used.stderr
+    off = grep("--content-index", "off")
+    assert sorted(off.stdout.splitlines()) == want and "narrowed" not in off.stderr, off
+    fresh = subprocess.run(
+        [str(FERRET), "grep", "-l", "zqj", "--root", str(root), "--state-dir", str(tmp_path / "other")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert sorted(fresh.stdout.splitlines()) == want, fresh
+    assert "no content index used" in fresh.stderr and "none is saved yet" in fresh.stderr, fresh.stderr

@@ -353,6 +353,28 @@ impl ContentIndex {
         build_all(s)
     }
 
+    /// Load the saved index file for a one-shot search (`ferret grep`),
+    /// without building or writing one: every file's version is checked
+    /// against the disk, and the files found changed are searched directly,
+    /// as are files the index does not hold. `Ok` gives how many files it
+    /// answers for; `Err` says why there is no usable file (none saved yet,
+    /// or discarded), and the search is then a scan.
+    pub fn open_saved(&self) -> Result<usize, String> {
+        let s = &self.shared;
+        match &s.file {
+            None => return Err("there is no state directory to keep one in".into()),
+            Some(f) if !f.exists() => {
+                return Err(format!(
+                    "none is saved yet at {} (`ferret index` or a running `ferret serve` writes it)",
+                    f.display()
+                ));
+            }
+            Some(_) => {}
+        }
+        load(s).map_err(|e| format!("the saved one is not usable: {e}"))?;
+        Ok(verify_loaded(s))
+    }
+
     /// Stop the background work.
     pub fn shutdown(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
@@ -617,7 +639,7 @@ mod worker;
 
 #[cfg(test)]
 use worker::name_index_files;
-use worker::{build_all, drain_feed, load, merge, reconcile, run};
+use worker::{build_all, drain_feed, load, merge, reconcile, run, verify_loaded};
 
 #[cfg(test)]
 mod tests;

@@ -249,6 +249,10 @@ pub struct GrepCommand {
     pub index: IndexArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// The saved content index (written by `ferret index` or `serve`), used
+    /// when there is one; never built here.
+    #[command(flatten)]
+    pub content: ContentArgs,
     /// Everything-style query that picks the files first, e.g. 'ext:rs !target/'.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,

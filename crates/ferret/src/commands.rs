@@ -424,6 +424,7 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     let documents = args
         .documents
         .unwrap_or_else(|| ferret_grep::names_documents(&filter, &[], args.path.as_deref()));
+    let content_config = content_config(&args.content, &config, args.policy.max_file_bytes);
     let index = saved_or_built(config)?;
     let scope = ferret_grep::Scope {
         path: args.path.as_deref(),
@@ -434,7 +435,32 @@ pub fn grep(args: cli::GrepCommand) -> anyhow::Result<ExitCode> {
     };
     let mut gathered = ferret_grep::gather(&index, &roots, &scope)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
-    gathered.newest_first();
+    // The saved content index narrows the files as in `serve`; without a
+    // watcher, every file it answers for is first checked against the disk.
+    let roots = std::sync::Arc::new(roots);
+    let content = content_config.and_then(|mut c| {
+        c.require_watcher = false;
+        let content = ferret_content::ContentIndex::new(c, roots.clone(), index.clone());
+        match content.open_saved() {
+            Ok(_) => Some(content),
+            Err(why) => {
+                eprintln!("ferret: no content index used, every file is read: {why}");
+                None
+            }
+        }
+    });
+    let narrowing = ferret_grep::narrow(content.as_ref(), &pattern, &mut gathered);
+    if content.is_some() {
+        match &narrowing.unused {
+            Some(why) => {
+                eprintln!("ferret: the content index was not used ({why}): every file is read")
+            }
+            None => eprintln!(
+                "ferret: the content index narrowed {} files to {} ({} answered for; the others changed since it was saved, or are not in it, and are read)",
+                narrowing.before, narrowing.after, narrowing.answered
+            ),
+        }
+    }
     if gathered.walk_capped {
         eprintln!(
             "ferret: warning: a folder the index does not hold was listed to find its files and the listing stopped at {} files; the files past them are not searched: grep its subfolders one --path at a time, or pass --hidden/--no-ignore so that the index holds it",

@@ -298,6 +298,26 @@ pub(super) fn same_on_disk(roots: &Roots, shown: &str, m: &DocMeta) -> bool {
         && meta.ino() == m.ino
 }
 
+/// Check every file of a loaded index against the disk and vouch for those
+/// found as they were read; the others stay unchecked (searched directly).
+/// Reads no file's text and writes nothing: for one-shot searches.
+pub(super) fn verify_loaded(s: &Shared) -> usize {
+    let same: Vec<u32> = {
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        live.docs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.live && !d.verified && same_on_disk(&s.roots, &d.path, &d.meta))
+            .map(|(i, _)| i as u32)
+            .collect()
+    };
+    let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+    for &id in &same {
+        live.docs[id as usize].verified = true;
+    }
+    same.len()
+}
+
 /// Load the index file; its files are checked against the disk before the
 /// index answers for them.
 pub(super) fn load(s: &Shared) -> Result<(), LoadError> {
