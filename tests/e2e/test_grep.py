@@ -426,22 +426,23 @@ def test_cli_grep_uses_the_saved_content_index_and_reads_what_changed(tmp_path):
 
     root = tmp_path / "tree"
     root.mkdir()
+    (root / "sub").mkdir()
     for i in range(200):
-        (root / f"f{i:03}.txt").write_text(f"line {i:03}\n")
+        (root / ("sub" if i % 2 else ".") / f"f{i:03}.txt").write_text(f"line {i:03}\n")
     (root / "has.txt").write_text("zqj here\n")
     state = tmp_path / "state"
     env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
     base = ["--root", str(root), "--state-dir", str(state)]
     made = subprocess.run([str(FERRET), "index", *base], capture_output=True, text=True, env=env, timeout=120)
     assert made.returncode == 0, made.stderr
-    (root / "f007.txt").write_text("zqj, and longer now\n")
-    same = root / "f010.txt"
+    (root / "sub" / "f007.txt").write_text("zqj, and longer now\n")
+    same = root / "sub" / "f011.txt"
     before = same.stat()
-    same.write_text("zqj  010\n")
+    same.write_text("zqj  011\n")
     assert same.stat().st_size == before.st_size
     os.utime(same, ns=(before.st_atime_ns, before.st_mtime_ns))
     (root / "new.txt").write_text("a new zqj\n")
-    want = ["f007.txt", "f010.txt", "has.txt", "new.txt"]
+    want = ["has.txt", "new.txt", "sub/f007.txt", "sub/f011.txt"]
 
     def grep(*extra):
         return subprocess.run([str(FERRET), "grep", "-l", "zqj", *base, *extra], capture_output=True, text=True, env=env, timeout=120)

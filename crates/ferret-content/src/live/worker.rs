@@ -302,20 +302,63 @@ pub(super) fn same_on_disk(roots: &Roots, shown: &str, m: &DocMeta) -> bool {
 /// found as they were read; the others stay unchecked (searched directly).
 /// Reads no file's text and writes nothing: for one-shot searches.
 pub(super) fn verify_loaded(s: &Shared) -> usize {
-    let same: Vec<u32> = {
-        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-        live.docs
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.live && !d.verified && same_on_disk(&s.roots, &d.path, &d.meta))
-            .map(|(i, _)| i as u32)
-            .collect()
-    };
+    // By folder: each folder opened once through its root, each file's
+    // status read relative to it (one `statx` a file, no path walk; by
+    // path it was an open, a status and a close of the path walked from
+    // the root, 260 ms for the Rust docs' 52k files).
+    let mut by_folder: BTreeMap<&str, Vec<(u32, &str, &DocMeta)>> = BTreeMap::new();
+    let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+    for (i, d) in live.docs.iter().enumerate() {
+        if d.live && !d.verified {
+            let (folder, name) = d.path.rsplit_once('/').unwrap_or((".", &d.path));
+            by_folder
+                .entry(folder)
+                .or_default()
+                .push((i as u32, name, &d.meta));
+        }
+    }
+    let mut same: Vec<u32> = Vec::new();
+    for (folder, files) in &by_folder {
+        let opened = match s.roots.resolve(folder) {
+            Ok(Target::In(root, rel)) if rel.is_root() => root.dir().try_clone().ok(),
+            Ok(Target::In(root, rel)) => root.dir().open_dir(rel.as_os_path()).ok(),
+            _ => None,
+        };
+        for &(id, name, meta) in files {
+            let ok = match &opened {
+                Some(dir) => rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| stat_is(&st, meta)),
+                None => same_on_disk(&s.roots, &live.docs[id as usize].path, meta),
+            };
+            if ok {
+                same.push(id);
+            }
+        }
+    }
+    drop(by_folder);
+    drop(live);
     let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
     for &id in &same {
         live.docs[id as usize].verified = true;
     }
     same.len()
+}
+
+/// [`same_on_disk`]'s test, on a status read relative to the folder. (The
+/// casts are no-ops on x86-64, not on every target: `stat`'s field types
+/// vary by architecture.)
+#[allow(clippy::unnecessary_cast)]
+fn stat_is(st: &rustix::fs::Stat, m: &DocMeta) -> bool {
+    let size = st.st_size as u64;
+    if m.mtime_s == i64::MIN {
+        return size == m.size;
+    }
+    size == m.size
+        && st.st_mtime as i64 == m.mtime_s
+        && st.st_mtime_nsec as u32 == m.mtime_ns
+        && st.st_ctime as i64 == m.ctime_s
+        && st.st_ctime_nsec as u32 == m.ctime_ns
+        && st.st_ino as u64 == m.ino
 }
 
 /// Load the index file; its files are checked against the disk before the
