@@ -22,7 +22,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use cap_std::fs::MetadataExt;
 use ferret_fs::{Roots, Target};
 use ferret_index::{EntryId, Index, Kind, search::display_path};
 
@@ -514,7 +513,7 @@ impl ContentIndex {
                         || !doc.meta.state.indexed()
                         || doc.meta.mtime_s != mtime
                         || doc.meta.size != size
-                        || (!pending.paths.is_empty() && pending.paths.contains_key(path))
+                        || pending.paths.contains_key(path)
                     {
                         true
                     } else {

@@ -280,75 +280,33 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
 
 /// Whether the file at `shown` is still the version `m` (size, times, inode).
 pub(super) fn same_on_disk(roots: &Roots, shown: &str, m: &DocMeta) -> bool {
-    let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
-        return false;
-    };
-    let Ok(meta) = root.dir().symlink_metadata(rel.as_os_path()) else {
-        return false;
-    };
-    // Files never read (sensitive, too large) only keep their size.
-    if m.mtime_s == i64::MIN {
-        return meta.len() == m.size;
-    }
-    meta.len() == m.size
-        && meta.mtime() == m.mtime_s
-        && meta.mtime_nsec() as u32 == m.mtime_ns
-        && meta.ctime() == m.ctime_s
-        && meta.ctime_nsec() as u32 == m.ctime_ns
-        && meta.ino() == m.ino
+    let (folder, name) = split_shown(shown);
+    open_folder(roots, folder).is_some_and(|dir| stat_in_is(&dir, name, m))
 }
 
-/// Check every file of a loaded index against the disk and vouch for those
-/// found as they were read; the others stay unchecked (searched directly).
-/// Reads no file's text and writes nothing: for one-shot searches.
-pub(super) fn verify_loaded(s: &Shared) -> usize {
-    // By folder: each folder opened once through its root, each file's
-    // status read relative to it (one `statx` a file, no path walk; by
-    // path it was an open, a status and a close of the path walked from
-    // the root, 260 ms for the Rust docs' 52k files).
-    let mut by_folder: BTreeMap<&str, Vec<(u32, &str, &DocMeta)>> = BTreeMap::new();
-    let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-    for (i, d) in live.docs.iter().enumerate() {
-        if d.live && !d.verified {
-            let (folder, name) = d.path.rsplit_once('/').unwrap_or((".", &d.path));
-            by_folder
-                .entry(folder)
-                .or_default()
-                .push((i as u32, name, &d.meta));
-        }
-    }
-    let mut same: Vec<u32> = Vec::new();
-    for (folder, files) in &by_folder {
-        let opened = match s.roots.resolve(folder) {
-            Ok(Target::In(root, rel)) if rel.is_root() => root.dir().try_clone().ok(),
-            Ok(Target::In(root, rel)) => root.dir().open_dir(rel.as_os_path()).ok(),
-            _ => None,
-        };
-        for &(id, name, meta) in files {
-            let ok = match &opened {
-                Some(dir) => rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|st| stat_is(&st, meta)),
-                None => same_on_disk(&s.roots, &live.docs[id as usize].path, meta),
-            };
-            if ok {
-                same.push(id);
-            }
-        }
-    }
-    drop(by_folder);
-    drop(live);
-    let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
-    for &id in &same {
-        live.docs[id as usize].verified = true;
-    }
-    same.len()
+/// A shown path as its folder (as shown) and its name.
+fn split_shown(shown: &str) -> (&str, &str) {
+    shown.rsplit_once('/').unwrap_or((".", shown))
 }
 
-/// [`same_on_disk`]'s test, on a status read relative to the folder. (The
-/// casts are no-ops on x86-64, not on every target: `stat`'s field types
-/// vary by architecture.)
+/// A folder (as shown) opened through its root.
+fn open_folder(roots: &Roots, folder: &str) -> Option<cap_std::fs::Dir> {
+    match roots.resolve(folder) {
+        Ok(Target::In(root, rel)) if rel.is_root() => root.dir().try_clone().ok(),
+        Ok(Target::In(root, rel)) => root.dir().open_dir(rel.as_os_path()).ok(),
+        _ => None,
+    }
+}
+
+/// Whether `name` in `dir` (not followed if a link) is the version `m`
+/// describes; files never read (sensitive, too large) keep only their size.
+/// (The casts are no-ops on x86-64, not on every target: `stat`'s field
+/// types vary by architecture.)
 #[allow(clippy::unnecessary_cast)]
-fn stat_is(st: &rustix::fs::Stat, m: &DocMeta) -> bool {
+fn stat_in_is(dir: &cap_std::fs::Dir, name: &str, m: &DocMeta) -> bool {
+    let Ok(st) = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) else {
+        return false;
+    };
     let size = st.st_size as u64;
     if m.mtime_s == i64::MIN {
         return size == m.size;
@@ -359,6 +317,44 @@ fn stat_is(st: &rustix::fs::Stat, m: &DocMeta) -> bool {
         && st.st_ctime as i64 == m.ctime_s
         && st.st_ctime_nsec as u32 == m.ctime_ns
         && st.st_ino as u64 == m.ino
+}
+
+/// Check every file of a loaded index against the disk and vouch for those
+/// found as they were read; the others stay unchecked (searched directly).
+/// Reads no file's text and writes nothing: for one-shot searches.
+pub(super) fn verify_loaded(s: &Shared) -> usize {
+    // By folder: each folder opened once, each file's status read relative
+    // to it (`same_on_disk` opens the folder for each file).
+    let mut by_folder: BTreeMap<&str, Vec<(u32, &str, &DocMeta)>> = BTreeMap::new();
+    let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+    for (i, d) in live.docs.iter().enumerate() {
+        if d.live && !d.verified {
+            let (folder, name) = split_shown(&d.path);
+            by_folder
+                .entry(folder)
+                .or_default()
+                .push((i as u32, name, &d.meta));
+        }
+    }
+    let mut same: Vec<u32> = Vec::new();
+    for (folder, files) in &by_folder {
+        let Some(dir) = open_folder(&s.roots, folder) else {
+            continue;
+        };
+        same.extend(
+            files
+                .iter()
+                .filter(|(_, name, meta)| stat_in_is(&dir, name, meta))
+                .map(|(id, _, _)| *id),
+        );
+    }
+    drop(by_folder);
+    drop(live);
+    let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+    for &id in &same {
+        live.docs[id as usize].verified = true;
+    }
+    same.len()
 }
 
 /// Load the index file; its files are checked against the disk before the
