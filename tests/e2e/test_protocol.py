@@ -7,7 +7,7 @@ import pytest
 from conftest import ERAS, call, connect, run
 from mcp.shared.exceptions import MCPError
 
-READ_ONLY_TOOLS = ["search", "grep", "read", "list", "stat", "changes", "diagnostics"]
+READ_ONLY_TOOLS = ["search", "grep", "symbols", "read", "list", "stat", "changes", "diagnostics"]
 
 
 def test_tools_are_listed_with_schemas_and_truthful_annotations(session):
@@ -29,10 +29,11 @@ def test_tools_are_listed_with_schemas_and_truthful_annotations(session):
     assert version == ("2026-07-28" if session.era == "2026-07-28" else "2025-11-25")
 
 
-@pytest.mark.parametrize("writable, locate, budget", [(False, False, 6144), (True, True, 9216)], ids=["read-only", "every-tool"])
+@pytest.mark.parametrize("writable, locate, budget", [(False, False, 6656), (True, True, 10240)], ids=["read-only", "every-tool"])
 def test_tools_list_answer_fits_the_budget(tree, tmp_path, writable, locate, budget):
-    """The whole tools/list answer stays under 6 KB read-only, 9 KB with every
-    tool on (the write tools and locate)."""
+    """The whole tools/list answer stays under 6.5 KB read-only, 10 KB with
+    every tool on (the write tools and locate). Raised from 6 and 9 KB for
+    `symbols` and read's `outline` and `symbol` (0.74 KB together)."""
     more = ["--locate-root", str(tmp_path), "--locate", "allow"] if locate else []
 
     async def go():

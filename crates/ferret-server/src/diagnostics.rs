@@ -89,6 +89,7 @@ impl Ferret {
                 None => "in-process (ripgrep's engine), candidates from the index (content index off)",
             },
             "content_index": stack.content.as_ref().map(|c| c.status()),
+            "symbols": crate::symbols_tool::diagnostics(&self.inner.symbols),
             "documents": documents_state(&stack.roots),
             "locate": locate,
             "subscriptions": inner.hub.count(),

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::{
     Ferret, InFlight, LocatePolicy, Transport, args, changes_tool, fit, grep_tool, index_tools,
-    links, locate, logging, read_tool, render, tools, work, write_tools,
+    links, locate, logging, read_tool, render, symbols_tool, tools, work, write_tools,
 };
 
 impl Ferret {
@@ -56,6 +56,26 @@ impl Ferret {
                 let offer = self.task_offer(context, "grep");
                 return grep_tool::run(this, call, context, offer).await;
             }
+            "symbols" => {
+                let mut call = symbols_tool::parse(args)?;
+                let offer = self.task_offer(context, "symbols");
+                return work::run_call(
+                    context,
+                    work::counted("files read for symbols"),
+                    offer,
+                    move |meter| {
+                        let stack = this.stack();
+                        let budget = stack.roots.policy.limits.max_response_chars;
+                        fit::within(budget, "symbols", |over| {
+                            if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+                                call.limit = call.limit.min(n);
+                            }
+                            symbols_tool::symbols(&this.inner.symbols, &stack, &call, &meter.cancel)
+                        })
+                    },
+                )
+                .await;
+            }
             "changes" => {
                 let query = changes_tool::parse_changes(args)?;
                 let mut query = query;
@@ -82,13 +102,13 @@ impl Ferret {
             "read" => {
                 // Metered: the line count (and the checksum) of a large file
                 // reads it to its end, and stops when the caller goes away.
-                let (path, mut req) = read_tool::parse_read(args)?;
+                let (path, mut req, mode) = read_tool::parse_read(args)?;
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
                     let roots = this.roots();
                     let budget = roots.policy.limits.max_response_chars;
                     fit::within(budget, "read", |over| {
-                        if let Some(o) = over {
+                        if let Some(o) = &over {
                             // The window's text, scaled: the answer is mostly it.
                             let shown = o
                                 .answer
@@ -99,7 +119,19 @@ impl Ferret {
                             let now = req.max_bytes.unwrap_or(usize::MAX).min(shown);
                             req.max_bytes = Some(((now as f64 * o.keep) as usize).max(1));
                         }
-                        read_tool::read(&roots, &path, &req)
+                        match &mode {
+                            read_tool::ReadMode::Window => read_tool::read(&roots, &path, &req),
+                            read_tool::ReadMode::Outline => {
+                                let max = over
+                                    .as_ref()
+                                    .and_then(|o| o.scaled_count("count"))
+                                    .unwrap_or(req.max_lines as usize);
+                                symbols_tool::outline(&roots, &path, req.start_line, max)
+                            }
+                            read_tool::ReadMode::Symbol(name) => {
+                                symbols_tool::read_symbol(&roots, &path, name, &req)
+                            }
+                        }
                     })
                 })
                 .await?
@@ -428,6 +460,7 @@ pub(crate) fn static_name(name: &str) -> &'static str {
         "search" => "search",
         "locate" => "locate",
         "grep" => "grep",
+        "symbols" => "symbols",
         "changes" => "changes",
         "read" => "read",
         "list" => "list",

@@ -46,6 +46,7 @@ mod resources;
 mod schema;
 mod stats;
 mod subscriptions;
+mod symbols_tool;
 pub mod tasks;
 mod tools;
 mod work;
@@ -149,6 +150,8 @@ struct Inner {
     /// Temporary files of killed writes removed at start (`None` until the
     /// sweep has run; see [`Ferret::sweep_stale_temps`]).
     stale_temps: Mutex<Option<StaleTemps>>,
+    /// Every source file's definitions, for `symbols`.
+    symbols: symbols_tool::Symbols,
 }
 
 /// What the start-up sweep of `.ferret-tmp-*` files did.
@@ -261,6 +264,7 @@ impl Ferret {
             tools.push(index_tools::locate_definition());
         }
         tools.push(grep_tool::definition());
+        tools.push(symbols_tool::definition());
         tools.extend(file_tools);
         tools.push(changes_tool::changes_definition());
         if writes {
@@ -285,6 +289,7 @@ impl Ferret {
             tasks: tasks::Tasks::new(tasks::Limits::default()),
             task_after_ms: AtomicU64::new(DEFAULT_TASK_AFTER.as_millis() as u64),
             stale_temps: Mutex::new(None),
+            symbols: symbols_tool::Symbols::default(),
         });
         Ferret::connected(inner)
     }

@@ -11,8 +11,16 @@ use crate::{
     render::{self, frame, human_size},
 };
 
-/// `read`'s arguments: the path and the request.
-pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)> {
+/// What `read` gives: text (or an image, or a document), a file's outline,
+/// or one definition's lines.
+pub enum ReadMode {
+    Window,
+    Outline,
+    Symbol(String),
+}
+
+/// `read`'s arguments: the path, the request and the mode.
+pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest, ReadMode)> {
     let a = Args::new(
         "read",
         args,
@@ -26,6 +34,8 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
             "max_line_chars",
             "pages",
             "sheet",
+            "symbol",
+            "outline",
         ],
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
@@ -73,6 +83,38 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
         (None, Some(sheet)) => Some(Selection::Sheet(sheet)),
         (None, None) => None,
     };
+    let outline = a.boolean("outline")?.unwrap_or(false);
+    let symbol = a.string("symbol")?;
+    let mode = match (outline, symbol) {
+        (true, Some(_)) => {
+            return Err(a.conflict(
+                "symbol",
+                "give `symbol` (one definition's lines) or `outline` (every definition), not both",
+            ));
+        }
+        (true, None) => ReadMode::Outline,
+        (false, Some(name)) => ReadMode::Symbol(name),
+        (false, None) => ReadMode::Window,
+    };
+    if !matches!(mode, ReadMode::Window) {
+        if selection.is_some() {
+            return Err(a.conflict(
+                "pages",
+                "`pages` and `sheet` are for documents, not source symbols",
+            ));
+        }
+        if from_end.is_some() {
+            return Err(a.conflict("start_line", "outlines and symbols count lines from 1"));
+        }
+    }
+    if matches!(mode, ReadMode::Symbol(_))
+        && (end_line.is_some() || start_line != 1 || max_lines.is_some())
+    {
+        return Err(a.conflict(
+            "symbol",
+            "`symbol` chooses the lines itself: give `symbol` or a window (start_line, end_line, max_lines), not both",
+        ));
+    }
     let request = ReadRequest {
         selection,
         start_line,
@@ -86,7 +128,7 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest)>
         count_lines: true,
         meter: None,
     };
-    Ok((path, request))
+    Ok((path, request, mode))
 }
 
 pub fn read(roots: &Roots, path: &str, request: &ReadRequest) -> CallToolResult {

@@ -20,7 +20,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         Tool::new(
             "read",
-            "Read text by line window (paging via next_start_line), an image, or a document's text (PDF, Office, EPUB).",
+            "Read text by line window (paging: next_start_line), an image, a document's text (PDF, Office, EPUB); `outline`: its definitions; `symbol`: one's lines.",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -33,6 +33,8 @@ pub fn definitions() -> Vec<Tool> {
                     "max_line_chars": int(1),
                     "pages": {"type": "string"},
                     "sheet": {"type": "string"},
+                    "outline": flag,
+                    "symbol": {"type": "string"},
                 },
                 "required": ["path"],
             })),

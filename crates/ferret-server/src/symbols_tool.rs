@@ -1,0 +1,512 @@
+//! `symbols` (definitions by name across the roots), and `read`'s `outline`
+//! and `symbol` modes: source files read through the file layer (confined,
+//! sensitive and binary files refused), their definitions from
+//! `ferret-symbols`.
+//!
+//! The table of every file's definitions lives here, one per served stack:
+//! each `symbols` call lists the source files as the live index knows them
+//! (with the folders it has not caught up with listed again, as `grep`
+//! does) and the table parses again only the files whose modification time
+//! or size moved, so an answer never names a definition that is gone. It is
+//! held in memory and built on the first call; it is not persisted.
+
+use std::{
+    cell::RefCell,
+    collections::HashSet,
+    io::Read,
+    sync::{Arc, Mutex, Weak},
+};
+
+use ferret_fs::{ErrorCode, FsError, ReadRequest, Roots, Target, sniff};
+use ferret_index::{Index, Stop};
+use ferret_query::{Clock, Options as QueryOptions, Query};
+use ferret_symbols::{Extractor, KINDS, Kind, Lang, Limits, NameQuery, Source, Symbol, Table};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::{Value, json};
+
+use crate::{
+    Stack,
+    args::{ArgResult, Args},
+    render,
+    schema::{output_schema, read_only, schema},
+};
+
+/// Files larger than this are not parsed for symbols.
+const MAX_SOURCE_BYTES: usize = 8 << 20;
+
+fn limits() -> Limits {
+    Limits {
+        max_bytes: MAX_SOURCE_BYTES,
+        ..Limits::default()
+    }
+}
+
+/// `symbols`' definition: compact (the `tools/list` answer is budgeted), so
+/// `kind` is a described string, checked by [`parse`] against [`KINDS`].
+pub fn definition() -> Tool {
+    Tool::new(
+        "symbols",
+        "Definitions by name (case/separator-insensitive, fuzzy; `Type::method` qualifies), then read {path, symbol}.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "path": {"type": "string"},
+                "kind": {"type": "string", "description": "function, method, class, struct, type…"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer", "maximum": 500},
+            },
+            "required": ["query"],
+        })),
+    )
+    .with_title("Find definitions")
+    .with_raw_output_schema(output_schema(&["results"]))
+    .with_annotations(read_only())
+}
+
+/// A `symbols` call.
+pub struct SymbolsCall {
+    pub query: String,
+    pub path: Option<String>,
+    pub kind: Option<Kind>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+pub fn parse(args: Option<&JsonObject>) -> ArgResult<SymbolsCall> {
+    let a = Args::new(
+        "symbols",
+        args,
+        &["query", "path", "kind", "offset", "limit"],
+        r#"{"query":"parse_query","kind":"function"}"#,
+    )?;
+    let query = a.required_string("query")?;
+    let kind = match a.string("kind")? {
+        None => None,
+        Some(k) => Some(Kind::parse(&k).ok_or_else(|| {
+            let names: Vec<&str> = KINDS.iter().map(|k| k.name()).collect();
+            a.conflict(
+                "kind",
+                &format!("`kind` `{k}` is not one of {}", names.join(", ")),
+            )
+        })?),
+    };
+    Ok(SymbolsCall {
+        query,
+        path: a.string("path")?,
+        kind,
+        offset: a.integer("offset", 0, 1 << 31)?.unwrap_or(0) as usize,
+        limit: a.integer("limit", 1, 500)?.unwrap_or(20) as usize,
+    })
+}
+
+/// The table of one served stack (a new stack, after the client's roots
+/// changed, starts a new table).
+#[derive(Default)]
+pub struct Symbols {
+    held: Mutex<Option<(Weak<Stack>, Table)>>,
+}
+
+thread_local! {
+    /// One extractor per thread (its parsers and compiled queries), for
+    /// `read`'s outlines.
+    static EXTRACTOR: RefCell<Extractor> = RefCell::new(Extractor::new(limits()));
+}
+
+/// A source file's bytes, read through the roots: the same refusals as
+/// `read` (outside a root, sensitive, a folder, binary), and `TOO_LARGE`
+/// past [`MAX_SOURCE_BYTES`].
+fn read_source(roots: &Roots, shown: &str) -> Result<Vec<u8>, FsError> {
+    let (root, rel) = match roots.resolve(shown)? {
+        Target::In(root, rel) => (root, rel),
+        Target::AllRoots => {
+            return Err(FsError::new(
+                ErrorCode::IsDirectory,
+                format!("`{shown}` is the folder of every root, not a file"),
+            ));
+        }
+    };
+    let opened = roots.open_for_content(root, &rel, shown)?;
+    if opened.metadata.len() > MAX_SOURCE_BYTES as u64 {
+        return Err(FsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "`{shown}` is {} bytes; symbols are read from files of at most {MAX_SOURCE_BYTES}",
+                opened.metadata.len()
+            ),
+        )
+        .hint("read it by lines, or grep it for the definition"));
+    }
+    let mut bytes = Vec::with_capacity(opened.metadata.len() as usize);
+    (&opened.file)
+        .take(MAX_SOURCE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FsError::from_io(&e, shown))?;
+    if let sniff::Content::Binary(_) | sniff::Content::Image(_) = sniff::classify(&bytes) {
+        return Err(FsError::new(
+            ErrorCode::BinaryContent,
+            format!("`{shown}` is binary, not source"),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn language_of(shown: &str) -> Result<Lang, FsError> {
+    Lang::of_path(shown).ok_or_else(|| {
+        FsError::new(
+            ErrorCode::NoMatch,
+            format!("`{shown}` is not a language ferret reads symbols from"),
+        )
+        .hint("symbols come from Rust, Python, JavaScript, TypeScript, Go, Java, C and C++ files (by extension); read the file by lines instead")
+    })
+}
+
+/// A file's definitions, read now.
+fn outline_of(roots: &Roots, shown: &str) -> Result<ferret_symbols::Outline, FsError> {
+    let lang = language_of(shown)?;
+    let bytes = read_source(roots, shown)?;
+    EXTRACTOR
+        .with(|x| x.borrow_mut().extract(lang, &bytes))
+        .map_err(|skip| {
+            FsError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "`{shown}` could not be parsed within its bounds ({})",
+                    skip.name()
+                ),
+            )
+            .hint("read it by lines, or grep it for the definition")
+        })
+}
+
+fn symbol_json(s: &Symbol) -> Value {
+    render::compact(json!({
+        "name": s.name,
+        "kind": s.kind.name(),
+        "line": s.line,
+        "end_line": s.end_line,
+        "container": s.container,
+    }))
+}
+
+fn symbol_text(s: &Symbol) -> String {
+    let container = s
+        .container
+        .as_deref()
+        .map(|c| format!(" (in {c})"))
+        .unwrap_or_default();
+    format!(
+        "{}-{} {} {}{container}",
+        s.line,
+        s.end_line,
+        s.kind.name(),
+        s.name
+    )
+}
+
+/// `read` with `outline: true`: the file's definitions from `start_line` on,
+/// at most `max_symbols` of them.
+pub fn outline(roots: &Roots, shown: &str, start_line: u64, max_symbols: usize) -> CallToolResult {
+    let outline = match outline_of(roots, shown) {
+        Ok(o) => o,
+        Err(e) => return render::tool_error(&e),
+    };
+    let from: Vec<&Symbol> = outline
+        .symbols
+        .iter()
+        .filter(|s| u64::from(s.line) >= start_line)
+        .collect();
+    let shown_now = &from[..from.len().min(max_symbols)];
+    let next = from.get(shown_now.len()).map(|s| s.line);
+    let mut text = format!(
+        "{shown} · {} definitions{}",
+        outline.symbols.len(),
+        if start_line > 1 {
+            format!(" · from line {start_line}")
+        } else {
+            String::new()
+        }
+    );
+    if outline.had_errors {
+        text.push_str(" · parsed with errors (some definitions may be missing)");
+    }
+    let body: Vec<String> = shown_now.iter().map(|s| symbol_text(s)).collect();
+    text.push('\n');
+    text.push_str(&render::frame(&body.join("\n")));
+    if let Some(n) = next {
+        text.push_str(&format!("\nmore: read with outline and start_line {n}"));
+    }
+    let structured = render::compact(json!({
+        "path": shown,
+        "symbols": shown_now.iter().map(|s| symbol_json(s)).collect::<Vec<_>>(),
+        "count": shown_now.len(),
+        "total": outline.symbols.len(),
+        "next_start_line": next,
+        "had_errors": outline.had_errors.then_some(true),
+        "truncated": outline.truncated.then_some(true),
+    }));
+    render::ok(structured, text)
+}
+
+/// The definitions in a file's outline that `name` names: exact names,
+/// else the same name but for case and separators; `Type::method` asks for
+/// the container too.
+fn named<'o>(outline: &'o ferret_symbols::Outline, name: &str) -> Vec<&'o Symbol> {
+    let q = NameQuery::new(name);
+    let fits: Vec<&Symbol> = outline
+        .symbols
+        .iter()
+        .filter(|s| q.container_fits(s.container.as_deref()))
+        .collect();
+    let plain = name.rsplit(['.', ':']).next().unwrap_or(name);
+    let exact: Vec<&Symbol> = fits.iter().copied().filter(|s| s.name == plain).collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    fits.into_iter()
+        .filter(|s| ferret_symbols::fold(&s.name) == q.folded())
+        .collect()
+}
+
+/// `read` with `symbol`: the definition's lines (with the comments,
+/// attributes or decorators above it), read as any window is.
+pub fn read_symbol(
+    roots: &Roots,
+    shown: &str,
+    name: &str,
+    request: &ReadRequest,
+) -> CallToolResult {
+    let outline = match outline_of(roots, shown) {
+        Ok(o) => o,
+        Err(e) => return render::tool_error(&e),
+    };
+    let found = named(&outline, name);
+    match found.as_slice() {
+        [] => {
+            let q = NameQuery::new(name);
+            let mut m = ferret_symbols::matcher();
+            let mut buf = Vec::new();
+            let mut near: Vec<(u16, &Symbol)> = outline
+                .symbols
+                .iter()
+                .filter_map(|s| {
+                    let f = ferret_symbols::fold(&s.name);
+                    // Typos first (the likeliest slip), then fuzzy letters.
+                    let score = q
+                        .typo(&f)
+                        .map(|d| u16::MAX - d as u16)
+                        .or_else(|| q.plain_tier(&s.name, &f).map(|_| u16::MAX - 3))
+                        .or_else(|| q.fuzzy(&f, &mut m, &mut buf));
+                    score.map(|sc| (sc, s))
+                })
+                .collect();
+            near.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.line.cmp(&b.1.line)));
+            let names: Vec<String> = near.iter().take(5).map(|(_, s)| symbol_text(s)).collect();
+            let mut err = FsError::new(
+                ErrorCode::NotFound,
+                format!("`{shown}` defines no `{name}`"),
+            );
+            err = if names.is_empty() {
+                err.hint("read it with `outline: true` to see what it defines, or find the name with `symbols`")
+            } else {
+                err.hint(format!(
+                    "near names: {}; or read with `outline: true`",
+                    names.join("; ")
+                ))
+            };
+            let mut result = render::tool_error(&err);
+            if let Some(s) = result.structured_content.as_mut() {
+                s["near_symbols"] = json!(
+                    near.iter()
+                        .take(5)
+                        .map(|(_, s)| symbol_json(s))
+                        .collect::<Vec<_>>()
+                );
+            }
+            result
+        }
+        [one] => {
+            let mut req = request.clone();
+            req.start_line = u64::from(one.doc_line);
+            req.end_line = Some(u64::from(one.end_line));
+            req.from_end = None;
+            req.max_lines = req
+                .max_lines
+                .max(u64::from(one.end_line - one.doc_line + 1));
+            let mut result = crate::read_tool::read(roots, shown, &req);
+            if result.is_error != Some(true)
+                && let Some(s) = result.structured_content.as_mut()
+            {
+                s["symbol"] = symbol_json(one);
+            }
+            result
+        }
+        many => {
+            let err = FsError::new(
+                ErrorCode::NotUnique,
+                format!("`{shown}` defines `{name}` {} times", many.len()),
+            )
+            .hint("qualify it (`Type::name`), or read one by its lines (start_line, end_line)");
+            let mut result = render::tool_error(&err);
+            if let Some(s) = result.structured_content.as_mut() {
+                s["candidates"] = json!(many.iter().map(|s| symbol_json(s)).collect::<Vec<_>>());
+            }
+            if let Some(rmcp::model::ContentBlock::Text(t)) = result.content.first_mut() {
+                for s in many {
+                    t.text.push_str(&format!("\n{}", symbol_text(s)));
+                }
+            }
+            result
+        }
+    }
+}
+
+/// The source files under `path` (every root when `None`) as the index knows
+/// them, with folders it has not caught up with listed again.
+fn sources(
+    index: &Index,
+    roots: &Roots,
+    path: Option<&str>,
+    stop: Stop,
+) -> Result<Vec<Source>, FsError> {
+    let exts = Lang::extensions().join(";");
+    let query = Query::compile(
+        &format!("ext:{exts}"),
+        &QueryOptions::default(),
+        &Clock::system(),
+    )
+    .expect("a constant query");
+    let scope = ferret_grep::Scope {
+        path,
+        query,
+        globs: ferret_grep::candidates::Globs::default(),
+        stop,
+    };
+    let gathered = ferret_grep::gather(index, roots, &scope)?;
+    Ok(gathered
+        .candidates
+        .into_iter()
+        .map(|c| Source {
+            path: c.path,
+            mtime: c.mtime,
+            size: c.size,
+        })
+        .collect())
+}
+
+fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// `symbols`.
+pub fn symbols(
+    held: &Symbols,
+    stack: &Arc<Stack>,
+    call: &SymbolsCall,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> CallToolResult {
+    let roots = &stack.roots;
+    let all = match sources(&stack.index, roots, None, Stop::on(cancel)) {
+        Ok(s) => s,
+        Err(e) => return render::tool_error(&e),
+    };
+    let in_scope: Option<HashSet<String>> = match call.path.as_deref() {
+        None => None,
+        Some(p) => match sources(&stack.index, roots, Some(p), Stop::on(cancel)) {
+            Ok(s) => Some(s.into_iter().map(|s| s.path).collect()),
+            Err(e) => return render::tool_error(&e),
+        },
+    };
+    let mut guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    let same = guard
+        .as_ref()
+        .is_some_and(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(stack)));
+    if !same {
+        *guard = Some((Arc::downgrade(stack), Table::new(limits())));
+    }
+    let (_, table) = guard.as_mut().expect("set above");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let refreshed = table.refresh(&all, now_s(), threads, |p| read_source(roots, p).ok());
+    let query = NameQuery::new(&call.query);
+    let found = table.search(
+        &query,
+        |path, s| {
+            call.kind.is_none_or(|k| k == s.kind)
+                && in_scope.as_ref().is_none_or(|set| set.contains(path))
+        },
+        call.offset,
+        call.limit,
+    );
+    let stats = table.stats();
+    let results: Vec<Value> = found
+        .hits
+        .iter()
+        .map(|h| {
+            let mut v = symbol_json(h.symbol);
+            v["path"] = json!(h.path);
+            v["match"] = json!(h.tier.name());
+            v
+        })
+        .collect();
+    let next =
+        (call.offset + found.hits.len() < found.total).then_some(call.offset + found.hits.len());
+    let mut text = format!(
+        "{} of {} definitions named like `{}` ({} files, {} definitions held)",
+        found.hits.len(),
+        found.total,
+        call.query,
+        stats.files,
+        stats.symbols
+    );
+    let lines: Vec<String> = found
+        .hits
+        .iter()
+        .map(|h| format!("{}:{}", h.path, symbol_text(h.symbol)))
+        .collect();
+    text.push('\n');
+    text.push_str(&render::frame(&lines.join("\n")));
+    if let Some(n) = next {
+        text.push_str(&format!("\nmore: offset {n}"));
+    }
+    if found.hits.is_empty() {
+        text.push_str("\nnothing defines that name; try a part of it, or grep for it");
+    }
+    tracing::debug!(
+        read = refreshed.read,
+        removed = refreshed.removed,
+        files = stats.files,
+        "symbols table refreshed"
+    );
+    render::ok(
+        render::compact(json!({
+            "results": results,
+            "count": found.hits.len(),
+            "total": found.total,
+            "next_offset": next,
+            "files": stats.files,
+        })),
+        text,
+    )
+}
+
+/// What `diagnostics` says of the table.
+pub fn diagnostics(held: &Symbols) -> Value {
+    let guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    match guard.as_ref() {
+        None => json!({"state": "not built (the first `symbols` call builds it)"}),
+        Some((_, table)) => {
+            let s = table.stats();
+            json!({
+                "state": "ready",
+                "files": s.files,
+                "symbols": s.symbols,
+                "skipped_too_large": s.too_large,
+                "skipped_timed_out": s.timed_out,
+                "unreadable": s.unreadable,
+                "parsed_with_errors": s.with_errors,
+            })
+        }
+    }
+}

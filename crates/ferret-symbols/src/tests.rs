@@ -1,0 +1,370 @@
+//! Outlines of small files in every language, and of bad input.
+
+use std::time::{Duration, Instant};
+
+use crate::{Extractor, Lang, Limits, Skip};
+
+/// Each symbol as `doc-line-end kind name (container)`.
+fn outline(lang: Lang, source: &str) -> Vec<String> {
+    let mut x = Extractor::new(Limits::default());
+    let o = x.extract(lang, source.as_bytes()).unwrap();
+    o.symbols
+        .iter()
+        .map(|s| {
+            let c = s
+                .container
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            format!(
+                "{}-{}-{} {} {}{c}",
+                s.doc_line,
+                s.line,
+                s.end_line,
+                s.kind.name(),
+                s.name
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rust() {
+    let src = r#"//! crate docs
+use std::fmt;
+
+/// A thing.
+#[derive(Debug)]
+pub struct Thing {
+    a: u8,
+}
+
+// not docs: a blank line follows
+
+pub enum Shape { A, B }
+
+type Alias = u32;
+const MAX: usize = 3;
+static NAME: &str = "x";
+
+pub trait Speak {
+    fn speak(&self) -> String;
+    fn loud(&self) -> String { self.speak() }
+}
+
+impl<T> fmt::Display for Wrapper<T> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+}
+
+mod inner {
+    pub fn helper() {}
+}
+
+macro_rules! twice { ($e:expr) => { $e; $e } }
+
+fn main() {}
+"#;
+    assert_eq!(
+        outline(Lang::Rust, src),
+        vec![
+            "4-6-8 struct Thing",
+            "12-12-12 enum Shape",
+            "14-14-14 type Alias",
+            "15-15-15 constant MAX",
+            "16-16-16 constant NAME",
+            "18-18-21 trait Speak",
+            "19-19-19 method speak (Speak)",
+            "20-20-20 method loud (Speak)",
+            "24-24-24 method fmt (Wrapper)",
+            "27-27-29 module inner",
+            "28-28-28 function helper (inner)",
+            "31-31-31 macro twice",
+            "33-33-33 function main",
+        ]
+    );
+}
+
+#[test]
+fn python() {
+    let src = r#"import os
+
+MAX_SIZE = 10
+name = "x"
+
+# A helper.
+def helper(a):
+    return a
+
+
+@dataclass
+class Point:
+    """A point."""
+
+    def __init__(self):
+        pass
+
+    @property
+    def norm(self):
+        return 0
+"#;
+    assert_eq!(
+        outline(Lang::Python, src),
+        vec![
+            "3-3-3 constant MAX_SIZE",
+            "4-4-4 variable name",
+            "6-7-8 function helper",
+            "11-12-20 class Point",
+            "15-15-16 method __init__ (Point)",
+            "18-19-20 method norm (Point)",
+        ]
+    );
+}
+
+#[test]
+fn javascript() {
+    let src = r#"/** Adds. */
+export function add(a, b) {
+  return a + b;
+}
+
+const mul = (a, b) => a * b;
+
+class Shape {
+  constructor() {}
+  area() { return 0; }
+}
+"#;
+    assert_eq!(
+        outline(Lang::JavaScript, src),
+        vec![
+            "1-2-4 function add",
+            "6-6-6 function mul",
+            "8-8-11 class Shape",
+            "10-10-10 method area (Shape)",
+        ]
+    );
+}
+
+#[test]
+fn typescript() {
+    let src = r#"export interface Props {
+  name: string;
+}
+
+type Id = string;
+
+enum Color { Red, Green }
+
+namespace Util {
+  export function clamp(x: number): number { return x; }
+}
+
+export class Store<T> {
+  get(id: Id): T | undefined { return undefined; }
+}
+"#;
+    assert_eq!(
+        outline(Lang::TypeScript, src),
+        vec![
+            "1-1-3 interface Props",
+            "5-5-5 type Id",
+            "7-7-7 enum Color",
+            "9-9-11 module Util",
+            "10-10-10 function clamp (Util)",
+            "13-13-15 class Store",
+            "14-14-14 method get (Store)",
+        ]
+    );
+    let tsx = "export function App() {\n  return <div>hi</div>;\n}\n";
+    assert_eq!(outline(Lang::Tsx, tsx), vec!["1-1-3 function App"]);
+}
+
+#[test]
+fn go() {
+    let src = r#"package main
+
+const Max = 3
+
+var (
+	a = 1
+)
+
+// Server serves.
+type Server struct {
+	n int
+}
+
+type Handler interface {
+	Serve()
+}
+
+func (s *Server) Start() error {
+	return nil
+}
+
+func main() {}
+"#;
+    assert_eq!(
+        outline(Lang::Go, src),
+        vec![
+            "3-3-3 constant Max",
+            "6-6-6 variable a",
+            "9-10-12 struct Server",
+            "14-14-16 interface Handler",
+            "18-18-20 method Start (Server)",
+            "22-22-22 function main",
+        ]
+    );
+}
+
+#[test]
+fn java() {
+    let src = r#"package a;
+
+/** A shape. */
+public class Shape {
+    public Shape() {}
+
+    @Override
+    public String toString() { return ""; }
+
+    enum Kind { A }
+}
+
+interface Drawable { void draw(); }
+"#;
+    assert_eq!(
+        outline(Lang::Java, src),
+        vec![
+            "3-4-11 class Shape",
+            "5-5-5 method Shape (Shape)",
+            "7-7-8 method toString (Shape)",
+            "10-10-10 enum Kind (Shape)",
+            "13-13-13 interface Drawable",
+            "13-13-13 method draw (Drawable)",
+        ]
+    );
+}
+
+#[test]
+fn c() {
+    let src = r#"#include <stdio.h>
+#define MAX 10
+#define SQ(x) ((x) * (x))
+
+struct point { int x, y; };
+struct point *origin(void);
+
+typedef struct { int a; } pair_t;
+
+enum color { RED, GREEN };
+
+/* Adds. */
+static int add(int a, int b)
+{
+    return a + b;
+}
+
+char *name(void) { return 0; }
+"#;
+    assert_eq!(
+        outline(Lang::C, src),
+        vec![
+            "2-2-2 macro MAX",
+            "3-3-3 macro SQ",
+            "5-5-5 struct point",
+            "8-8-8 type pair_t",
+            "10-10-10 enum color",
+            "12-13-16 function add",
+            "18-18-18 function name",
+        ]
+    );
+}
+
+#[test]
+fn cpp() {
+    let src = r#"namespace geo {
+
+class Widget {
+public:
+    void draw() { }
+    int size() const;
+};
+
+int Widget::size() const { return 0; }
+
+template <typename T>
+T largest(T a, T b) { return a > b ? a : b; }
+
+using Id = int;
+
+}
+"#;
+    assert_eq!(
+        outline(Lang::Cpp, src),
+        vec![
+            "1-1-16 module geo",
+            "3-3-7 class Widget (geo)",
+            "5-5-5 method draw (Widget)",
+            "9-9-9 method size (Widget)",
+            "11-12-12 function largest (geo)",
+            "14-14-14 type Id (geo)",
+        ]
+    );
+}
+
+#[test]
+fn code_that_does_not_parse_still_gives_what_it_can() {
+    let src = "fn good() {}\n<<<<<<< HEAD\nfn ours() {}\n=======\nfn theirs( {}\n>>>>>>> branch\nfn after() {}\n";
+    let mut x = Extractor::new(Limits::default());
+    let o = x.extract(Lang::Rust, src.as_bytes()).unwrap();
+    assert!(o.had_errors);
+    let names: Vec<&str> = o.symbols.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"good"), "{names:?}");
+}
+
+#[test]
+fn bounds_hold_on_large_deep_and_odd_input() {
+    // Larger than the bound: not parsed.
+    let mut x = Extractor::new(Limits {
+        max_bytes: 1000,
+        ..Limits::default()
+    });
+    assert_eq!(
+        x.extract(Lang::JavaScript, &vec![b'a'; 1001]),
+        Err(Skip::TooLarge)
+    );
+    // Deeply nested code: no stack overflow, an answer within the bound.
+    let deep = format!("fn f() {{ {}{} }}", "(".repeat(50_000), ")".repeat(50_000));
+    let mut x = Extractor::new(Limits::default());
+    let started = Instant::now();
+    let _ = x.extract(Lang::Rust, deep.as_bytes());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Not UTF-8: names are read lossily, lines still right.
+    let latin1 = b"# caf\xe9\ndef caf\xe9_x():\n    pass\ndef ok():\n    pass\n";
+    let o = x.extract(Lang::Python, latin1).unwrap();
+    assert!(o.symbols.iter().any(|s| s.name == "ok" && s.line == 4));
+    // A tiny time bound stops a large parse.
+    let big: String = (0..200_000)
+        .map(|i| format!("function f{i}(a) {{ return a + {i}; }}\n"))
+        .collect();
+    let mut x = Extractor::new(Limits {
+        max_time: Duration::from_millis(1),
+        max_bytes: 64 << 20,
+        ..Limits::default()
+    });
+    assert_eq!(
+        x.extract(Lang::JavaScript, big.as_bytes()),
+        Err(Skip::TimedOut)
+    );
+    // The symbol bound keeps the first ones.
+    let mut x = Extractor::new(Limits {
+        max_symbols: 10,
+        ..Limits::default()
+    });
+    let o = x
+        .extract(Lang::JavaScript, &big.as_bytes()[..20_000])
+        .unwrap();
+    assert!(o.truncated);
+    assert_eq!(o.symbols.len(), 10);
+}

@@ -1,0 +1,263 @@
+"""`symbols`, and `read` with `outline` or `symbol`: definitions found by name
+across the roots, a file's outline, one definition's lines, through the real
+binary and the official SDK, both eras and both transports; kept fresh as
+files change; secrets, binaries and bad input refused or bounded."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ERAS, call, connect, run
+from mcp.shared.exceptions import MCPError
+
+RUST = """//! The store.
+use std::collections::HashMap;
+
+/// Where entries live.
+#[derive(Debug, Default)]
+pub struct Store {
+    map: HashMap<String, u32>,
+}
+
+impl Store {
+    /// Puts one in.
+    pub fn insert_entry(&mut self, k: &str, v: u32) {
+        self.map.insert(k.into(), v);
+    }
+
+    pub fn get(&self, k: &str) -> Option<u32> {
+        self.map.get(k).copied()
+    }
+}
+
+pub fn parse_query(text: &str) -> usize {
+    text.len()
+}
+"""
+
+PYTHON = '''import os
+
+
+class Widget:
+    """A widget."""
+
+    @property
+    def render(self):
+        return 1
+
+
+def parseQuery(text):
+    return text
+
+
+def get(x):
+    return x
+'''
+
+GO = """package main
+
+type Server struct{}
+
+func (s *Server) Get() int { return 1 }
+"""
+
+
+def make_tree(base: Path) -> Path:
+    root = base / "symtree"
+    (root / "src").mkdir(parents=True)
+    (root / "py").mkdir()
+    (root / "src" / "store.rs").write_text(RUST)
+    (root / "py" / "widget.py").write_text(PYTHON)
+    (root / "main.go").write_text(GO)
+    (root / "notes.md").write_text("parse_query is described here\n")
+    # Sensitive by name: never read, even though it is Python.
+    (root / "secrets.py").write_text("def leaked_secret_fn():\n    pass\n")
+    # Binary with a source extension.
+    (root / "blob.rs").write_bytes(b"fn hidden_in_binary() {}\x00\x01\x02" * 10)
+    # Does not parse: conflict markers; what can be read is still read.
+    (root / "conflict.rs").write_text("fn before_conflict() {}\n<<<<<<< HEAD\nfn ours() {}\n=======\nfn theirs( {}\n>>>>>>> x\n")
+    return root
+
+
+@pytest.fixture
+def symtree(tmp_path):
+    return make_tree(tmp_path)
+
+
+def serve_args(root: Path) -> list[str]:
+    return ["--root", str(root), "--no-persist", "--deny", "secrets.py"]
+
+
+def names(s):
+    return [(r["path"], r["name"], r["kind"], r["line"]) for r in s["results"]]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("era", ERAS)
+def test_symbols_finds_definitions_by_name(symtree, transport, era, start_http):
+    http = start_http(*serve_args(symtree)) if transport == "http" else None
+
+    async def go():
+        async with connect(transport, era, [] if http else serve_args(symtree), http) as c:
+            tools = {t.name for t in (await c.list_tools()).tools}
+            assert "symbols" in tools
+            err, s, text, _ = await call(c, "symbols", {"query": "parse_query"})
+            assert not err, text
+            # The exact name first, then the same name in another case; the
+            # Markdown file that mentions it is not a definition.
+            assert names(s)[:2] == [
+                ("src/store.rs", "parse_query", "function", 21),
+                ("py/widget.py", "parseQuery", "function", 12),
+            ], s
+            assert s["results"][0]["end_line"] == 23 and s["results"][0]["match"] == "exact"
+            assert s["results"][1]["match"] == "folded"
+            assert all(r["path"] != "notes.md" for r in s["results"])
+            assert "src/store.rs:21-23 function parse_query" in text
+            # A container qualifies; kind and path narrow.
+            _, s, _, _ = await call(c, "symbols", {"query": "Store::get"})
+            assert names(s) == [("src/store.rs", "get", "method", 16)], s
+            assert s["results"][0]["container"] == "Store"
+            _, s, _, _ = await call(c, "symbols", {"query": "get", "kind": "method"})
+            # `get` in Rust and Python, `Get` in Go: only the methods.
+            assert {(r["path"], r.get("container")) for r in s["results"] if r["match"] in ("exact", "folded")} == {
+                ("src/store.rs", "Store"),
+                ("main.go", "Server"),
+            }, s
+            _, s, _, _ = await call(c, "symbols", {"query": "get", "path": "py"})
+            assert {r["path"] for r in s["results"]} == {"py/widget.py"}, s
+            assert (s["results"][0]["name"], s["results"][0]["match"]) == ("get", "exact"), s
+            # Fuzzy: letters in order.
+            _, s, _, _ = await call(c, "symbols", {"query": "insentry"})
+            assert s["results"][0]["name"] == "insert_entry" and s["results"][0]["match"] == "fuzzy", s
+            # Sensitive and binary files are never read.
+            for hidden in ("leaked_secret_fn", "hidden_in_binary"):
+                _, s, _, raw = await call(c, "symbols", {"query": hidden})
+                assert not any(r["name"] == hidden for r in s["results"]), s
+            # A file that does not parse still gives what it can.
+            _, s, _, _ = await call(c, "symbols", {"query": "before_conflict"})
+            assert names(s)[0][:2] == ("conflict.rs", "before_conflict"), s
+            # Paging.
+            _, s, _, _ = await call(c, "symbols", {"query": "e", "limit": 2})
+            assert s["count"] == 2 and s["next_offset"] == 2 and s["total"] > 2, s
+            # Bad arguments are protocol errors that name the fix.
+            with pytest.raises(MCPError) as raised:
+                await c.call_tool("symbols", {"query": "x", "kind": "gizmo"})
+            assert "kind" in raised.value.error.message
+
+    run(go())
+
+
+def test_read_outline_and_symbol(symtree):
+    async def go():
+        async with connect("stdio", "legacy", serve_args(symtree)) as c:
+            err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "outline": True})
+            assert not err, text
+            got = [(x["name"], x["kind"], x["line"], x["end_line"], x.get("container")) for x in s["symbols"]]
+            assert got == [
+                ("Store", "struct", 6, 8, None),
+                ("insert_entry", "method", 12, 14, "Store"),
+                ("get", "method", 16, 18, "Store"),
+                ("parse_query", "function", 21, 23, None),
+            ], got
+            assert s["total"] == 4 and "text" not in s
+            # From a line on, and paged by the budget's count.
+            _, s, _, _ = await call(c, "read", {"path": "src/store.rs", "outline": True, "start_line": 15})
+            assert [x["name"] for x in s["symbols"]] == ["get", "parse_query"]
+            # One definition, with its doc comment and attributes.
+            err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "symbol": "Store"})
+            assert not err, text
+            assert s["start_line"] == 4 and s["end_line"] == 8, s
+            assert s["text"].startswith("/// Where entries live.\n#[derive(Debug, Default)]\npub struct Store {")
+            assert s["symbol"] == {"name": "Store", "kind": "struct", "line": 6, "end_line": 8}
+            _, s, _, _ = await call(c, "read", {"path": "py/widget.py", "symbol": "Widget.render"})
+            assert s["start_line"] == 7 and s["end_line"] == 9 and s["text"].startswith("    @property"), s
+            # Case and separators do not count when the exact name is absent.
+            _, s, _, _ = await call(c, "read", {"path": "py/widget.py", "symbol": "parse_query"})
+            assert s["start_line"] == 12 and s["text"].startswith("def parseQuery"), s
+            # A name defined twice is NOT_UNIQUE, with the candidates.
+            (symtree / "src" / "two.rs").write_text("struct A;\nimpl A { fn new() {} }\nstruct B;\nimpl B { fn new() {} }\n")
+            err, s, text, _ = await call(c, "read", {"path": "src/two.rs", "symbol": "new"})
+            assert err and s["error"]["code"] == "NOT_UNIQUE", s
+            assert [(x["container"], x["line"]) for x in s["candidates"]] == [("A", 2), ("B", 4)]
+            _, s, _, _ = await call(c, "read", {"path": "src/two.rs", "symbol": "B::new"})
+            assert s["start_line"] == 4 and s["end_line"] == 4
+            # A missing name is NOT_FOUND with the names near it.
+            err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "symbol": "insert_entri"})
+            assert err and s["error"]["code"] == "NOT_FOUND"
+            assert s["near_symbols"][0]["name"] == "insert_entry", s
+            # Not source, sensitive, binary: refused as read refuses them.
+            err, s, _, _ = await call(c, "read", {"path": "notes.md", "outline": True})
+            assert err and s["error"]["code"] == "NO_MATCH"
+            err, s, _, _ = await call(c, "read", {"path": "secrets.py", "outline": True})
+            assert err and s["error"]["code"] == "PATH_DENIED"
+            err, s, _, _ = await call(c, "read", {"path": "blob.rs", "outline": True})
+            assert err and s["error"]["code"] == "BINARY_CONTENT"
+            err, s, _, _ = await call(c, "read", {"path": "../x.rs", "outline": True})
+            assert err
+            # symbol with a window is a protocol error.
+            with pytest.raises(MCPError) as raised:
+                await c.call_tool("read", {"path": "src/store.rs", "symbol": "get", "start_line": 3})
+            assert "symbol" in raised.value.error.message
+
+    run(go())
+
+
+def test_symbols_follow_files_as_they_change(symtree):
+    async def go():
+        async with connect("stdio", "legacy", serve_args(symtree)) as c:
+            _, s, _, _ = await call(c, "symbols", {"query": "parse_query"})
+            assert names(s)[0][1] == "parse_query"
+            # A new file is found on the very next call; a changed one says
+            # what it says now; a removed one is gone.
+            (symtree / "src" / "fresh.rs").write_text("pub fn brand_new_function() {}\n")
+            _, s, _, _ = await call(c, "symbols", {"query": "brand_new_function"})
+            assert names(s) == [("src/fresh.rs", "brand_new_function", "function", 1)], s
+            (symtree / "src" / "fresh.rs").write_text("\n\npub fn brand_new_function() {}\npub fn second_one() {}\n")
+            _, s, _, _ = await call(c, "symbols", {"query": "brand_new_function"})
+            assert names(s) == [("src/fresh.rs", "brand_new_function", "function", 3)], s
+            # Same size, same second: still seen.
+            p = symtree / "src" / "fresh.rs"
+            p.write_text(p.read_text().replace("second_one", "second_two"))
+            _, s, _, _ = await call(c, "symbols", {"query": "second_two"})
+            assert names(s) and names(s)[0][1] == "second_two", s
+            p.unlink()
+            _, s, _, _ = await call(c, "symbols", {"query": "brand_new_function"})
+            assert all(r["path"] != "src/fresh.rs" for r in s["results"]), s
+            _, d, _, _ = await call(c, "diagnostics", {})
+            sy = d["symbols"]
+            assert sy["state"] == "ready" and sy["files"] >= 4 and sy["symbols"] >= 8, sy
+            assert sy["unreadable"] >= 1, sy  # the binary one
+
+    run(go())
+
+
+def test_bad_input_is_bounded(tmp_path):
+    root = tmp_path / "bad"
+    root.mkdir()
+    # 12 MB of minified JavaScript: over the parse bound, skipped and counted.
+    (root / "huge.min.js").write_text("var a=1;" * (12 * 1024 * 1024 // 8))
+    # Deeply nested code.
+    (root / "deep.py").write_text("x = " + "[" * 20000 + "]" * 20000 + "\n\ndef after_deep():\n    pass\n")
+    # Not UTF-8.
+    (root / "latin1.py").write_bytes(b"# caf\xe9\ndef latin_one():\n    pass\n")
+    # A symlink loop.
+    os.symlink("loop", root / "loop")
+    os.symlink(".", root / "self.rs")
+
+    async def go():
+        async with connect("stdio", "legacy", ["--root", str(root), "--no-persist"]) as c:
+            started = time.monotonic()
+            _, s, text, _ = await call(c, "symbols", {"query": "latin_one"})
+            assert names(s) == [("latin1.py", "latin_one", "function", 2)], text
+            _, s, _, _ = await call(c, "symbols", {"query": "after_deep"})
+            assert [r["name"] for r in s["results"]][:1] == ["after_deep"], s
+            assert time.monotonic() - started < 30
+            _, d, _, _ = await call(c, "diagnostics", {})
+            assert d["symbols"]["unreadable"] + d["symbols"]["skipped_too_large"] >= 1, d["symbols"]
+            err, s, _, _ = await call(c, "read", {"path": "huge.min.js", "outline": True})
+            assert err and s["error"]["code"] == "TOO_LARGE", s
+
+    run(go())
