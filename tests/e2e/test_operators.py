@@ -55,7 +55,7 @@ def test_doctor_passes_a_healthy_setup_and_prints_a_client_config(tmp_path):
     assert "2 entries (2 folders)" in checks["index"]["message"], checks["index"]
     assert f"127.0.0.1:{port} is free" in checks["http"]["message"]
     assert f"search page and Everything's JSON API at http://127.0.0.1:{port}/" in checks["page"]["message"]
-    assert "6144 bytes for 7 tools" in checks["tools/list"]["message"]
+    assert "6656 bytes for 8 tools" in checks["tools/list"]["message"]
     server = doc["client_config"]["claude_desktop_config.json"]["mcpServers"]["ferret"]
     assert server["args"][:4] == ["serve", "--stdio", "--root", str(root)]
     assert Path(server["command"]).name == "ferret"
