@@ -515,7 +515,8 @@ impl<'a> Applier<'a> {
     }
 
     /// The open folder of an entry, checked against the device and inode it
-    /// was indexed with (`None`, and a rescan of its parent, when it is not it).
+    /// was indexed with (`None`, and a rescan of the folder itself, when it is
+    /// not it).
     fn open<'o>(
         &self,
         root: usize,
@@ -524,7 +525,7 @@ impl<'a> Applier<'a> {
         rescans: &mut Vec<(usize, EntryId)>,
     ) -> Option<BorrowedFd<'o>> {
         if let std::collections::hash_map::Entry::Vacant(slot) = opened.fds.entry(folder) {
-            let (rel, want, parent) = {
+            let (rel, want) = {
                 let store = self.index.read_store();
                 if !store.is_live(folder) {
                     return None;
@@ -532,7 +533,6 @@ impl<'a> Applier<'a> {
                 (
                     store.rel_path(folder),
                     store.dir(folder).map(|d| (d.dev, d.ino)),
-                    store.parent(folder),
                 )
             };
             let fd = self
@@ -540,10 +540,17 @@ impl<'a> Applier<'a> {
                 .root_fd(root)
                 .and_then(|r| open_below(r, &rel).ok())
                 .filter(|fd| want.is_none_or(|w| w == (0, 0) || ident(fd.as_fd()).ok() == Some(w)));
-            if fd.is_none() && parent != NONE {
-                // Gone, or not the folder indexed under that path: its parent
-                // says what is there now.
-                rescans.push((root, parent));
+            if fd.is_none() {
+                // Gone, or (more often, under churn) moved with an ancestor by
+                // a rename whose events come later in this batch or the next:
+                // the change that brought us here is lost unless the folder
+                // itself is read again. The rescan runs once the batch is
+                // applied, at the path the entry has then (it followed the
+                // rename); if the folder is gone from there too, the rescan
+                // reads its parent instead, and the rename's events, when
+                // they come, bring the folder back whole. (A rescan of the
+                // parent alone missed it: a folder moved away is in neither.)
+                rescans.push((root, folder));
             }
             slot.insert(fd);
         }
@@ -821,5 +828,96 @@ impl<'a> Applier<'a> {
             self.index
                 .set_status(|s| s.updated_at = Some(now_rfc3339()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{IndexConfig, IndexRoot};
+
+    /// An index of `tmp` built with a watcher whose events the test hands to
+    /// an [`Applier`] itself, in the batches it chooses.
+    fn watched(tmp: &std::path::Path) -> (Index, Watcher, mpsc::Receiver<RawEvent>) {
+        let index = Index::open(IndexConfig::new(vec![IndexRoot::new("r", tmp)])).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let watcher = Watcher::start(tx).unwrap();
+        build(&index, Some(&watcher), &AtomicU64::new(0));
+        (index, watcher, rx)
+    }
+
+    /// The raw events queued up to the move of a folder to `to`.
+    fn events_until_moved_to(
+        w: &Watcher,
+        rx: &mpsc::Receiver<RawEvent>,
+        to: &[u8],
+    ) -> Vec<RawEvent> {
+        let mut out = Vec::new();
+        loop {
+            let raw = rx.recv_timeout(Duration::from_secs(5)).expect("an event");
+            let last = matches!(w.translate(raw.clone()), Some(FsEvent::MovedTo { name, .. }) if name == to);
+            out.push(raw);
+            if last {
+                return out;
+            }
+        }
+    }
+
+    fn has(index: &Index, rel: &str) -> bool {
+        let store = index.read_store();
+        store.lookup(store.roots()[0], rel.as_bytes()).is_some()
+    }
+
+    /// A file made in a folder that then moves, before the watcher has
+    /// applied either: the file's event finds the folder gone from the path
+    /// the index knows. The folder itself must be read again once the move
+    /// is applied (reading only its old parent, which no longer holds it,
+    /// lost the file for good).
+    #[test]
+    fn a_file_made_in_a_folder_that_moves_before_the_event_is_applied_is_kept() {
+        for split in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let t = tmp.path();
+            std::fs::create_dir_all(t.join("a/b")).unwrap();
+            std::fs::create_dir(t.join("c")).unwrap();
+            let (index, w, rx) = watched(t);
+            let mut applier = Applier::new(&index, Some(&w));
+            std::fs::write(t.join("a/b/new.txt"), "x").unwrap();
+            std::fs::rename(t.join("a/b"), t.join("c/moved")).unwrap();
+            let mut events = events_until_moved_to(&w, &rx, b"moved");
+            if split {
+                // The move in the next batch: the folder is first read at
+                // its old path (gone), then its move brings it back whole.
+                let moves = events.split_off(events.len() - 2);
+                applier.batches += 1;
+                applier.apply(events);
+                applier.batches += 1;
+                applier.apply(moves);
+            } else {
+                applier.batches += 1;
+                applier.apply(events);
+            }
+            applier.expire_renames();
+            assert!(has(&index, "c/moved/new.txt"), "split {split}");
+            assert!(!has(&index, "a/b"), "split {split}");
+        }
+    }
+
+    /// The same when an ancestor of the folder moves.
+    #[test]
+    fn a_file_made_below_a_folder_that_moves_before_the_event_is_applied_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        std::fs::create_dir_all(t.join("a/b/deep")).unwrap();
+        std::fs::create_dir(t.join("c")).unwrap();
+        let (index, w, rx) = watched(t);
+        let mut applier = Applier::new(&index, Some(&w));
+        std::fs::write(t.join("a/b/deep/new.txt"), "x").unwrap();
+        std::fs::rename(t.join("a"), t.join("c/moved")).unwrap();
+        let events = events_until_moved_to(&w, &rx, b"moved");
+        applier.batches += 1;
+        applier.apply(events);
+        assert!(has(&index, "c/moved/b/deep/new.txt"));
+        assert!(!has(&index, "a"));
     }
 }
