@@ -184,6 +184,12 @@ def test_read_outline_and_symbol(symtree):
             assert [(x["container"], x["line"]) for x in s["candidates"]] == [("A", 2), ("B", 4)]
             _, s, _, _ = await call(c, "read", {"path": "src/two.rs", "symbol": "B::new"})
             assert s["start_line"] == 4 and s["end_line"] == 4
+            # Or one candidate by its line, as NOT_UNIQUE's hint says.
+            assert "start_line" in text, text
+            _, s, _, _ = await call(c, "read", {"path": "src/two.rs", "symbol": "new", "start_line": 2})
+            assert s["start_line"] == 2 and s["symbol"]["container"] == "A", s
+            err, s, text, _ = await call(c, "read", {"path": "src/two.rs", "symbol": "new", "start_line": 3})
+            assert err and s["error"]["code"] == "NOT_FOUND" and len(s["candidates"]) == 2, s
             # A missing name is NOT_FOUND with the names near it.
             err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "symbol": "insert_entri"})
             assert err and s["error"]["code"] == "NOT_FOUND"
@@ -199,7 +205,7 @@ def test_read_outline_and_symbol(symtree):
             assert err
             # symbol with a window is a protocol error.
             with pytest.raises(MCPError) as raised:
-                await c.call_tool("read", {"path": "src/store.rs", "symbol": "get", "start_line": 3})
+                await c.call_tool("read", {"path": "src/store.rs", "symbol": "get", "max_lines": 3})
             assert "symbol" in raised.value.error.message
 
     run(go())

@@ -128,8 +128,8 @@ impl Ferret {
                                     .unwrap_or(req.max_lines as usize);
                                 symbols_tool::outline(&roots, &path, req.start_line, max)
                             }
-                            read_tool::ReadMode::Symbol(name) => {
-                                symbols_tool::read_symbol(&roots, &path, name, &req)
+                            read_tool::ReadMode::Symbol(name, line) => {
+                                symbols_tool::read_symbol(&roots, &path, name, *line, &req)
                             }
                         }
                     })

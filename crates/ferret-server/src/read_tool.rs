@@ -16,7 +16,9 @@ use crate::{
 pub enum ReadMode {
     Window,
     Outline,
-    Symbol(String),
+    /// The definition of a name; with a line, the one whose lines hold it
+    /// (how one of `NOT_UNIQUE`'s candidates is read).
+    Symbol(String, Option<u64>),
 }
 
 /// `read`'s arguments: the path, the request and the mode.
@@ -40,6 +42,9 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest, 
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
     let path = a.required_string("path")?;
+    let start_given = a
+        .signed("start_line", -(u32::MAX as i64), i64::MAX)?
+        .is_some();
     let (start_line, from_end) = match a.signed("start_line", -(u32::MAX as i64), i64::MAX)? {
         None => (1, None),
         Some(0) => {
@@ -93,7 +98,7 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest, 
             ));
         }
         (true, None) => ReadMode::Outline,
-        (false, Some(name)) => ReadMode::Symbol(name),
+        (false, Some(name)) => ReadMode::Symbol(name, start_given.then_some(start_line)),
         (false, None) => ReadMode::Window,
     };
     if !matches!(mode, ReadMode::Window) {
@@ -107,12 +112,10 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest, 
             return Err(a.conflict("start_line", "outlines and symbols count lines from 1"));
         }
     }
-    if matches!(mode, ReadMode::Symbol(_))
-        && (end_line.is_some() || start_line != 1 || max_lines.is_some())
-    {
+    if matches!(mode, ReadMode::Symbol(..)) && (end_line.is_some() || max_lines.is_some()) {
         return Err(a.conflict(
             "symbol",
-            "`symbol` chooses the lines itself: give `symbol` or a window (start_line, end_line, max_lines), not both",
+            "`symbol` chooses the lines itself: give `symbol` (and `start_line` to pick one of several), not a window (end_line, max_lines)",
         ));
     }
     let request = ReadRequest {

@@ -274,13 +274,40 @@ pub fn read_symbol(
     roots: &Roots,
     shown: &str,
     name: &str,
+    line: Option<u64>,
     request: &ReadRequest,
 ) -> CallToolResult {
     let outline = match outline_of(roots, shown) {
         Ok(o) => o,
         Err(e) => return render::tool_error(&e),
     };
-    let found = named(&outline, name);
+    let mut found = named(&outline, name);
+    if let Some(line) = line
+        && !found.is_empty()
+    {
+        // The one whose lines hold `line`; of nested ones, the innermost.
+        let holding = found
+            .iter()
+            .copied()
+            .filter(|s| u64::from(s.doc_line) <= line && line <= u64::from(s.end_line))
+            .max_by_key(|s| (s.line, std::cmp::Reverse(s.end_line)));
+        match holding {
+            Some(one) => found = vec![one],
+            None => {
+                let err = FsError::new(
+                    ErrorCode::NotFound,
+                    format!("`{shown}` defines `{name}`, but not on line {line}"),
+                )
+                .hint("give the `line` of one of `candidates` as `start_line`");
+                let mut result = render::tool_error(&err);
+                if let Some(s) = result.structured_content.as_mut() {
+                    s["candidates"] =
+                        json!(found.iter().map(|s| symbol_json(s)).collect::<Vec<_>>());
+                }
+                return result;
+            }
+        }
+    }
     match found.as_slice() {
         [] => {
             let q = NameQuery::new(name);
@@ -346,7 +373,7 @@ pub fn read_symbol(
                 ErrorCode::NotUnique,
                 format!("`{shown}` defines `{name}` {} times", many.len()),
             )
-            .hint("qualify it (`Type::name`), or read one by its lines (start_line, end_line)");
+            .hint("qualify it (`Type::name`), or give one candidate's `line` as `start_line`");
             let mut result = render::tool_error(&err);
             if let Some(s) = result.structured_content.as_mut() {
                 s["candidates"] = json!(many.iter().map(|s| symbol_json(s)).collect::<Vec<_>>());

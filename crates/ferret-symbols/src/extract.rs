@@ -289,7 +289,18 @@ impl Extractor {
         });
         // Two patterns can find one definition (a Rust method is also a
         // function; a C union is matched with and without its declaration).
-        found.dedup_by(|b, a| a.name == b.name && a.line == b.line);
+        // A JavaScript `const f = () => {}` is both a function (the tags
+        // query) and a constant (ours): the function is kept.
+        found.dedup_by(|b, a| {
+            let same = a.name == b.name && a.line == b.line;
+            if same
+                && matches!(a.kind, Kind::Constant | Kind::Variable)
+                && !matches!(b.kind, Kind::Constant | Kind::Variable)
+            {
+                std::mem::swap(a, b);
+            }
+            same
+        });
         Ok(Outline {
             symbols: found,
             had_errors: root.has_error(),

@@ -3,8 +3,9 @@
 //!
 //! Each language runs the tags query its grammar crate ships (the tree-sitter
 //! project's `queries/tags.scm`) and, beside it, a short query of ours for the
-//! definitions those leave out (Rust constants and trait methods without a
-//! body, Go constants and types, Java enums and constructors, C macros and
+//! definitions those leave out (Rust constants, associated types and trait
+//! methods without a body, JavaScript constructors and top-level bindings, Go
+//! constants and types, Java enums and constructors, C macros and
 //! unions, C++ namespaces and out-of-line methods, TypeScript enums and type
 //! aliases). Only `@definition.*` captures are used; references are ignored.
 
@@ -114,10 +115,11 @@ impl Lang {
         match self {
             Lang::Rust => vec![tree_sitter_rust::TAGS_QUERY, RUST],
             Lang::Python => vec![tree_sitter_python::TAGS_QUERY],
-            Lang::JavaScript => vec![tree_sitter_javascript::TAGS_QUERY],
+            Lang::JavaScript => vec![tree_sitter_javascript::TAGS_QUERY, JAVASCRIPT],
             Lang::TypeScript | Lang::Tsx => vec![
                 tree_sitter_javascript::TAGS_QUERY,
                 tree_sitter_typescript::TAGS_QUERY,
+                JAVASCRIPT,
                 TYPESCRIPT,
             ],
             Lang::Go => vec![tree_sitter_go::TAGS_QUERY, GO],
@@ -132,6 +134,20 @@ const RUST: &str = r#"
 (const_item name: (identifier) @name) @definition.constant
 (static_item name: (identifier) @name) @definition.constant
 (function_signature_item name: (identifier) @name) @definition.method
+(associated_type name: (type_identifier) @name) @definition.type
+"#;
+
+// Constructors (the tags query leaves them out) and the top-level bindings of
+// a module, exported or not (`export const ZodString = …`); a binding whose
+// value is a function stays a function (the tags query finds it too).
+const JAVASCRIPT: &str = r#"
+(method_definition name: (property_identifier) @name (#eq? @name "constructor")) @definition.method
+(program (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @definition.constant))
+(program (lexical_declaration kind: "let" (variable_declarator name: (identifier) @name) @definition.variable))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
+(program (export_statement declaration: (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @definition.constant)))
+(program (export_statement declaration: (lexical_declaration kind: "let" (variable_declarator name: (identifier) @name) @definition.variable)))
+(program (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
 "#;
 
 const TYPESCRIPT: &str = r#"

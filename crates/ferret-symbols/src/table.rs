@@ -259,19 +259,17 @@ impl Table {
             }
         }
         let total = all.len();
-        all.sort_by(|a, b| {
-            let key = |x: &(Tier, u16, &str, &Symbol)| {
-                (
-                    x.0,
-                    std::cmp::Reverse(x.1),
-                    kind_rank(x.3.kind),
-                    x.2.matches('/').count(),
-                )
-            };
-            key(a)
-                .cmp(&key(b))
-                .then_with(|| a.2.cmp(b.2))
-                .then(a.3.line.cmp(&b.3.line))
+        all.sort_by_cached_key(|&(tier, score, path, symbol)| {
+            (
+                tier,
+                std::cmp::Reverse(score),
+                is_test(path, symbol),
+                kind_rank(symbol.kind),
+                !is_home(path, &symbol.name),
+                path.matches('/').count(),
+                path,
+                symbol.line,
+            )
         });
         let hits = all
             .into_iter()
@@ -281,6 +279,41 @@ impl Table {
             .collect();
         Found { hits, total }
     }
+}
+
+/// Test code (a test folder or file, or a `tests` module) ranks after the
+/// code it tests: a name defined in both is most often wanted where it lives.
+fn is_test(path: &str, symbol: &Symbol) -> bool {
+    const FOLDERS: [&str; 7] = [
+        "test",
+        "tests",
+        "__tests__",
+        "testing",
+        "spec",
+        "benches",
+        "examples",
+    ];
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    parts.any(|p| FOLDERS.contains(&p))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || symbol
+            .container
+            .as_deref()
+            .is_some_and(|c| c == "tests" || c == "test")
+}
+
+/// A definition in the file named after it (`State` in `state.rs`,
+/// `ZodString` in `ZodString.ts`) ranks first among its equals.
+fn is_home(path: &str, name: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    !stem.is_empty() && crate::fold(stem) == crate::fold(name)
 }
 
 fn kind_rank(kind: Kind) -> u8 {
@@ -389,6 +422,41 @@ mod tests {
         // The caller's filter is applied.
         let only_y = table.search(&q, |p, _| p == "y.rs", 0, 10);
         assert!(only_y.hits.iter().all(|h| h.path == "y.rs"));
+    }
+
+    #[test]
+    fn among_equal_names_code_comes_before_its_tests_and_its_own_file_first() {
+        let mut table = Table::new(Limits::default());
+        let files: HashMap<&str, &str> = [
+            ("a/tests/io.rs", "struct State;\n"),
+            (
+                "a/src/fs/file.rs",
+                "enum State { A }\nmod tests { struct State; }\n",
+            ),
+            ("a/src/runtime/task/state.rs", "struct State;\n"),
+            ("a/web/state.test.ts", "class State {}\n"),
+        ]
+        .into_iter()
+        .collect();
+        let sources: Vec<Source> = files.keys().map(|p| src(p, 1)).collect();
+        table.refresh(&sources, 100, 1, |p| Some(files[p].as_bytes().to_vec()));
+        let found = table.search(&NameQuery::new("State"), |_, _| true, 0, 10);
+        let order: Vec<(&str, Option<&str>)> = found
+            .hits
+            .iter()
+            .map(|h| (h.path, h.symbol.container.as_deref()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("a/src/runtime/task/state.rs", None),
+                ("a/src/fs/file.rs", None),
+                // Among tests, the same rules: its own file first.
+                ("a/web/state.test.ts", None),
+                ("a/tests/io.rs", None),
+                ("a/src/fs/file.rs", Some("tests")),
+            ]
+        );
     }
 
     #[test]

@@ -48,6 +48,7 @@ const MAX: usize = 3;
 static NAME: &str = "x";
 
 pub trait Speak {
+    type Voice;
     fn speak(&self) -> String;
     fn loud(&self) -> String { self.speak() }
 }
@@ -72,14 +73,15 @@ fn main() {}
             "14-14-14 type Alias",
             "15-15-15 constant MAX",
             "16-16-16 constant NAME",
-            "18-18-21 trait Speak",
-            "19-19-19 method speak (Speak)",
-            "20-20-20 method loud (Speak)",
-            "24-24-24 method fmt (Wrapper)",
-            "27-27-29 module inner",
-            "28-28-28 function helper (inner)",
-            "31-31-31 macro twice",
-            "33-33-33 function main",
+            "18-18-22 trait Speak",
+            "19-19-19 type Voice (Speak)",
+            "20-20-20 method speak (Speak)",
+            "21-21-21 method loud (Speak)",
+            "25-25-25 method fmt (Wrapper)",
+            "28-28-30 module inner",
+            "29-29-29 function helper (inner)",
+            "32-32-32 macro twice",
+            "34-34-34 function main",
         ]
     );
 }
@@ -133,6 +135,11 @@ class Shape {
   constructor() {}
   area() { return 0; }
 }
+
+export const LIMIT = 10, other = { a: 1 };
+let counter = 0;
+var legacy;
+function inner() { const local = 1; }
 "#;
     assert_eq!(
         outline(Lang::JavaScript, src),
@@ -140,7 +147,13 @@ class Shape {
             "1-2-4 function add",
             "6-6-6 function mul",
             "8-8-11 class Shape",
+            "9-9-9 method constructor (Shape)",
             "10-10-10 method area (Shape)",
+            "13-13-13 constant LIMIT",
+            "13-13-13 constant other",
+            "14-14-14 variable counter",
+            "15-15-15 variable legacy",
+            "16-16-16 function inner",
         ]
     );
 }
@@ -162,6 +175,8 @@ namespace Util {
 export class Store<T> {
   get(id: Id): T | undefined { return undefined; }
 }
+
+export const $ZodString: Ctor<string> = make("ZodString");
 "#;
     assert_eq!(
         outline(Lang::TypeScript, src),
@@ -173,6 +188,7 @@ export class Store<T> {
             "10-10-10 function clamp (Util)",
             "13-13-15 class Store",
             "14-14-14 method get (Store)",
+            "17-17-17 constant $ZodString",
         ]
     );
     let tsx = "export function App() {\n  return <div>hi</div>;\n}\n";
