@@ -6,6 +6,7 @@ files change; secrets, binaries and bad input refused or bounded."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -232,6 +233,20 @@ def test_symbols_follow_files_as_they_change(symtree):
             p.unlink()
             _, s, _, _ = await call(c, "symbols", {"query": "brand_new_function"})
             assert all(r["path"] != "src/fresh.rs" for r in s["results"]), s
+            # Folders: one moved in whole (its files never named one by one),
+            # renamed, then removed.
+            outside = symtree.parent / "outside-pkg"
+            (outside / "inner").mkdir(parents=True)
+            (outside / "inner" / "moved.py").write_text("def moved_in_whole():\n    pass\n")
+            os.rename(outside, symtree / "pkg")
+            _, s, _, _ = await call(c, "symbols", {"query": "moved_in_whole"})
+            assert names(s) == [("pkg/inner/moved.py", "moved_in_whole", "function", 1)], s
+            os.rename(symtree / "pkg", symtree / "pkg2")
+            _, s, _, _ = await call(c, "symbols", {"query": "moved_in_whole"})
+            assert names(s) == [("pkg2/inner/moved.py", "moved_in_whole", "function", 1)], s
+            shutil.rmtree(symtree / "pkg2")
+            _, s, _, _ = await call(c, "symbols", {"query": "moved_in_whole"})
+            assert all(not r["path"].startswith("pkg") for r in s["results"]), s
             _, d, _, _ = await call(c, "diagnostics", {})
             sy = d["symbols"]
             assert sy["state"] == "ready" and sy["files"] >= 4 and sy["symbols"] >= 8, sy

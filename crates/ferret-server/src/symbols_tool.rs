@@ -3,12 +3,15 @@
 //! sensitive and binary files refused), their definitions from
 //! `ferret-symbols`.
 //!
-//! The table of every file's definitions lives here, one per served stack:
-//! each `symbols` call lists the source files as the live index knows them
-//! (with the folders it has not caught up with listed again, as `grep`
-//! does) and the table parses again only the files whose modification time
-//! or size moved, so an answer never names a definition that is gone. It is
-//! held in memory and built on the first call; it is not persisted.
+//! The table of every file's definitions lives here, one per served stack.
+//! The first `symbols` call lists the source files as the live index knows
+//! them (with the folders it has not caught up with listed again, as `grep`
+//! does) and parses them; later calls, once the index is caught up, look up
+//! only the paths its change feed named since (a folder created or moved in,
+//! an index not caught up or a feed that lost paths: listed again). Either
+//! way only files whose modification time or size moved are parsed again,
+//! so an answer never names a definition that is gone. The table is held in
+//! memory and built on the first call; it is not persisted.
 
 use std::{
     cell::RefCell,
@@ -104,7 +107,77 @@ pub fn parse(args: Option<&JsonObject>) -> ArgResult<SymbolsCall> {
 /// changed, starts a new table).
 #[derive(Default)]
 pub struct Symbols {
-    held: Mutex<Option<(Weak<Stack>, Table)>>,
+    held: Mutex<Option<Held>>,
+}
+
+struct Held {
+    stack: Weak<Stack>,
+    table: Table,
+    /// The paths the index's feed named since the last call, gathered by a
+    /// thread of their own (so a long quiet spell between calls holds at
+    /// most [`MAX_PENDING`] paths): once the table holds every source file
+    /// of an index that was caught up, a call reads only these.
+    pending: Arc<Mutex<Pending>>,
+    /// The table holds every source file as of a listing of a caught-up
+    /// index, and no path named since was lost.
+    whole: bool,
+}
+
+#[derive(Default)]
+struct Pending {
+    paths: HashSet<String>,
+    /// More than [`MAX_PENDING`] paths, or the feed ended: list everything.
+    lost: bool,
+}
+
+/// Past this many changed paths between two calls, a full listing is as
+/// cheap as looking each up.
+const MAX_PENDING: usize = 100_000;
+
+impl Held {
+    fn new(stack: &Arc<Stack>) -> Held {
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let feed = stack.index.touches();
+        let theirs = Arc::downgrade(&pending);
+        // Ends with the feed, or at the first batch after the table is gone.
+        let _ = std::thread::Builder::new()
+            .name("ferret-symbols-feed".into())
+            .spawn(move || {
+                while let Ok(batch) = feed.recv() {
+                    let Some(pending) = theirs.upgrade() else {
+                        return;
+                    };
+                    let mut p = pending.lock().unwrap_or_else(|p| p.into_inner());
+                    if p.lost {
+                        continue;
+                    }
+                    p.paths.extend(batch);
+                    if p.paths.len() > MAX_PENDING {
+                        p.paths = HashSet::new();
+                        p.lost = true;
+                    }
+                }
+                if let Some(pending) = theirs.upgrade() {
+                    pending.lock().unwrap_or_else(|p| p.into_inner()).lost = true;
+                }
+            });
+        Held {
+            stack: Arc::downgrade(stack),
+            table: Table::new(limits()),
+            pending,
+            whole: false,
+        }
+    }
+
+    /// The paths named since the last call (`None`: some were lost).
+    fn drain(&mut self) -> Option<HashSet<String>> {
+        let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let paths = std::mem::take(&mut p.paths);
+        if std::mem::take(&mut p.lost) {
+            return None;
+        }
+        Some(paths)
+    }
 }
 
 thread_local! {
@@ -395,7 +468,7 @@ fn sources(
     roots: &Roots,
     path: Option<&str>,
     stop: Stop,
-) -> Result<Vec<Source>, FsError> {
+) -> Result<(Vec<Source>, bool), FsError> {
     let exts = Lang::extensions().join(";");
     let query = Query::compile(
         &format!("ext:{exts}"),
@@ -410,15 +483,41 @@ fn sources(
         stop,
     };
     let gathered = ferret_grep::gather(index, roots, &scope)?;
-    Ok(gathered
-        .candidates
-        .into_iter()
-        .map(|c| Source {
-            path: c.path,
-            mtime: c.mtime,
-            size: c.size,
-        })
-        .collect())
+    let caught_up = gathered.caught_up;
+    Ok((
+        gathered
+            .candidates
+            .into_iter()
+            .map(|c| Source {
+                path: c.path,
+                mtime: c.mtime,
+                size: c.size,
+            })
+            .collect(),
+        caught_up,
+    ))
+}
+
+/// What changed since the table was whole, from the feed's paths: the
+/// source files the index now has at them, and the paths it no longer has.
+/// `None` when a full listing is needed: a path that is a folder now (one
+/// created or moved in: its files may not each be named).
+fn changes(index: &Index, touched: HashSet<String>) -> Option<(Vec<Source>, Vec<String>)> {
+    let mut changed = Vec::new();
+    let mut gone = Vec::new();
+    for path in touched {
+        match index.file(&path) {
+            Some((size, mtime)) => {
+                if Lang::of_path(&path).is_some() {
+                    changed.push(Source { path, mtime, size });
+                }
+            }
+            None if index.folder(&path).is_some() => return None,
+            // Gone: a file, or a folder whose files the table forgets.
+            None => gone.push(path),
+        }
+    }
+    Some((changed, gone))
 }
 
 fn now_s() -> i64 {
@@ -435,27 +534,49 @@ pub fn symbols(
     cancel: &std::sync::atomic::AtomicBool,
 ) -> CallToolResult {
     let roots = &stack.roots;
-    let all = match sources(&stack.index, roots, None, Stop::on(cancel)) {
-        Ok(s) => s,
-        Err(e) => return render::tool_error(&e),
-    };
+    let index = &stack.index;
     let in_scope: Option<HashSet<String>> = match call.path.as_deref() {
         None => None,
-        Some(p) => match sources(&stack.index, roots, Some(p), Stop::on(cancel)) {
-            Ok(s) => Some(s.into_iter().map(|s| s.path).collect()),
+        Some(p) => match sources(index, roots, Some(p), Stop::on(cancel)) {
+            Ok((s, _)) => Some(s.into_iter().map(|s| s.path).collect()),
             Err(e) => return render::tool_error(&e),
         },
     };
     let mut guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
     let same = guard
         .as_ref()
-        .is_some_and(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(stack)));
+        .is_some_and(|h| std::ptr::eq(h.stack.as_ptr(), Arc::as_ptr(stack)));
     if !same {
-        *guard = Some((Arc::downgrade(stack), Table::new(limits())));
+        *guard = Some(Held::new(stack));
     }
-    let (_, table) = guard.as_mut().expect("set above");
+    let h = guard.as_mut().expect("set above");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let refreshed = table.refresh(&all, now_s(), threads, |p| read_source(roots, p).ok());
+    let read = |p: &str| read_source(roots, p).ok();
+    // The barrier first: every change completed before this call is then
+    // on the feed.
+    let caught_up = h.whole && index.caught_up(ferret_index::CATCH_UP_WAIT);
+    let touched = h.drain();
+    let update = match touched {
+        Some(t) if caught_up => changes(index, t),
+        // Not caught up, not whole yet, or paths lost: listed, as grep lists.
+        _ => None,
+    };
+    let listed = update.is_none();
+    let refreshed = match update {
+        Some((changed, gone)) => h.table.update(&changed, &gone, now_s(), threads, read),
+        None => {
+            // What the feed names from here on is what this listing may
+            // not have seen.
+            let _ = h.drain();
+            let (all, caught_up) = match sources(index, roots, None, Stop::on(cancel)) {
+                Ok(s) => s,
+                Err(e) => return render::tool_error(&e),
+            };
+            h.whole = caught_up;
+            h.table.refresh(&all, now_s(), threads, read)
+        }
+    };
+    let table = &h.table;
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,
@@ -501,6 +622,7 @@ pub fn symbols(
         text.push_str("\nnothing defines that name; try a part of it, or grep for it");
     }
     tracing::debug!(
+        listed,
         read = refreshed.read,
         removed = refreshed.removed,
         files = stats.files,
@@ -523,8 +645,8 @@ pub fn diagnostics(held: &Symbols) -> Value {
     let guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
     match guard.as_ref() {
         None => json!({"state": "not built (the first `symbols` call builds it)"}),
-        Some((_, table)) => {
-            let s = table.stats();
+        Some(h) => {
+            let s = h.table.stats();
             json!({
                 "state": "ready",
                 "files": s.files,

@@ -1,7 +1,16 @@
 //! Every served file's outline, kept by the file's modification time and size:
-//! a caller lists the source files as its index sees them now, the table reads
-//! again only those that changed (in parallel, each thread with its own
-//! [`Extractor`]) and forgets those that are gone, then answers names.
+//! a caller lists the source files as its index sees them now
+//! ([`Table::refresh`]), or names the ones that changed ([`Table::update`]);
+//! the table reads again only those that changed (in parallel, each thread
+//! with its own [`Extractor`]) and forgets those that are gone, then answers
+//! names.
+//!
+//! Names are looked up in a dictionary of the distinct folded names, not by
+//! a pass over every symbol: each name holds where it is defined, and a
+//! trigram map of the names gives the few that can hold what is asked (a
+//! name holds the query only if it holds each of its three-byte pieces).
+//! Written here because no kept crate keeps a substring index of short
+//! strings that is updated in place.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -29,12 +38,14 @@ pub struct Source {
 }
 
 enum State {
-    Read(Vec<(Symbol, String)>, bool),
+    /// Its definitions, each with its name's id in [`Names`].
+    Read(Vec<(Symbol, u32)>, bool),
     Skipped(Skip),
     Unreadable,
 }
 
 struct File {
+    path: String,
     mtime: i64,
     size: u64,
     /// When it was read (Unix seconds).
@@ -42,12 +53,20 @@ struct File {
     state: State,
 }
 
+impl File {
+    /// Read so soon after its modification that a write in the same second
+    /// (same size) could have been missed: read again until settled.
+    fn unsettled(&self) -> bool {
+        self.read_at < self.mtime + SAME_SECOND_SLACK
+    }
+}
+
 /// Modification times are whole seconds: a file read in the second it was
 /// written may be written again in that second with the same size, so it
 /// is read again until a read happens at least this long after its time.
 const SAME_SECOND_SLACK: i64 = 2;
 
-/// What one [`Table::refresh`] did.
+/// What one [`Table::refresh`] or [`Table::update`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Refreshed {
     /// Files read and parsed (new or changed).
@@ -93,10 +112,91 @@ pub struct Found<'a> {
     pub total: usize,
 }
 
+/// The distinct folded names, where each is defined, and their trigrams.
+#[derive(Default)]
+struct Names {
+    ids: HashMap<Box<str>, u32>,
+    folded: Vec<Box<str>>,
+    /// Which of a few character classes each name holds (see [`mask`]): a
+    /// name lacking one the query has cannot hold the query's letters.
+    masks: Vec<u64>,
+    /// Where each name is defined: (file slot, index in its symbols).
+    postings: Vec<Vec<(u32, u32)>>,
+    /// The names holding each three-byte piece, in ascending id order (ids
+    /// only grow; a name that is no longer defined keeps its place, with no
+    /// postings).
+    grams: HashMap<[u8; 3], Vec<u32>>,
+}
+
+/// A bit per character class: letters and digits by their ASCII value
+/// modulo 63, anything else in the last bit.
+fn mask(folded: &str) -> u64 {
+    folded.bytes().fold(0, |m, b| {
+        m | if b.is_ascii() { 1 << (b % 63) } else { 1 << 63 }
+    })
+}
+
+impl Names {
+    fn intern(&mut self, folded: &str) -> u32 {
+        if let Some(&id) = self.ids.get(folded) {
+            return id;
+        }
+        let id = self.folded.len() as u32;
+        let mut seen = HashSet::new();
+        for w in folded.as_bytes().windows(3) {
+            let g = [w[0], w[1], w[2]];
+            if seen.insert(g) {
+                self.grams.entry(g).or_default().push(id);
+            }
+        }
+        self.ids.insert(folded.into(), id);
+        self.folded.push(folded.into());
+        self.masks.push(mask(folded));
+        self.postings.push(Vec::new());
+        id
+    }
+
+    /// The ids of names that hold `q` (folded), in no order.
+    fn holding(&self, q: &str) -> Vec<u32> {
+        let live = |id: &u32| !self.postings[*id as usize].is_empty();
+        if q.is_empty() {
+            return (0..self.folded.len() as u32).filter(live).collect();
+        }
+        let qm = mask(q);
+        let check = |id: &u32| {
+            let i = *id as usize;
+            self.masks[i] & qm == qm && !self.postings[i].is_empty() && self.folded[i].contains(q)
+        };
+        if q.len() < 3 {
+            return (0..self.folded.len() as u32).filter(check).collect();
+        }
+        // The rarest piece's names, checked whole.
+        let mut rarest: Option<&Vec<u32>> = None;
+        for w in q.as_bytes().windows(3) {
+            match self.grams.get(&[w[0], w[1], w[2]]) {
+                None => return Vec::new(),
+                Some(list) => {
+                    if rarest.is_none_or(|r| list.len() < r.len()) {
+                        rarest = Some(list);
+                    }
+                }
+            }
+        }
+        rarest.map_or_else(Vec::new, |list| {
+            list.iter().copied().filter(|id| check(id)).collect()
+        })
+    }
+}
+
 /// Outlines of many files.
 pub struct Table {
     limits: Limits,
-    files: HashMap<String, File>,
+    /// For the few files a call finds changed.
+    extractor: Extractor,
+    slots: HashMap<String, u32>,
+    files: Vec<Option<File>>,
+    free: Vec<u32>,
+    names: Names,
 }
 
 impl Table {
@@ -104,7 +204,11 @@ impl Table {
     pub fn new(limits: Limits) -> Table {
         Table {
             limits,
-            files: HashMap::new(),
+            extractor: Extractor::new(limits),
+            slots: HashMap::new(),
+            files: Vec::new(),
+            free: Vec::new(),
+            names: Names::default(),
         }
     }
 
@@ -117,22 +221,113 @@ impl Table {
         R: Fn(&str) -> Option<Vec<u8>> + Sync,
     {
         let listed: HashSet<&str> = sources.iter().map(|s| s.path.as_str()).collect();
-        let before = self.files.len();
-        self.files.retain(|p, _| listed.contains(p.as_str()));
-        let removed = before - self.files.len();
-        let stale: Vec<&Source> = sources
+        let gone: Vec<String> = self
+            .slots
+            .keys()
+            .filter(|p| !listed.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let mut done = self.update(sources, &gone, now, threads, read);
+        done.removed = gone.len();
+        done
+    }
+
+    /// Change only what the caller names: `changed` are files new or changed
+    /// as its index sees them now, `gone` paths no longer there (files, or
+    /// folders: what the table holds below one is forgotten too). Files
+    /// read in the second they were written are checked again, as with
+    /// [`Table::refresh`].
+    pub fn update<R>(
+        &mut self,
+        changed: &[Source],
+        gone: &[String],
+        now: i64,
+        threads: usize,
+        read: R,
+    ) -> Refreshed
+    where
+        R: Fn(&str) -> Option<Vec<u8>> + Sync,
+    {
+        let mut removed = 0;
+        let mut folders: HashSet<&str> = HashSet::new();
+        for p in gone {
+            if self.slots.contains_key(p.as_str()) {
+                self.remove(p);
+                removed += 1;
+            } else {
+                folders.insert(p.as_str());
+            }
+        }
+        if !folders.is_empty() {
+            // One pass over the held paths, each looking up its folders.
+            let under: Vec<String> = self
+                .slots
+                .keys()
+                .filter(|k| k.match_indices('/').any(|(i, _)| folders.contains(&k[..i])))
+                .cloned()
+                .collect();
+            for k in &under {
+                self.remove(k);
+            }
+            removed += under.len();
+        }
+        let mut stale: Vec<Source> = changed
             .iter()
             .filter(|s| Lang::of_path(&s.path).is_some())
             .filter(|s| {
-                self.files.get(&s.path).is_none_or(|f| {
-                    f.mtime != s.mtime
-                        || f.size != s.size
-                        || f.read_at < f.mtime + SAME_SECOND_SLACK
-                })
+                self.file(&s.path)
+                    .is_none_or(|f| f.mtime != s.mtime || f.size != s.size || f.unsettled())
+            })
+            .cloned()
+            .collect();
+        let named: HashSet<&str> = changed.iter().map(|s| s.path.as_str()).collect();
+        let again: Vec<Source> = self
+            .files
+            .iter()
+            .flatten()
+            .filter(|f| f.unsettled() && !named.contains(f.path.as_str()))
+            .map(|f| Source {
+                path: f.path.clone(),
+                mtime: f.mtime,
+                size: f.size,
             })
             .collect();
+        stale.extend(again);
         if stale.is_empty() {
             return Refreshed { read: 0, removed };
+        }
+        let states = self.read_all(&stale, threads, &read);
+        let read = states.len();
+        for (i, state) in states {
+            let s = &stale[i];
+            self.insert(s, now, state);
+        }
+        Refreshed { read, removed }
+    }
+
+    fn file(&self, path: &str) -> Option<&File> {
+        let slot = *self.slots.get(path)?;
+        self.files[slot as usize].as_ref()
+    }
+
+    fn read_all<R>(
+        &mut self,
+        stale: &[Source],
+        threads: usize,
+        read: &R,
+    ) -> Vec<(usize, ParsedState)>
+    where
+        R: Fn(&str) -> Option<Vec<u8>> + Sync,
+    {
+        if stale.len() <= FEW || threads <= 1 {
+            // A few files (what changed since the last call): here, with
+            // the table's own extractor, whose compiled queries are kept.
+            let x = &mut self.extractor;
+            return stale
+                .iter()
+                .enumerate()
+                .map(|(i, source)| (i, parse(x, source, read)))
+                .collect();
         }
         let next = AtomicUsize::new(0);
         let done = Mutex::new(Vec::with_capacity(stale.len()));
@@ -146,54 +341,75 @@ impl Table {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(source) = stale.get(i) else { break };
-                        let lang = Lang::of_path(&source.path).expect("filtered above");
-                        let state = match read(&source.path) {
-                            None => State::Unreadable,
-                            Some(bytes) => match extractor.extract(lang, &bytes) {
-                                Ok(outline) => State::Read(
-                                    outline
-                                        .symbols
-                                        .into_iter()
-                                        .map(|s| {
-                                            let f = fold(&s.name);
-                                            (s, f)
-                                        })
-                                        .collect(),
-                                    outline.had_errors,
-                                ),
-                                Err(skip) => State::Skipped(skip),
-                            },
-                        };
-                        mine.push((i, state));
+                        mine.push((i, parse(&mut extractor, source, read)));
                     }
                     done.lock().expect("no panics hold it").extend(mine);
                 });
             }
         });
-        let done = done.into_inner().expect("no panics hold it");
-        let read = done.len();
-        for (i, state) in done {
-            let s = stale[i];
-            self.files.insert(
-                s.path.clone(),
-                File {
-                    mtime: s.mtime,
-                    size: s.size,
-                    read_at: now,
-                    state,
-                },
-            );
+        done.into_inner().expect("no panics hold it")
+    }
+
+    fn remove(&mut self, path: &str) {
+        let Some(slot) = self.slots.remove(path) else {
+            return;
+        };
+        if let Some(File {
+            state: State::Read(symbols, _),
+            ..
+        }) = self.files[slot as usize].take()
+        {
+            let ids: HashSet<u32> = symbols.iter().map(|(_, id)| *id).collect();
+            for id in ids {
+                self.names.postings[id as usize].retain(|&(f, _)| f != slot);
+            }
         }
-        Refreshed { read, removed }
+        self.files[slot as usize] = None;
+        self.free.push(slot);
+    }
+
+    fn insert(&mut self, source: &Source, now: i64, parsed: ParsedState) {
+        self.remove(&source.path);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.files.push(None);
+                (self.files.len() - 1) as u32
+            }
+        };
+        let state = match parsed {
+            ParsedState::Read(symbols, errors) => State::Read(
+                symbols
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (symbol, folded))| {
+                        let id = self.names.intern(&folded);
+                        self.names.postings[id as usize].push((slot, i as u32));
+                        (symbol, id)
+                    })
+                    .collect(),
+                errors,
+            ),
+            ParsedState::Skipped(skip) => State::Skipped(skip),
+            ParsedState::Unreadable => State::Unreadable,
+        };
+        self.slots.insert(source.path.clone(), slot);
+        self.files[slot as usize] = Some(File {
+            path: source.path.clone(),
+            mtime: source.mtime,
+            size: source.size,
+            read_at: now,
+            state,
+        });
     }
 
     /// What the table holds.
     pub fn stats(&self) -> Stats {
         let mut st = Stats {
-            files: self.files.len(),
+            files: self.slots.len(),
             ..Stats::default()
         };
-        for f in self.files.values() {
+        for f in self.files.iter().flatten() {
             match &f.state {
                 State::Read(symbols, errors) => {
                     st.symbols += symbols.len();
@@ -209,9 +425,10 @@ impl Table {
 
     /// The symbols whose name matches `query` (and its container, when it
     /// names one) among those `keep` accepts, best first: by how the name
-    /// matched (exact, then folded, a start, a part, fuzzy), then types
-    /// before functions before the rest, then shallower paths, then by path
-    /// and line. Fuzzy matching runs only when the plainer tiers do not fill
+    /// matched (exact, then folded, a start, a part, fuzzy, a typo), then
+    /// code before tests, types before functions before the rest, the file
+    /// named after it first, then shallower paths, then by path and line.
+    /// Fuzzy and typo matching run only when the plainer tiers do not fill
     /// the page.
     pub fn search<'a>(
         &'a self,
@@ -220,41 +437,58 @@ impl Table {
         offset: usize,
         limit: usize,
     ) -> Found<'a> {
-        let mut plain = Vec::new();
-        let mut rest = Vec::new();
-        for (path, file) in &self.files {
-            let State::Read(symbols, _) = &file.state else {
-                continue;
-            };
-            for (symbol, folded) in symbols {
+        let mut all: Vec<(Tier, u16, &str, &Symbol)> = Vec::new();
+        let plain = self.names.holding(query.folded());
+        type Row<'r> = (Tier, u16, &'r str, &'r Symbol);
+        let each = |all: &mut Vec<Row<'a>>, id: u32, tier: &mut Rate| {
+            let folded = &self.names.folded[id as usize];
+            for &(slot, i) in &self.names.postings[id as usize] {
+                let Some(file) = self.files[slot as usize].as_ref() else {
+                    continue;
+                };
+                let State::Read(symbols, _) = &file.state else {
+                    continue;
+                };
+                let symbol = &symbols[i as usize].0;
                 if !query.container_fits(symbol.container.as_deref()) {
                     continue;
                 }
-                match query.plain_tier(&symbol.name, folded) {
-                    Some(tier) => {
-                        if keep(path, symbol) {
-                            plain.push((tier, 0u16, path.as_str(), symbol));
-                        }
-                    }
-                    None => rest.push((path.as_str(), symbol, folded.as_str())),
+                if let Some((t, score)) = tier(&symbol.name, folded)
+                    && keep(&file.path, symbol)
+                {
+                    all.push((t, score, file.path.as_str(), symbol));
                 }
             }
+        };
+        for &id in &plain {
+            each(&mut all, id, &mut |name, folded| {
+                query.plain_tier(name, folded).map(|t| (t, 0))
+            });
         }
-        let mut all = plain;
         if all.len() < offset + limit {
+            let held: HashSet<u32> = plain.into_iter().collect();
             let mut m = matcher();
             let mut buf = Vec::new();
-            for (path, symbol, folded) in rest {
-                let tier = match query.fuzzy(folded, &mut m, &mut buf) {
-                    Some(score) => Some((Tier::Fuzzy, score)),
+            let qm = mask(query.folded());
+            for id in 0..self.names.folded.len() as u32 {
+                if held.contains(&id) || self.names.postings[id as usize].is_empty() {
+                    continue;
+                }
+                let folded = &self.names.folded[id as usize];
+                // Fuzzy needs every letter asked; a typo may lack some.
+                let score = if self.names.masks[id as usize] & qm == qm {
+                    query.fuzzy(folded, &mut m, &mut buf)
+                } else {
+                    None
+                };
+                let tier = match score {
+                    Some(s) => Some((Tier::Fuzzy, s)),
                     None => query
                         .typo(folded)
                         .map(|d| (Tier::Typo, u16::MAX - d as u16)),
                 };
-                if let Some((tier, score)) = tier
-                    && keep(path, symbol)
-                {
-                    all.push((tier, score, path, symbol));
+                if let Some(tier) = tier {
+                    each(&mut all, id, &mut |_, _| Some(tier));
                 }
             }
         }
@@ -279,6 +513,43 @@ impl Table {
             .collect();
         Found { hits, total }
     }
+}
+
+/// How a name (as defined, and folded) matches: its tier and fuzzy score.
+type Rate<'f> = dyn FnMut(&str, &str) -> Option<(Tier, u16)> + 'f;
+
+/// Up to this many files are parsed on the caller's thread.
+const FEW: usize = 8;
+
+fn parse<R>(x: &mut Extractor, source: &Source, read: &R) -> ParsedState
+where
+    R: Fn(&str) -> Option<Vec<u8>>,
+{
+    let lang = Lang::of_path(&source.path).expect("only source files are read");
+    match read(&source.path) {
+        None => ParsedState::Unreadable,
+        Some(bytes) => match x.extract(lang, &bytes) {
+            Ok(outline) => ParsedState::Read(
+                outline
+                    .symbols
+                    .into_iter()
+                    .map(|s| {
+                        let f = fold(&s.name);
+                        (s, f)
+                    })
+                    .collect(),
+                outline.had_errors,
+            ),
+            Err(skip) => ParsedState::Skipped(skip),
+        },
+    }
+}
+
+/// A file as parsed, before its names are interned.
+enum ParsedState {
+    Read(Vec<(Symbol, String)>, bool),
+    Skipped(Skip),
+    Unreadable,
 }
 
 /// Test code (a test folder or file, or a `tests` module) ranks after the
@@ -457,6 +728,178 @@ mod tests {
                 ("a/src/fs/file.rs", Some("tests")),
             ]
         );
+    }
+
+    #[test]
+    fn an_update_reads_what_it_is_told_and_forgets_a_folder_gone() {
+        let mut table = Table::new(Limits::default());
+        let body =
+            |p: &str| Some(format!("fn {}() {{}}\n", p.replace(['/', '.'], "_")).into_bytes());
+        table.refresh(
+            &[src("a/x.rs", 1), src("a/y.rs", 1), src("b/z.rs", 1)],
+            100,
+            1,
+            body,
+        );
+        let names = |t: &Table, q: &str| -> Vec<String> {
+            t.search(&NameQuery::new(q), |_, _| true, 0, 50)
+                .hits
+                .iter()
+                .map(|h| h.path.to_string())
+                .collect()
+        };
+        // (a_y_rs is a typo away: it comes second)
+        assert_eq!(names(&table, "a_x_rs"), vec!["a/x.rs", "a/y.rs"]);
+        // A changed file is read again; the others are not touched.
+        let r = table.update(&[src("b/z.rs", 2)], &[], 100, 1, |p| {
+            assert_eq!(p, "b/z.rs");
+            Some(b"fn renamed() {}\n".to_vec())
+        });
+        assert_eq!(
+            r,
+            Refreshed {
+                read: 1,
+                removed: 0
+            }
+        );
+        assert!(!names(&table, "b_z_rs").contains(&"b/z.rs".to_string()));
+        assert_eq!(names(&table, "renamed"), vec!["b/z.rs"]);
+        // A folder gone takes its files with it.
+        let r = table.update(&[], &["a".to_string()], 100, 1, |_| {
+            panic!("nothing to read")
+        });
+        assert_eq!(
+            r,
+            Refreshed {
+                read: 0,
+                removed: 2
+            }
+        );
+        assert!(names(&table, "a_x_rs").iter().all(|p| !p.starts_with("a/")));
+        assert_eq!(table.stats().files, 1);
+    }
+
+    /// The dictionary answers as a pass over every symbol would, through
+    /// changes and removals (a seeded random walk; the oracle is that pass).
+    #[test]
+    fn the_name_dictionary_answers_as_a_pass_over_every_symbol() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let parts = [
+            "get",
+            "set",
+            "parse",
+            "query",
+            "new",
+            "Ab",
+            "x",
+            "read_file",
+            "éte",
+        ];
+        let word = |rnd: &mut dyn FnMut(u64) -> u64| {
+            let n = 1 + rnd(3);
+            (0..n)
+                .map(|_| parts[rnd(parts.len() as u64) as usize])
+                .collect::<Vec<_>>()
+                .join("_")
+        };
+        let mut table = Table::new(Limits::default());
+        let mut bodies: HashMap<String, String> = HashMap::new();
+        for round in 0..25 {
+            let mut changed = Vec::new();
+            let mut gone = Vec::new();
+            for _ in 0..6 {
+                let path = format!("d{}/f{}.rs", rnd(3), rnd(8));
+                if rnd(4) == 0 {
+                    bodies.remove(&path);
+                    gone.push(path);
+                } else {
+                    let body: String = (0..1 + rnd(4))
+                        .map(|_| {
+                            format!("fn {}() {{}}\nstruct {};\n", word(&mut rnd), word(&mut rnd))
+                        })
+                        .collect();
+                    bodies.insert(path.clone(), body);
+                    changed.push(Source {
+                        path,
+                        mtime: round,
+                        size: 1,
+                    });
+                }
+            }
+            if rnd(5) == 0 {
+                let folder = format!("d{}", rnd(3));
+                bodies.retain(|p, _| !p.starts_with(&format!("{folder}/")));
+                gone.push(folder);
+            }
+            let changed: Vec<Source> = changed
+                .into_iter()
+                .filter(|s| bodies.contains_key(&s.path))
+                .collect();
+            let now = 1000;
+            table.update(&changed, &gone, now, 2, |p| {
+                bodies.get(p).map(|b| b.clone().into_bytes())
+            });
+            for q in [
+                "get",
+                "ge",
+                "g",
+                "parsequery",
+                "Parse_Query",
+                "qury",
+                "nw",
+                "x",
+                "",
+                "éte",
+                "set::x",
+                "zzz",
+            ] {
+                let query = NameQuery::new(q);
+                let found = table.search(&query, |_, _| true, 0, usize::MAX);
+                let mut got: Vec<(Tier, String, u32, String)> = found
+                    .hits
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.tier,
+                            h.path.to_string(),
+                            h.symbol.line,
+                            h.symbol.name.clone(),
+                        )
+                    })
+                    .collect();
+                let mut want = Vec::new();
+                let mut m = matcher();
+                let mut buf = Vec::new();
+                let mut x = Extractor::new(Limits::default());
+                for (path, body) in &bodies {
+                    for sym in x.extract(Lang::Rust, body.as_bytes()).unwrap().symbols {
+                        if !query.container_fits(sym.container.as_deref()) {
+                            continue;
+                        }
+                        let f = fold(&sym.name);
+                        let tier = query.plain_tier(&sym.name, &f).or_else(|| {
+                            query
+                                .fuzzy(&f, &mut m, &mut buf)
+                                .map(|_| Tier::Fuzzy)
+                                .or_else(|| query.typo(&f).map(|_| Tier::Typo))
+                        });
+                        if let Some(t) = tier {
+                            want.push((t, path.clone(), sym.line, sym.name.clone()));
+                        }
+                    }
+                }
+                got.sort();
+                want.sort();
+                assert_eq!(got, want, "round {round}, query {q:?}");
+                assert_eq!(found.total, want.len());
+            }
+        }
     }
 
     #[test]
