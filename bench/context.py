@@ -18,6 +18,10 @@ For each step it counts two figures:
     python3 bench/context.py --ferret OLD --label before   # another ferret binary
     python3 bench/context.py --emperor PATH        # also emperor-folder (cargo install emperor-folder@0.1.3)
 
+Then, ferret alone, the bytes to find and read one function: a grep for its
+definition plus a read of its file (as without symbols), against `symbols` by
+name plus `read` with `symbol` (issue 28's target: <= 0.3x).
+
 Installs @modelcontextprotocol/server-filesystem (pinned) with npm into
 .cache/bench/. Prints a table and writes JSON next to it (--out).
 """
@@ -72,6 +76,20 @@ STEPS = [
      ("read_text_file", {"path": "{root}/src/missing.rs"}),
      ("read", {"path": "src/missing.rs"})),
 ]
+
+# Find and read one function (ferret only): as an agent does it without
+# symbols (grep for the definition, then read the file it is in), and with
+# them (symbols by name, then read exactly that definition).
+FIND_AND_READ = {
+    "grep + read the file": [
+        ("grep", {"pattern": "fn serve_with_ct"}),
+        ("read", {"path": "src/service/server.rs"}),
+    ],
+    "symbols + read symbol": [
+        ("symbols", {"query": "serve_with_ct"}),
+        ("read", {"path": "src/service/server.rs", "symbol": "serve_with_ct"}),
+    ],
+}
 
 
 def real_tree(work: Path) -> Path:
@@ -139,6 +157,8 @@ def main():
         figures = {}
         for name, (command, column) in servers.items():
             figures[name] = asyncio.run(run_server(command, [s[column] for s in STEPS], root, {"XDG_STATE_HOME": str(work / "state")}))
+        find_and_read = {way: asyncio.run(run_server(ferret, calls, root, {"XDG_STATE_HOME": str(work / "state")}))
+                         for way, calls in FIND_AND_READ.items()}
     names = list(figures)
     width = max(len(s[0]) for s in STEPS)
     print(f"{'step':{width}}  " + "  ".join(f"{n:>24}" for n in names))
@@ -165,8 +185,16 @@ def main():
     for n in names:
         if n != "server-filesystem":
             print(f"{n} / server-filesystem on the same steps: structured {common[n][0] / base[0]:.2f}x, text {common[n][1] / base[1]:.2f}x")
+    print("\nfind and read one function (serve_with_ct in src/service/server.rs), ferret:")
+    ways = {}
+    for way, calls in FIND_AND_READ.items():
+        got = find_and_read[way]
+        ways[way] = [sum(f[k] for f in got) for k in range(2)]
+        print(f"  {way:<24} structured {ways[way][0]:>9,}  text {ways[way][1]:>9,}  ({' + '.join(f'{f[0]:,}' for f in got)})")
+    a, b = ways["grep + read the file"], ways["symbols + read symbol"]
+    print(f"  with symbols / without: structured {b[0] / a[0]:.2f}x, text {b[1] / a[1]:.2f}x (target <= 0.3x)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"steps": [s[0] for s in STEPS], "figures": figures}, indent=1))
+    Path(args.out).write_text(json.dumps({"steps": [s[0] for s in STEPS], "figures": figures, "find_and_read": ways}, indent=1))
 
 
 if __name__ == "__main__":

@@ -87,9 +87,25 @@ def test_find_symbol_tells_definitions_from_uses(tmp_path):
 
     text = run(go())
     assert "3 lines in 2 files" in text, text
-    assert "Probably defined (1):\n  src/lib.rs:1: pub fn add_numbers" in text
+    # From the symbols table: the definition with its lines and kind.
+    assert "Defined (1):\n  src/lib.rs:1-3: function add_numbers" in text, text
+    assert "`read` a definition with `symbol`" in text
     assert "src/main.rs: lines 2, 3" in text
     assert "notes.md" not in text, "whole words only"
+
+
+def test_find_symbol_tells_definitions_by_their_look_where_no_grammar_reads(tmp_path):
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "tool.rb").write_text("def add_numbers(a, b)\n  a + b\nend\nprint(add_numbers(1, 2))\n")
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
+            return text_of(await c.get_prompt("find_symbol", {"name": "add_numbers"}))
+
+    text = run(go())
+    assert "Probably defined (1):\n  tool.rb:1: def add_numbers" in text, text
+    assert "tool.rb: lines 4" in text, text
 
 
 @pytest.mark.parametrize(

@@ -384,6 +384,17 @@ impl ServerHandler for Ferret {
         );
         let result = work::run_metered(&context, work::counted("files scanned"), move |meter| {
             let stack = this.stack();
+            let defined = |name: &str, path: Option<&str>| {
+                crate::symbols_tool::definitions(
+                    &this.inner.symbols,
+                    &stack,
+                    name,
+                    path,
+                    40,
+                    &meter.cancel,
+                )
+                .ok()
+            };
             prompts::get(
                 &stack.roots,
                 &stack.index,
@@ -391,6 +402,7 @@ impl ServerHandler for Ferret {
                 request.arguments.as_ref(),
                 &meter,
                 &time,
+                &defined,
             )
         })
         .await??;

@@ -526,22 +526,23 @@ fn now_s() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// `symbols`.
-pub fn symbols(
-    held: &Symbols,
+/// The stack's table, brought up to date with the disk: built by a listing
+/// on the first call, then kept by the index's change feed (see the module's
+/// documentation). Also what it did, and whether it listed every file.
+fn fresh<'h>(
+    held: &'h Symbols,
     stack: &Arc<Stack>,
-    call: &SymbolsCall,
     cancel: &std::sync::atomic::AtomicBool,
-) -> CallToolResult {
+) -> Result<
+    (
+        std::sync::MutexGuard<'h, Option<Held>>,
+        ferret_symbols::Refreshed,
+        bool,
+    ),
+    FsError,
+> {
     let roots = &stack.roots;
     let index = &stack.index;
-    let in_scope: Option<HashSet<String>> = match call.path.as_deref() {
-        None => None,
-        Some(p) => match sources(index, roots, Some(p), Stop::on(cancel)) {
-            Ok((s, _)) => Some(s.into_iter().map(|s| s.path).collect()),
-            Err(e) => return render::tool_error(&e),
-        },
-    };
     let mut guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
     let same = guard
         .as_ref()
@@ -568,15 +569,77 @@ pub fn symbols(
             // What the feed names from here on is what this listing may
             // not have seen.
             let _ = h.drain();
-            let (all, caught_up) = match sources(index, roots, None, Stop::on(cancel)) {
-                Ok(s) => s,
-                Err(e) => return render::tool_error(&e),
-            };
+            let (all, caught_up) = sources(index, roots, None, Stop::on(cancel))?;
             h.whole = caught_up;
             h.table.refresh(&all, now_s(), threads, read)
         }
     };
-    let table = &h.table;
+    Ok((guard, refreshed, listed))
+}
+
+/// Where `name` is defined (the name itself, or the same but for case and
+/// separators; `Type::name` qualifies it), under `path` when given: shown
+/// path and definition, at most `limit`, best first. For `find_symbol`.
+pub fn definitions(
+    held: &Symbols,
+    stack: &Arc<Stack>,
+    name: &str,
+    path: Option<&str>,
+    limit: usize,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<(String, Symbol)>, FsError> {
+    let in_scope: Option<HashSet<String>> = match path {
+        None => None,
+        Some(p) => Some(
+            sources(&stack.index, &stack.roots, Some(p), Stop::on(cancel))?
+                .0
+                .into_iter()
+                .map(|s| s.path)
+                .collect(),
+        ),
+    };
+    let (guard, _, _) = fresh(held, stack, cancel)?;
+    let table = &guard.as_ref().expect("fresh sets it").table;
+    let found = table.search(
+        &NameQuery::new(name),
+        |p, _| in_scope.as_ref().is_none_or(|set| set.contains(p)),
+        0,
+        limit,
+    );
+    Ok(found
+        .hits
+        .iter()
+        .filter(|h| {
+            matches!(
+                h.tier,
+                ferret_symbols::Tier::Exact | ferret_symbols::Tier::Folded
+            )
+        })
+        .map(|h| (h.path.to_string(), h.symbol.clone()))
+        .collect())
+}
+
+/// `symbols`.
+pub fn symbols(
+    held: &Symbols,
+    stack: &Arc<Stack>,
+    call: &SymbolsCall,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> CallToolResult {
+    let roots = &stack.roots;
+    let index = &stack.index;
+    let in_scope: Option<HashSet<String>> = match call.path.as_deref() {
+        None => None,
+        Some(p) => match sources(index, roots, Some(p), Stop::on(cancel)) {
+            Ok((s, _)) => Some(s.into_iter().map(|s| s.path).collect()),
+            Err(e) => return render::tool_error(&e),
+        },
+    };
+    let (guard, refreshed, listed) = match fresh(held, stack, cancel) {
+        Ok(f) => f,
+        Err(e) => return render::tool_error(&e),
+    };
+    let table = &guard.as_ref().expect("fresh sets it").table;
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,

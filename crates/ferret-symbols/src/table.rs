@@ -493,6 +493,17 @@ impl Table {
             }
         }
         let total = all.len();
+        // By tier and score first (cheap); the full order only for the
+        // classes the page reaches (a common name matches by the thousand).
+        all.sort_unstable_by_key(|&(tier, score, _, _)| (tier, std::cmp::Reverse(score)));
+        let reach = (offset.saturating_add(limit)).min(all.len());
+        let end = match reach.checked_sub(1).map(|i| (all[i].0, all[i].1)) {
+            Some(last) => all.partition_point(|r| {
+                (r.0, std::cmp::Reverse(r.1)) <= (last.0, std::cmp::Reverse(last.1))
+            }),
+            None => 0,
+        };
+        all.truncate(end);
         all.sort_by_cached_key(|&(tier, score, path, symbol)| {
             (
                 tier,
@@ -861,6 +872,25 @@ mod tests {
             ] {
                 let query = NameQuery::new(q);
                 let found = table.search(&query, |_, _| true, 0, usize::MAX);
+                // A page is that slice of the whole order.
+                let key = |h: &Hit| (h.path.to_string(), h.symbol.line, h.symbol.name.clone());
+                for (offset, limit) in [(0, 3), (2, 4)] {
+                    let page = table.search(&query, |_, _| true, offset, limit);
+                    let want: Vec<_> = found
+                        .hits
+                        .iter()
+                        .skip(offset)
+                        .take(limit)
+                        .map(key)
+                        .collect();
+                    assert_eq!(
+                        page.hits.iter().map(key).collect::<Vec<_>>(),
+                        want,
+                        "{q:?} page"
+                    );
+                    // (`total` counts fuzzy matches only when they were looked for.)
+                    assert!(page.total <= found.total);
+                }
                 let mut got: Vec<(Tier, String, u32, String)> = found
                     .hits
                     .iter()
