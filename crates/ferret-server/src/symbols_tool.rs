@@ -113,52 +113,75 @@ pub struct Symbols {
 struct Held {
     stack: Weak<Stack>,
     table: Table,
-    /// The paths the index's feed named since the last call, gathered by a
-    /// thread of their own (so a long quiet spell between calls holds at
-    /// most [`MAX_PENDING`] paths): once the table holds every source file
-    /// of an index that was caught up, a call reads only these.
+    /// The index's feed of changed paths and what it named since the last
+    /// call: once the table holds every source file of an index that was
+    /// caught up, a call reads only these.
     pending: Arc<Mutex<Pending>>,
     /// The table holds every source file as of a listing of a caught-up
     /// index, and no path named since was lost.
     whole: bool,
 }
 
-#[derive(Default)]
 struct Pending {
+    feed: std::sync::mpsc::Receiver<Vec<String>>,
     paths: HashSet<String>,
     /// More than [`MAX_PENDING`] paths, or the feed ended: list everything.
     lost: bool,
+}
+
+impl Pending {
+    /// Move what the feed holds into `paths`.
+    fn pull(&mut self) {
+        loop {
+            match self.feed.try_recv() {
+                Ok(batch) => {
+                    if self.lost {
+                        continue;
+                    }
+                    self.paths.extend(batch);
+                    if self.paths.len() > MAX_PENDING {
+                        self.paths = HashSet::new();
+                        self.lost = true;
+                    }
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.lost = true;
+                    return;
+                }
+            }
+        }
+    }
 }
 
 /// Past this many changed paths between two calls, a full listing is as
 /// cheap as looking each up.
 const MAX_PENDING: usize = 100_000;
 
+/// How often the feed is emptied between calls.
+const PULL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl Held {
     fn new(stack: &Arc<Stack>) -> Held {
-        let pending = Arc::new(Mutex::new(Pending::default()));
-        let feed = stack.index.touches();
+        let pending = Arc::new(Mutex::new(Pending {
+            feed: stack.index.touches(),
+            paths: HashSet::new(),
+            lost: false,
+        }));
         let theirs = Arc::downgrade(&pending);
-        // Ends with the feed, or at the first batch after the table is gone.
+        // Empties the feed every PULL_EVERY (so a quiet spell between calls
+        // holds at most MAX_PENDING paths); ends when the table is gone.
+        // A call empties it too, under the same lock, after the index's
+        // barrier: nothing published before the call can be missed.
         let _ = std::thread::Builder::new()
             .name("ferret-symbols-feed".into())
             .spawn(move || {
-                while let Ok(batch) = feed.recv() {
+                loop {
+                    std::thread::sleep(PULL_EVERY);
                     let Some(pending) = theirs.upgrade() else {
                         return;
                     };
-                    let mut p = pending.lock().unwrap_or_else(|p| p.into_inner());
-                    if p.lost {
-                        continue;
-                    }
-                    p.paths.extend(batch);
-                    if p.paths.len() > MAX_PENDING {
-                        p.paths = HashSet::new();
-                        p.lost = true;
-                    }
-                }
-                if let Some(pending) = theirs.upgrade() {
-                    pending.lock().unwrap_or_else(|p| p.into_inner()).lost = true;
+                    pending.lock().unwrap_or_else(|p| p.into_inner()).pull();
                 }
             });
         Held {
@@ -172,6 +195,7 @@ impl Held {
     /// The paths named since the last call (`None`: some were lost).
     fn drain(&mut self) -> Option<HashSet<String>> {
         let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        p.pull();
         let paths = std::mem::take(&mut p.paths);
         if std::mem::take(&mut p.lost) {
             return None;
