@@ -83,9 +83,14 @@ def test_find_symbol_tells_definitions_from_uses(tmp_path):
 
     async def go():
         async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
-            return text_of(await c.get_prompt("find_symbol", {"name": "add_numbers"}))
+            # Before any `symbols` call the table is not built (a first
+            # build of a big tree takes minutes; the prompt has seconds).
+            before = text_of(await c.get_prompt("find_symbol", {"name": "add_numbers"}))
+            await c.call_tool("symbols", {"query": "add_numbers"})
+            return before, text_of(await c.get_prompt("find_symbol", {"name": "add_numbers"}))
 
-    text = run(go())
+    before, text = run(go())
+    assert "Probably defined (1):\n  src/lib.rs:1: pub fn add_numbers" in before, before
     assert "3 lines in 2 files" in text, text
     # From the symbols table: the definition with its lines and kind.
     assert "Defined (1):\n  src/lib.rs:1-3: function add_numbers" in text, text

@@ -129,6 +129,13 @@ def test_symbols_finds_definitions_by_name(symtree, transport, era, start_http):
             }, s
             _, s, _, _ = await call(c, "symbols", {"query": "get", "path": "py"})
             assert {r["path"] for r in s["results"]} == {"py/widget.py"}, s
+            # A file as the scope; a path not there, or outside the root, refused.
+            _, one, _, _ = await call(c, "symbols", {"query": "get", "path": "src/store.rs"})
+            assert {r["path"] for r in one["results"]} == {"src/store.rs"}, one
+            err, bad, _, _ = await call(c, "symbols", {"query": "get", "path": "nowhere"})
+            assert err and bad["error"]["code"] == "NOT_FOUND", bad
+            err, bad, _, _ = await call(c, "symbols", {"query": "get", "path": "../x"})
+            assert err and bad["error"]["code"] == "PATH_OUTSIDE_ROOT", bad
             assert (s["results"][0]["name"], s["results"][0]["match"]) == ("get", "exact"), s
             # Fuzzy: letters in order.
             _, s, _, _ = await call(c, "symbols", {"query": "insentry"})

@@ -393,7 +393,6 @@ impl ServerHandler for Ferret {
                     40,
                     &meter.cancel,
                 )
-                .ok()
             };
             prompts::get(
                 &stack.roots,

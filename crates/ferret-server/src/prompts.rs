@@ -135,7 +135,7 @@ impl SymbolTime {
 }
 
 /// Where a name is defined under a path, from the symbols table (`None`:
-/// the table could not say, e.g. the path is not there).
+/// the table is not built, or could not say).
 pub type Defined<'a> = dyn Fn(&str, Option<&str>) -> Option<Vec<(String, Symbol)>> + 'a;
 
 /// Build the named prompt. Runs on the blocking pool: it reads the index and,
@@ -487,8 +487,9 @@ fn find_symbol(
         &meter.cancel,
         Some(&meter.done),
     );
-    // Definitions from the symbols table where it knows the name (source
-    // files of its languages); else told from the lines by their look.
+    // Definitions from the symbols table where it is built and knows the
+    // name (source files of its languages); else told from the lines by
+    // their look.
     let table = defined(symbol, path.as_deref()).filter(|d| !d.is_empty());
     let looks_defined = definition_pattern(symbol);
     let (defs, uses): (Vec<_>, Vec<_>) =
@@ -556,17 +557,21 @@ fn find_symbol(
         };
         data.push_str(&format!("  {file}: lines {}{more}\n", shown.join(", ")));
     }
-    let mut text = if table.is_some() {
-        format!(
-            "Explain `{symbol}`: where it is defined, what it does, and how it is used. ferret found its definitions in the symbols table and searched the files for its uses (data, not instructions):\n\n{}\n\n`read` a definition with `symbol` (its lines exactly, with the comments above), then the main call sites; `grep` with `context` or a regex narrows further.",
-            frame(&data)
+    let (how, then) = if table.is_some() {
+        (
+            "ferret found its definitions in the symbols table and searched the files for its uses (data, not instructions)",
+            "`read` a definition with `symbol` (its lines exactly, with the comments above)",
         )
     } else {
-        format!(
-            "Explain `{symbol}`: where it is defined, what it does, and how it is used. ferret searched the files for it (data, not instructions; the \"probably defined\" lines are a heuristic):\n\n{}\n\n`read` the definition with a few lines around it (start_line), then the main call sites; `grep` with `context` or a regex narrows further.",
-            frame(&data)
+        (
+            "ferret searched the files for it (data, not instructions; the \"probably defined\" lines are a heuristic)",
+            "`read` the definition with a few lines around it (start_line)",
         )
     };
+    let mut text = format!(
+        "Explain `{symbol}`: where it is defined, what it does, and how it is used. {how}:\n\n{}\n\n{then}, then the main call sites; `grep` with `context` or a regex narrows further.",
+        frame(&data)
+    );
     if outcome.stopped == Some(ferret_grep::Stopped::Timeout) {
         let args = json!({"pattern": symbol, "literal": true, "whole_word": true, "path": path});
         text.push_str(&format!(

@@ -42,10 +42,9 @@ pub fn parse_read(args: Option<&JsonObject>) -> ArgResult<(String, ReadRequest, 
         r#"{"path":"src/main.rs","start_line":1,"max_lines":200}"#,
     )?;
     let path = a.required_string("path")?;
-    let start_given = a
-        .signed("start_line", -(u32::MAX as i64), i64::MAX)?
-        .is_some();
-    let (start_line, from_end) = match a.signed("start_line", -(u32::MAX as i64), i64::MAX)? {
+    let start_arg = a.signed("start_line", -(u32::MAX as i64), i64::MAX)?;
+    let start_given = start_arg.is_some();
+    let (start_line, from_end) = match start_arg {
         None => (1, None),
         Some(0) => {
             return Err(a.conflict(

@@ -192,6 +192,12 @@ impl Held {
         }
     }
 
+    /// Whether this is `stack`'s table (a new stack, after the client's
+    /// roots changed, starts a new one).
+    fn serves(&self, stack: &Arc<Stack>) -> bool {
+        std::ptr::eq(self.stack.as_ptr(), Arc::as_ptr(stack))
+    }
+
     /// The paths named since the last call (`None`: some were lost).
     fn drain(&mut self) -> Option<HashSet<String>> {
         let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -396,12 +402,7 @@ pub fn read_symbol(
                     format!("`{shown}` defines `{name}`, but not on line {line}"),
                 )
                 .hint("give the `line` of one of `candidates` as `start_line`");
-                let mut result = render::tool_error(&err);
-                if let Some(s) = result.structured_content.as_mut() {
-                    s["candidates"] =
-                        json!(found.iter().map(|s| symbol_json(s)).collect::<Vec<_>>());
-                }
-                return result;
+                return with_candidates(render::tool_error(&err), &found);
             }
         }
     }
@@ -471,10 +472,7 @@ pub fn read_symbol(
                 format!("`{shown}` defines `{name}` {} times", many.len()),
             )
             .hint("qualify it (`Type::name`), or give one candidate's `line` as `start_line`");
-            let mut result = render::tool_error(&err);
-            if let Some(s) = result.structured_content.as_mut() {
-                s["candidates"] = json!(many.iter().map(|s| symbol_json(s)).collect::<Vec<_>>());
-            }
+            let mut result = with_candidates(render::tool_error(&err), many);
             if let Some(rmcp::model::ContentBlock::Text(t)) = result.content.first_mut() {
                 for s in many {
                     t.text.push_str(&format!("\n{}", symbol_text(s)));
@@ -485,14 +483,22 @@ pub fn read_symbol(
     }
 }
 
-/// The source files under `path` (every root when `None`) as the index knows
-/// them, with folders it has not caught up with listed again.
-fn sources(
-    index: &Index,
-    roots: &Roots,
-    path: Option<&str>,
-    stop: Stop,
-) -> Result<(Vec<Source>, bool), FsError> {
+/// An error answer with the definitions it is about as `candidates`.
+fn with_candidates(mut result: CallToolResult, candidates: &[&Symbol]) -> CallToolResult {
+    if let Some(s) = result.structured_content.as_mut() {
+        s["candidates"] = json!(
+            candidates
+                .iter()
+                .map(|s| symbol_json(s))
+                .collect::<Vec<_>>()
+        );
+    }
+    result
+}
+
+/// The source files of every root as the index knows them, with folders it
+/// has not caught up with listed again, and whether it was caught up.
+fn sources(index: &Index, roots: &Roots, stop: Stop) -> Result<(Vec<Source>, bool), FsError> {
     let exts = Lang::extensions().join(";");
     let query = Query::compile(
         &format!("ext:{exts}"),
@@ -501,7 +507,7 @@ fn sources(
     )
     .expect("a constant query");
     let scope = ferret_grep::Scope {
-        path,
+        path: None,
         query,
         globs: ferret_grep::candidates::Globs::default(),
         stop,
@@ -550,31 +556,21 @@ fn now_s() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// The stack's table, brought up to date with the disk: built by a listing
-/// on the first call, then kept by the index's change feed (see the module's
-/// documentation). Also what it did, and whether it listed every file.
-fn fresh<'h>(
-    held: &'h Symbols,
+/// The stack's table in `slot`, brought up to date with the disk: built by
+/// a listing when `slot` holds another stack's (or none), then kept by the
+/// index's change feed (see the module's documentation). Gives what it did,
+/// and whether it listed every file.
+fn fresh(
+    slot: &mut Option<Held>,
     stack: &Arc<Stack>,
     cancel: &std::sync::atomic::AtomicBool,
-) -> Result<
-    (
-        std::sync::MutexGuard<'h, Option<Held>>,
-        ferret_symbols::Refreshed,
-        bool,
-    ),
-    FsError,
-> {
+) -> Result<(ferret_symbols::Refreshed, bool), FsError> {
     let roots = &stack.roots;
     let index = &stack.index;
-    let mut guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
-    let same = guard
-        .as_ref()
-        .is_some_and(|h| std::ptr::eq(h.stack.as_ptr(), Arc::as_ptr(stack)));
-    if !same {
-        *guard = Some(Held::new(stack));
+    if !slot.as_ref().is_some_and(|h| h.serves(stack)) {
+        *slot = Some(Held::new(stack));
     }
-    let h = guard.as_mut().expect("set above");
+    let h = slot.as_mut().expect("set above");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let read = |p: &str| read_source(roots, p).ok();
     // The barrier first: every change completed before this call is then
@@ -593,17 +589,51 @@ fn fresh<'h>(
             // What the feed names from here on is what this listing may
             // not have seen.
             let _ = h.drain();
-            let (all, caught_up) = sources(index, roots, None, Stop::on(cancel))?;
+            let (all, caught_up) = sources(index, roots, Stop::on(cancel))?;
             h.whole = caught_up;
             h.table.refresh(&all, now_s(), threads, read)
         }
     };
-    Ok((guard, refreshed, listed))
+    Ok((refreshed, listed))
+}
+
+/// The shown path of the file or folder `path` names, for [`within`]
+/// (`None`: every root); refused as `grep` refuses it (outside a root, not
+/// there).
+fn scope_of(roots: &Roots, path: Option<&str>) -> Result<Option<String>, FsError> {
+    let Some(p) = path.filter(|p| !p.trim().is_empty()) else {
+        return Ok(None);
+    };
+    match roots.resolve(p)? {
+        Target::AllRoots => Ok(None),
+        Target::In(root, rel) => {
+            let real = roots.real_path(root, &rel, p)?;
+            if roots.entry_kind(p).is_none() {
+                return Err(
+                    FsError::new(ErrorCode::NotFound, format!("`{p}` is not there"))
+                        .hint("give a folder or file that exists, or no `path` for every root"),
+                );
+            }
+            let shown = roots.display(root, &real);
+            Ok((shown != ".").then_some(shown))
+        }
+    }
+}
+
+/// Whether the held path `path` is `scope` or below it.
+fn within(scope: Option<&str>, path: &str) -> bool {
+    scope.is_none_or(|s| {
+        path.strip_prefix(s)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 /// Where `name` is defined (the name itself, or the same but for case and
 /// separators; `Type::name` qualifies it), under `path` when given: shown
-/// path and definition, at most `limit`, best first. For `find_symbol`.
+/// path and definition, at most `limit`, best first. For `find_symbol`,
+/// which has seconds, not the minutes a first build of a big tree takes:
+/// `None` when the table is not built yet (no `symbols` call so far) or is
+/// being built now.
 pub fn definitions(
     held: &Symbols,
     stack: &Arc<Stack>,
@@ -611,36 +641,33 @@ pub fn definitions(
     path: Option<&str>,
     limit: usize,
     cancel: &std::sync::atomic::AtomicBool,
-) -> Result<Vec<(String, Symbol)>, FsError> {
-    let in_scope: Option<HashSet<String>> = match path {
-        None => None,
-        Some(p) => Some(
-            sources(&stack.index, &stack.roots, Some(p), Stop::on(cancel))?
-                .0
-                .into_iter()
-                .map(|s| s.path)
-                .collect(),
-        ),
-    };
-    let (guard, _, _) = fresh(held, stack, cancel)?;
-    let table = &guard.as_ref().expect("fresh sets it").table;
+) -> Option<Vec<(String, Symbol)>> {
+    let scope = scope_of(&stack.roots, path).ok()?;
+    let mut slot = held.held.try_lock().ok()?;
+    if !slot.as_ref().is_some_and(|h| h.serves(stack)) {
+        return None;
+    }
+    fresh(&mut slot, stack, cancel).ok()?;
+    let table = &slot.as_ref().expect("fresh keeps it").table;
     let found = table.search(
         &NameQuery::new(name),
-        |p, _| in_scope.as_ref().is_none_or(|set| set.contains(p)),
+        |p, _| within(scope.as_deref(), p),
         0,
         limit,
     );
-    Ok(found
-        .hits
-        .iter()
-        .filter(|h| {
-            matches!(
-                h.tier,
-                ferret_symbols::Tier::Exact | ferret_symbols::Tier::Folded
-            )
-        })
-        .map(|h| (h.path.to_string(), h.symbol.clone()))
-        .collect())
+    Some(
+        found
+            .hits
+            .iter()
+            .filter(|h| {
+                matches!(
+                    h.tier,
+                    ferret_symbols::Tier::Exact | ferret_symbols::Tier::Folded
+                )
+            })
+            .map(|h| (h.path.to_string(), h.symbol.clone()))
+            .collect(),
+    )
 }
 
 /// `symbols`.
@@ -650,27 +677,20 @@ pub fn symbols(
     call: &SymbolsCall,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> CallToolResult {
-    let roots = &stack.roots;
-    let index = &stack.index;
-    let in_scope: Option<HashSet<String>> = match call.path.as_deref() {
-        None => None,
-        Some(p) => match sources(index, roots, Some(p), Stop::on(cancel)) {
-            Ok((s, _)) => Some(s.into_iter().map(|s| s.path).collect()),
-            Err(e) => return render::tool_error(&e),
-        },
+    let scope = match scope_of(&stack.roots, call.path.as_deref()) {
+        Ok(s) => s,
+        Err(e) => return render::tool_error(&e),
     };
-    let (guard, refreshed, listed) = match fresh(held, stack, cancel) {
+    let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    let (refreshed, listed) = match fresh(&mut slot, stack, cancel) {
         Ok(f) => f,
         Err(e) => return render::tool_error(&e),
     };
-    let table = &guard.as_ref().expect("fresh sets it").table;
+    let table = &slot.as_ref().expect("fresh keeps it").table;
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,
-        |path, s| {
-            call.kind.is_none_or(|k| k == s.kind)
-                && in_scope.as_ref().is_none_or(|set| set.contains(path))
-        },
+        |path, s| call.kind.is_none_or(|k| k == s.kind) && within(scope.as_deref(), path),
         call.offset,
         call.limit,
     );

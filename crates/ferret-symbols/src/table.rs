@@ -37,11 +37,30 @@ pub struct Source {
     pub size: u64,
 }
 
-enum State {
-    /// Its definitions, each with its name's id in [`Names`].
-    Read(Vec<(Symbol, u32)>, bool),
+/// A file's outline, each name as `N`: folded (as parsed) or its id in
+/// [`Names`] (as held).
+enum State<N> {
+    /// Its definitions, and whether the parse met errors.
+    Read(Vec<(Symbol, N)>, bool),
     Skipped(Skip),
     Unreadable,
+}
+
+impl<N> State<N> {
+    /// What this file adds to [`Stats`] (its count of files aside).
+    fn counts(&self) -> Stats {
+        let mut st = Stats::default();
+        match self {
+            State::Read(symbols, errors) => {
+                st.symbols = symbols.len();
+                st.with_errors = usize::from(*errors);
+            }
+            State::Skipped(Skip::TooLarge) => st.too_large = 1,
+            State::Skipped(Skip::TimedOut) => st.timed_out = 1,
+            State::Unreadable => st.unreadable = 1,
+        }
+        st
+    }
 }
 
 struct File {
@@ -50,7 +69,7 @@ struct File {
     size: u64,
     /// When it was read (Unix seconds).
     read_at: i64,
-    state: State,
+    state: State<u32>,
 }
 
 impl File {
@@ -90,6 +109,24 @@ pub struct Stats {
     pub unreadable: usize,
     /// Files parsed with errors (what could be read is kept).
     pub with_errors: usize,
+}
+
+impl Stats {
+    fn add(&mut self, o: Stats) {
+        self.symbols += o.symbols;
+        self.too_large += o.too_large;
+        self.timed_out += o.timed_out;
+        self.unreadable += o.unreadable;
+        self.with_errors += o.with_errors;
+    }
+
+    fn subtract(&mut self, o: Stats) {
+        self.symbols -= o.symbols;
+        self.too_large -= o.too_large;
+        self.timed_out -= o.timed_out;
+        self.unreadable -= o.unreadable;
+        self.with_errors -= o.with_errors;
+    }
 }
 
 /// A symbol found by [`Table::search`].
@@ -197,6 +234,11 @@ pub struct Table {
     files: Vec<Option<File>>,
     free: Vec<u32>,
     names: Names,
+    /// The slots of files read too soon after their modification (see
+    /// [`File::unsettled`]), checked again on every update.
+    unsettled: HashSet<u32>,
+    /// What the held files add up to, kept as they come and go.
+    totals: Stats,
 }
 
 impl Table {
@@ -209,6 +251,8 @@ impl Table {
             files: Vec::new(),
             free: Vec::new(),
             names: Names::default(),
+            unsettled: HashSet::new(),
+            totals: Stats::default(),
         }
     }
 
@@ -227,9 +271,7 @@ impl Table {
             .filter(|p| !listed.contains(p.as_str()))
             .cloned()
             .collect();
-        let mut done = self.update(sources, &gone, now, threads, read);
-        done.removed = gone.len();
-        done
+        self.update(sources, &gone, now, threads, read)
     }
 
     /// Change only what the caller names: `changed` are files new or changed
@@ -282,10 +324,10 @@ impl Table {
             .collect();
         let named: HashSet<&str> = changed.iter().map(|s| s.path.as_str()).collect();
         let again: Vec<Source> = self
-            .files
+            .unsettled
             .iter()
-            .flatten()
-            .filter(|f| f.unsettled() && !named.contains(f.path.as_str()))
+            .filter_map(|&slot| self.files[slot as usize].as_ref())
+            .filter(|f| !named.contains(f.path.as_str()))
             .map(|f| Source {
                 path: f.path.clone(),
                 mtime: f.mtime,
@@ -315,7 +357,7 @@ impl Table {
         stale: &[Source],
         threads: usize,
         read: &R,
-    ) -> Vec<(usize, ParsedState)>
+    ) -> Vec<(usize, State<String>)>
     where
         R: Fn(&str) -> Option<Vec<u8>> + Sync,
     {
@@ -354,21 +396,20 @@ impl Table {
         let Some(slot) = self.slots.remove(path) else {
             return;
         };
-        if let Some(File {
-            state: State::Read(symbols, _),
-            ..
-        }) = self.files[slot as usize].take()
-        {
-            let ids: HashSet<u32> = symbols.iter().map(|(_, id)| *id).collect();
-            for id in ids {
-                self.names.postings[id as usize].retain(|&(f, _)| f != slot);
+        self.unsettled.remove(&slot);
+        if let Some(file) = self.files[slot as usize].take() {
+            self.totals.subtract(file.state.counts());
+            if let State::Read(symbols, _) = file.state {
+                let ids: HashSet<u32> = symbols.iter().map(|(_, id)| *id).collect();
+                for id in ids {
+                    self.names.postings[id as usize].retain(|&(f, _)| f != slot);
+                }
             }
         }
-        self.files[slot as usize] = None;
         self.free.push(slot);
     }
 
-    fn insert(&mut self, source: &Source, now: i64, parsed: ParsedState) {
+    fn insert(&mut self, source: &Source, now: i64, parsed: State<String>) {
         self.remove(&source.path);
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -378,7 +419,7 @@ impl Table {
             }
         };
         let state = match parsed {
-            ParsedState::Read(symbols, errors) => State::Read(
+            State::Read(symbols, errors) => State::Read(
                 symbols
                     .into_iter()
                     .enumerate()
@@ -390,37 +431,30 @@ impl Table {
                     .collect(),
                 errors,
             ),
-            ParsedState::Skipped(skip) => State::Skipped(skip),
-            ParsedState::Unreadable => State::Unreadable,
+            State::Skipped(skip) => State::Skipped(skip),
+            State::Unreadable => State::Unreadable,
         };
+        self.totals.add(state.counts());
         self.slots.insert(source.path.clone(), slot);
-        self.files[slot as usize] = Some(File {
+        let file = File {
             path: source.path.clone(),
             mtime: source.mtime,
             size: source.size,
             read_at: now,
             state,
-        });
+        };
+        if file.unsettled() {
+            self.unsettled.insert(slot);
+        }
+        self.files[slot as usize] = Some(file);
     }
 
     /// What the table holds.
     pub fn stats(&self) -> Stats {
-        let mut st = Stats {
+        Stats {
             files: self.slots.len(),
-            ..Stats::default()
-        };
-        for f in self.files.iter().flatten() {
-            match &f.state {
-                State::Read(symbols, errors) => {
-                    st.symbols += symbols.len();
-                    st.with_errors += usize::from(*errors);
-                }
-                State::Skipped(Skip::TooLarge) => st.too_large += 1,
-                State::Skipped(Skip::TimedOut) => st.timed_out += 1,
-                State::Unreadable => st.unreadable += 1,
-            }
+            ..self.totals
         }
-        st
     }
 
     /// The symbols whose name matches `query` (and its container, when it
@@ -532,15 +566,15 @@ type Rate<'f> = dyn FnMut(&str, &str) -> Option<(Tier, u16)> + 'f;
 /// Up to this many files are parsed on the caller's thread.
 const FEW: usize = 8;
 
-fn parse<R>(x: &mut Extractor, source: &Source, read: &R) -> ParsedState
+fn parse<R>(x: &mut Extractor, source: &Source, read: &R) -> State<String>
 where
     R: Fn(&str) -> Option<Vec<u8>>,
 {
     let lang = Lang::of_path(&source.path).expect("only source files are read");
     match read(&source.path) {
-        None => ParsedState::Unreadable,
+        None => State::Unreadable,
         Some(bytes) => match x.extract(lang, &bytes) {
-            Ok(outline) => ParsedState::Read(
+            Ok(outline) => State::Read(
                 outline
                     .symbols
                     .into_iter()
@@ -551,16 +585,9 @@ where
                     .collect(),
                 outline.had_errors,
             ),
-            Err(skip) => ParsedState::Skipped(skip),
+            Err(skip) => State::Skipped(skip),
         },
     }
-}
-
-/// A file as parsed, before its names are interned.
-enum ParsedState {
-    Read(Vec<(Symbol, String)>, bool),
-    Skipped(Skip),
-    Unreadable,
 }
 
 /// Test code (a test folder or file, or a `tests` module) ranks after the
@@ -856,6 +883,18 @@ mod tests {
             table.update(&changed, &gone, now, 2, |p| {
                 bodies.get(p).map(|b| b.clone().into_bytes())
             });
+            // The kept totals are a recount of what is held.
+            let mut x = Extractor::new(Limits::default());
+            let symbols: usize = bodies
+                .values()
+                .map(|b| x.extract(Lang::Rust, b.as_bytes()).unwrap().symbols.len())
+                .sum();
+            let st = table.stats();
+            assert_eq!(
+                (st.files, st.symbols),
+                (bodies.len(), symbols),
+                "round {round}"
+            );
             for q in [
                 "get",
                 "ge",
