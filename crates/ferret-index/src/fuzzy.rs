@@ -15,8 +15,10 @@
 //! of the word's trigrams, so it holds at least one of any four of them. At
 //! most [`MAX_SCORED`] candidates and [`MAX_SCORED_BYTES`] of their paths
 //! (those whose names hold the most words first) are
-//! then scored on their whole path, word by word, and ranked with the plain
-//! search's rules (exact name and prefix first, generated folders lower).
+//! then scored on their whole path, word by word, with a lead for the share
+//! of the words a path spells out (its name equal to or starting with a run
+//! of them, the rest equal to folders: [`Cover`]), generated folders a little
+//! lower, and recency, use, depth and length as plain searches rank them.
 
 use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
@@ -24,7 +26,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::hits::{Hit, display_path, hit};
 use crate::names::{byte_mask, fold_into};
-use crate::rank::{NameFit, Places, Ranker};
+use crate::rank::{Places, Ranker};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::stop::{Halt, Stop, Stopped};
 use crate::store::{EntryId, Store};
@@ -191,14 +193,15 @@ pub fn fuzzy_until(
     let mut cut = false;
 
     // 2. Scored on the whole path, word by word (any order: the scores add
-    // up), then ranked as plain searches are: the exact name and a name's
-    // start keep their lead, generated folders lower, and recency, use,
-    // depth and length decide among equals, the same for every path.
+    // up), then: what the path spells out word for word keeps its lead
+    // (`Cover`), generated folders lower, and recency, use, depth and length
+    // decide among equals as in plain searches, the same for every path.
     let mut ranker = Ranker::new(folded.clone(), now, uses);
     ranker.prepare(store, found.len());
     let mut places = Places::default();
     let mut buf = Vec::new();
     let mut scored: Vec<(f32, String, EntryId)> = Vec::with_capacity(found.len());
+    let cover = Cover::new(&folded);
     for c in found {
         if !halt.go() {
             break;
@@ -233,11 +236,7 @@ pub fn fuzzy_until(
             continue;
         }
         let rel = ranker.rank(store, id, &mut places, &mut buf);
-        total += match rel.fit {
-            NameFit::Exact => EXACT_BONUS,
-            NameFit::Prefix => PREFIX_BONUS,
-            _ => 0.0,
-        };
+        total += cover.bonus(&path, c.typo, &mut buf);
         if rel.generated {
             total -= GENERATED_PENALTY;
         }
@@ -291,8 +290,9 @@ const MAX_SCORED: usize = 40_000;
 /// about 3,000 of the 1M synthetic tree's 26-level paths).
 const MAX_SCORED_BYTES: usize = 2_000_000;
 
-/// What an exact name (or stem) and a name's start add: more than any
-/// subsequence score, so they keep their lead.
+/// What a path spelling out every word add, its name exact (or its stem)
+/// or starting with them: more than any subsequence score, so they keep
+/// their lead (a share of it for a share of the words, [`Cover`]).
 const EXACT_BONUS: f32 = 1000.0;
 const PREFIX_BONUS: f32 = 400.0;
 /// What a generated or vendored folder takes away: a tie-break, so a near
@@ -304,6 +304,129 @@ const GENERATED_PENALTY: f32 = 10.0;
 /// What a file has over a folder of the same fit (a tie-break, a folder
 /// level's worth and a little more).
 const FILE_BONUS: f32 = 4.0;
+
+/// How much of the query a path spells out word for word, for the lead of
+/// exact and prefix names: the name equal to a run of the words, joined
+/// (`get parameter` is `get-parameter.rst`'s name, `fs copy` `fs_copy.rs`'s),
+/// or starting with one, and the other words equal to folders on the way
+/// (`ssm` in `examples/ssm/get-parameter.rst`). The lead is
+/// [`EXACT_BONUS`] or [`PREFIX_BONUS`] times the share of the typed letters
+/// so spelled out: a single word naming the file keeps all of it, and a
+/// name equal to one word of several no longer outranks the path that holds
+/// every one of them. A path where a word is only scattered (`init` across
+/// `cfnlint/data/…/contactlist`) gets none: its name answers part of the
+/// query and the rest is a guess.
+struct Cover {
+    /// The words, folded, separators left out (see [`squeeze`]).
+    words: Vec<Vec<u8>>,
+    /// Their letters in all.
+    letters: usize,
+}
+
+/// A name's word separators, left out when words and names are compared.
+fn is_separator(b: u8) -> bool {
+    matches!(b, b'_' | b'-' | b'.' | b' ')
+}
+
+/// A folder's name without a version at its end (`rustix` for
+/// `rustix-1.1.6`, `six` for `six-1.17.0.dist-info`): what comes before the
+/// first `-` followed by a digit or by `v` and a digit.
+fn unversioned(name: &[u8]) -> &[u8] {
+    let digit = |i: usize| name.get(i).is_some_and(u8::is_ascii_digit);
+    for (i, &b) in name.iter().enumerate() {
+        if b == b'-' && i > 0 && (digit(i + 1) || (name.get(i + 1) == Some(&b'v') && digit(i + 2)))
+        {
+            return &name[..i];
+        }
+    }
+    name
+}
+
+/// `bytes` without word separators.
+fn squeeze(bytes: &[u8]) -> Vec<u8> {
+    bytes
+        .iter()
+        .copied()
+        .filter(|&b| !is_separator(b))
+        .collect()
+}
+
+impl Cover {
+    fn new(folded: &[Vec<u8>]) -> Cover {
+        let words: Vec<Vec<u8>> = folded.iter().map(|w| squeeze(w)).collect();
+        let letters = words.iter().map(Vec::len).sum();
+        Cover { words, letters }
+    }
+
+    /// The lead of `path` (as shown; a folder's ends with `/`), whose words
+    /// in `typo` matched only by a typo (they count as held, never as
+    /// spelled out).
+    fn bonus(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> f32 {
+        if self.letters == 0 {
+            return 0.0;
+        }
+        fold_into(path.trim_end_matches('/').as_bytes(), buf);
+        let whole = squeeze(buf);
+        let typoed = |w: usize| typo & (1 << w) != 0;
+        // Every word held as typed (a typo's word aside), else no lead.
+        let held = self.words.iter().enumerate().all(|(w, word)| {
+            typoed(w) || word.is_empty() || memchr::memmem::find(&whole, word).is_some()
+        });
+        if !held {
+            return 0.0;
+        }
+        let mut parts = buf.split(|&b| b == b'/').rev();
+        let name = parts.next().unwrap_or_default();
+        // Folders as typed: `rustix` is the folder `rustix-1.1.6` (a
+        // package's version is left out of what people type).
+        let folders: Vec<Vec<u8>> = parts.map(|f| squeeze(unversioned(f))).collect();
+        // The name, its stem and what comes before its first dot: `main` for
+        // `main.rs`, `libc` for `libc.so.6`.
+        let mut forms = vec![squeeze(name)];
+        for at in [memchr::memrchr(b'.', name), memchr::memchr(b'.', name)] {
+            if let Some(i) = at.filter(|&i| i > 0) {
+                forms.push(squeeze(&name[..i]));
+            }
+        }
+        // The best run of words the name equals, else the best it starts with.
+        let mut best: Option<(bool, usize, usize, usize)> = None;
+        for i in 0..self.words.len() {
+            let mut joined = Vec::new();
+            for j in i..self.words.len() {
+                if typoed(j) {
+                    break;
+                }
+                joined.extend_from_slice(&self.words[j]);
+                if joined.is_empty() {
+                    continue;
+                }
+                let exact = forms.contains(&joined);
+                let prefix = exact || forms.iter().any(|f| f.starts_with(&joined));
+                if !prefix {
+                    break;
+                }
+                let run = (exact, joined.len(), i, j);
+                if best.is_none_or(|b| (run.0, run.1) > (b.0, b.1)) {
+                    best = Some(run);
+                }
+            }
+        }
+        let Some((exact, mut spelled, i, j)) = best else {
+            return 0.0;
+        };
+        // The other words, each equal to a folder on the way.
+        for (w, word) in self.words.iter().enumerate() {
+            if (i..=j).contains(&w) || typoed(w) || word.is_empty() {
+                continue;
+            }
+            if folders.iter().any(|f| f == word) {
+                spelled += word.len();
+            }
+        }
+        let share = spelled as f32 / self.letters as f32;
+        share * if exact { EXACT_BONUS } else { PREFIX_BONUS }
+    }
+}
 
 /// A candidate: its entry, how many words its own name holds (what bounded
 /// work keeps first), and which words matched only by a typo.
@@ -1223,6 +1346,63 @@ mod tests {
 
     /// Two neighbours swapped in the middle of a five-letter word leave it
     /// no trigram of the name's, and the name is still found.
+    /// The lead goes to the share of the typed letters a path spells out:
+    /// a name equal to a run of the words, the others equal to folders; a
+    /// word only scattered along the path gives none.
+    #[test]
+    fn the_lead_is_what_the_path_spells_out() {
+        let cover = |q: &[&str]| {
+            let folded: Vec<Vec<u8>> = q
+                .iter()
+                .map(|w| {
+                    let mut f = Vec::new();
+                    fold_into(w.as_bytes(), &mut f);
+                    f
+                })
+                .collect();
+            Cover::new(&folded)
+        };
+        let mut buf = Vec::new();
+        let get = cover(&["get", "parameter"]);
+        assert_eq!(
+            get.bonus("examples/ssm/get-parameter.rst", 0, &mut buf),
+            EXACT_BONUS
+        );
+        // The name is one of the words: half the letters are spelled out.
+        let half = get.bonus("src/get.rs", 0, &mut buf);
+        assert!(half == 0.0, "parameter is not held: {half}");
+        let lead = get.bonus("parameter/get.rs", 0, &mut buf);
+        assert_eq!(lead, EXACT_BONUS, "the other word is a folder");
+        let part = get.bonus("parameters/get.rs", 0, &mut buf);
+        assert!(
+            (part - EXACT_BONUS * 3.0 / 12.0).abs() < 1e-3,
+            "the other word is only part of a folder: {part}"
+        );
+        let init = cover(&["idna", "init"]);
+        let pkg = init.bonus("site-packages/idna/__init__.py", 0, &mut buf);
+        let folder = init.bonus("site-packages/idna/", 0, &mut buf);
+        assert_eq!(pkg, EXACT_BONUS);
+        assert!(folder < pkg, "{folder} {pkg}");
+        // `init` only scattered (`i`…`n`…`i`…`t`): no lead at all.
+        assert_eq!(init.bonus("data/idna/contactlist.json", 0, &mut buf), 0.0);
+        // A folder's version is not typed.
+        let crate_mod = cover(&["mod", "rustix"]);
+        assert_eq!(
+            crate_mod.bonus("rustix-1.1.6/src/fs/mod.rs", 0, &mut buf),
+            EXACT_BONUS
+        );
+        assert_eq!(unversioned(b"six-1.17.0.dist-info"), b"six");
+        assert_eq!(unversioned(b"tokio-util"), b"tokio-util");
+        assert_eq!(unversioned(b"x-v2"), b"x");
+        // A prefix spelled out, and a word matched by a typo held but not
+        // spelled out.
+        let pre = cover(&["decod"]);
+        assert_eq!(pre.bonus("codec/decoder.rs", 0, &mut buf), PREFIX_BONUS);
+        let typo = cover(&["codec", "decodr"]);
+        let t = typo.bonus("codec/decoder.rs", 0b10, &mut buf);
+        assert_eq!(t, 0.0, "the name is the typo's: {t}");
+    }
+
     #[test]
     fn a_swap_in_a_short_word_is_a_typo_too() {
         let s = store(&["src/parse.rs", "src/other.rs", "lib/spare.rs"]);

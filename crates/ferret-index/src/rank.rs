@@ -1,14 +1,17 @@
 //! Relevance: which of a search's matches is most likely the one meant.
 //!
 //! The order, most relevant first:
-//! 1. entries outside generated or vendored folders (`node_modules`, `target`,
+//! 1. the exact name (or its stem, `main` for `main.rs`, `libc` for
+//!    `libc.so.6`) before any other fit: what was typed letter for letter is
+//!    what was meant, even in a vendored folder (a Python installation's
+//!    `site-packages`, a crate's `vendor`);
+//! 2. entries outside generated or vendored folders (`node_modules`, `target`,
 //!    `vendor`, `dist`, `build`, `__pycache__`, `.git`, virtual environments …)
 //!    before those inside;
-//! 2. how the name answers the query's words: the exact name (or its stem,
-//!    `main` for `main.rs`, `libc` for `libc.so.6`), then names that start with
-//!    the word, then the word at a word or camelCase boundary (`_`, `-`, `.`,
-//!    space, `aB`), then anywhere;
-//! 3. a score: recently modified files and files used lately through ferret
+//! 3. how the name answers the query's words: the exact name, then names that
+//!    start with the word, then the word at a word or camelCase boundary (`_`,
+//!    `-`, `.`, space, `aB`), then anywhere;
+//! 4. a score: recently modified files and files used lately through ferret
 //!    (read, edited, matched; [`crate::uses`]) up, deep and long paths down.
 //!
 //! Each hit carries a single `score` (higher is better) that sums these.
@@ -98,15 +101,27 @@ pub(crate) struct Relevance {
 
 impl Relevance {
     pub fn cmp(&self, other: &Relevance) -> std::cmp::Ordering {
-        self.generated
-            .cmp(&other.generated)
+        (self.fit != NameFit::Exact)
+            .cmp(&(other.fit != NameFit::Exact))
+            .then(self.generated.cmp(&other.generated))
             .then(self.fit.cmp(&other.fit))
             .then(other.bonus.total_cmp(&self.bonus))
     }
 
-    /// One number for agents and people: higher is better.
+    /// Whether nothing but an exact name can rank above this entry because
+    /// of its fit and folder: what the prefix shortcut counts.
+    pub fn leads(&self) -> bool {
+        self.fit == NameFit::Exact || !self.generated
+    }
+
+    /// One number for agents and people: higher is better (exact names 800
+    /// or 400 in a generated folder, then 200, 100 and 0 by fit, 400 less in
+    /// a generated folder, and the bonus).
     pub fn score(&self) -> f32 {
-        let fit = (3 - self.fit as i32) as f32 * 100.0;
+        let fit = match self.fit {
+            NameFit::Exact => 800.0,
+            other => (3 - other as i32) as f32 * 100.0,
+        };
         let generated = if self.generated { -400.0 } else { 0.0 };
         ((fit + generated + self.bonus) * 10.0).round() / 10.0
     }
@@ -390,6 +405,26 @@ mod tests {
             // b is one folder deeper than c but used: it comes first.
             assert_eq!(rb.cmp(&rc), std::cmp::Ordering::Less);
             assert_eq!(rc.cmp(&ra), std::cmp::Ordering::Less);
+            // The exact name comes first even in a generated folder; after
+            // it, the folder outside wins whatever the fit.
+            let exact = Ranker::new(vec![b"report.txt".to_vec()], 0, None);
+            let mut q = Places::default();
+            let (ea, eb) = (
+                exact.rank(&s, a, &mut q, &mut buf),
+                exact.rank(&s, b, &mut q, &mut buf),
+            );
+            assert!(ea.fit == NameFit::Exact && eb.fit != NameFit::Exact);
+            assert_eq!(ea.cmp(&eb), std::cmp::Ordering::Less);
+            assert!(ea.leads() && eb.leads() && ra.leads());
+            let start = Ranker::new(vec![b"rep".to_vec()], 0, None);
+            let (sa, sb) = (
+                start.rank(&s, a, &mut q, &mut buf),
+                start.rank(&s, b, &mut q, &mut buf),
+            );
+            assert!(!sa.leads() && sb.leads());
+            assert_eq!(sb.cmp(&sa), std::cmp::Ordering::Less);
+            assert!(ea.score() > eb.score(), "{} {}", ea.score(), eb.score());
+            assert!(ra.score() < rb.score());
             let unused = Ranker::new(vec![b"report".to_vec()], 0, None);
             let mut q = Places::default();
             let (ub, uc) = (

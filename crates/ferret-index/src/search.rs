@@ -350,11 +350,11 @@ fn by_relevance(
                 })
                 .map(|id| (id, None)),
         );
-        // Generated folders come last whatever the fit: the shortcut holds
-        // when enough of these are outside them.
+        // Generated folders come after the rest but for exact names: the
+        // shortcut holds when enough of these are exact or outside them.
         ranker.prepare(store, first.len());
         let first = rank_all(store, &ranker, first, &plan.halt);
-        if first.iter().filter(|(r, _)| !r.generated).count() >= wanted {
+        if first.iter().filter(|(r, _)| r.leads()).count() >= wanted {
             ranked = Some(first);
         }
     }

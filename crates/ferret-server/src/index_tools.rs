@@ -153,8 +153,12 @@ fn fall_back(
     if plain.total > 0 && !weak {
         return Ok(Fallback::Plain(plain));
     }
-    // Half the budget: the plain search had its share.
-    let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+    // A budget of its own: the guesses are the answer when the plain search
+    // found nothing, and one cut short for want of budget would answer
+    // nothing while matches exist (a debug build on the Python standard
+    // library spends up to 480 ms on `test packages`). A call spends at most
+    // twice the budget.
+    let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
     let fuzzy = index.fuzzy_until(
         &ferret_index::fuzzy::FuzzyRequest {
             words,
