@@ -244,3 +244,68 @@ def test_an_abandoned_request_stops_its_work(server):
         assert spent < 0.5, (tool, spent)
     # And the server still answers.
     assert httpx.get(server.base + "/health", timeout=10).status_code == 200
+
+
+def test_a_request_that_is_not_utf8_or_holds_a_lone_surrogate_is_answered_over_stdio(tmp_path):
+    """rmcp drops a line it cannot parse without a word, so a query holding
+    a byte that is not UTF-8, or an unpaired surrogate escape (JSON allows
+    it; Python's json.dumps writes one), left its client waiting forever.
+    Both are read as U+FFFD: each request is answered, and the next too."""
+    import select
+    import subprocess
+
+    from conftest import FERRET
+
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "café.txt").write_text("x")
+    proc = subprocess.Popen(
+        [str(FERRET), "serve", "--stdio", "--root", str(tmp_path / "root"), "--no-persist", "--content-index", "off"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+    def send(line: bytes):
+        proc.stdin.write(line + b"\n")
+        proc.stdin.flush()
+
+    def answer(want_id):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            line = proc.stdout.readline()
+            if not line:
+                break
+            msg = json.loads(line)
+            if msg.get("id") == want_id:
+                return msg
+        return None
+
+    def search(i, query: bytes):
+        return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"'
+                % i + query + b'"}}}')
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        assert answer(1) is not None
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for i, query in [(2, b"caf\\ud800"), (3, b"caf\xff"), (4, b"\\udc00caf")]:
+            send(search(i, query))
+            got = answer(i)
+            assert got is not None, f"no answer to {query!r}"
+            s = got["result"]["structuredContent"]
+            assert not got["result"].get("isError") and s["total"] == 0, got
+        # A pair is a character, not a surrogate: nothing was lost on the way.
+        send(search(5, b"caf\\u00e9"))
+        got = answer(5)
+        assert got["result"]["structuredContent"]["total"] == 1, got
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert "read as U+FFFD" in proc.stderr.read().decode()

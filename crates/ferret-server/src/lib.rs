@@ -24,6 +24,7 @@
 
 mod args;
 mod changes_tool;
+mod clean_lines;
 mod client_roots;
 mod completion;
 mod diagnostics;
@@ -451,7 +452,10 @@ impl Ferret {
 pub async fn serve_stdio(server: Ferret) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let transport = removed::Explaining(client_roots::Hearing {
-        transport: rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+        transport: rmcp::transport::async_rw::AsyncRwTransport::new_server(
+            clean_lines::cleaned(stdin),
+            stdout,
+        ),
         server: server.clone(),
     });
     let running = match server.serve(transport).await {
