@@ -189,3 +189,27 @@ def test_files_read_rank_higher_later(tmp_path):
             assert shown(after)[0] == "b/notes.txt", after
 
     run(go())
+
+
+def test_names_that_differ_only_in_case_or_normalisation_match_alike(tmp_path):
+    """`café` composed (NFC, as Linux tools write it) and decomposed (NFD: `e`
+    and a combining acute, as macOS and some editors write it) look the same:
+    either form, in either case, finds both, in a plain search, a path term
+    and a glob."""
+    root = tmp_path / "accents"
+    (root / "Cafe\u0301").mkdir(parents=True)
+    (root / "Cafe\u0301" / "menu.txt").write_text("x\n")
+    (root / "café.txt").write_text("x\n")
+    (root / "CAFÉ.md").write_text("x\n")
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
+            for query in ["café", "cafe\u0301", "CAFÉ", "CAFE\u0301"]:
+                _, s, _, _ = await call(c, "search", {"query": query})
+                assert sorted(shown(s)) == sorted(["Cafe\u0301/", "CAFÉ.md", "café.txt"]), (query, s)
+            _, s, _, _ = await call(c, "search", {"query": "café/menu"})
+            assert shown(s) == ["Cafe\u0301/menu.txt"], s
+            _, s, _, _ = await call(c, "search", {"query": "cafe\u0301.*"})
+            assert sorted(shown(s)) == ["CAFÉ.md", "café.txt"], s
+
+    run(go())

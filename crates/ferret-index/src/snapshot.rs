@@ -15,7 +15,9 @@ pub use crate::wire::SnapshotError;
 use crate::wire::{Reader, Writer};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
-const VERSION: u32 = 4;
+/// 5: names fold to their composed form (NFC), so the name lists and trigram
+/// lists of a version 4 snapshot are not this build's.
+const VERSION: u32 = 5;
 
 /// A fast 64-bit hash for detecting corruption. Written here because a
 /// corruption check needs no cryptography and no extra dependency: it mixes whole

@@ -2,9 +2,11 @@
 //!
 //! Case-insensitive matching compares [`fold_case`]d bytes: ASCII letters are
 //! lowercased in place (the fast path), other characters with Unicode's simple,
-//! context-free lowercase mapping (`char::to_lowercase`, so `É` → `é`), and bytes that
-//! are not valid UTF-8 are kept as they are. Needles are folded the same way once, at
-//! compile time.
+//! context-free lowercase mapping (`char::to_lowercase`, so `É` → `é`), then composed
+//! (Unicode's NFC: `e` and a combining acute, as macOS and some editors write `é`,
+//! become the one `é`, so names that differ only in their normalisation match alike),
+//! and bytes that are not valid UTF-8 are kept as they are. Needles are folded the same
+//! way once, at compile time.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -34,6 +36,7 @@ pub(crate) fn fold_into(s: &[u8], out: &mut Vec<u8>) {
         return;
     }
     for chunk in s.utf8_chunks() {
+        let start = out.len();
         for c in chunk.valid().chars() {
             if c.is_ascii() {
                 out.push(c.to_ascii_lowercase() as u8);
@@ -44,8 +47,24 @@ pub(crate) fn fold_into(s: &[u8], out: &mut Vec<u8>) {
                 }
             }
         }
+        compose_from(out, start);
         out.extend_from_slice(chunk.invalid());
     }
+}
+
+/// `out[start..]` (valid UTF-8) in Unicode's composed form (NFC), in place;
+/// nothing to do for most text, which the quick check says is composed.
+fn compose_from(out: &mut Vec<u8>, start: usize) {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    let Ok(text) = std::str::from_utf8(&out[start..]) else {
+        return;
+    };
+    if is_nfc_quick(text.chars()) == IsNormalized::Yes {
+        return;
+    }
+    let composed: String = text.nfc().collect();
+    out.truncate(start);
+    out.extend_from_slice(composed.as_bytes());
 }
 
 pub(crate) fn fold_str(s: &str) -> Vec<u8> {
@@ -459,6 +478,15 @@ mod tests {
         // É (C3 89) folds to é (C3 A9); the invalid byte stays.
         assert_eq!(fold_case(b"\xc3\x89\xff").as_ref(), b"\xc3\xa9\xff");
         assert!(matches!(fold_case(b"lower"), Cow::Borrowed(_)));
+        // Composed and decomposed forms fold alike, in either case; text
+        // around an invalid byte is composed on each side of it.
+        assert_eq!(fold("Cafe\u{301}.txt"), "café.txt".as_bytes());
+        assert_eq!(fold("CAFE\u{301}"), fold("café"));
+        assert_eq!(fold("Å"), fold("A\u{30a}"));
+        assert_eq!(
+            fold_case(b"e\xcc\x81\xffE\xcc\x81").as_ref(),
+            b"\xc3\xa9\xff\xc3\xa9"
+        );
     }
 
     /// A literal whose in-place ASCII variant is checked against every answer.
