@@ -213,13 +213,17 @@ impl Parser {
         if self.lx.at_term_end() {
             let mut after = self.lx.clone();
             after.skip_ws();
-            let example = if after.at_term_end() {
+            let typed: String = self.chars().iter().collect();
+            let example = if typed.trim().chars().all(|c| c == '!') {
+                // Only `!`s: the name meant holds them.
+                format!("\"{}\"", typed.trim())
+            } else if after.at_term_end() {
                 remove(self.chars(), bang, bang + 1)
             } else {
                 splice(self.chars(), bang + 1, after.pos(), "")
             };
             return Err(PError::new(
-                "`!` needs a term right after it, with no space: `!foo`",
+                "`!` needs a term right after it, with no space: `!foo` (to search for a name with `!`, quote it: \"a!b\")",
                 bang,
                 example,
                 "ext:rs !test",
