@@ -105,20 +105,43 @@ impl QueryError {
     /// ```
     pub fn render(&self, query: &str) -> String {
         // Tabs and newlines would break the caret's alignment.
-        let shown: String = query
+        let chars: Vec<char> = query
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        let col = self.position.min(shown.chars().count());
+        let col = self.position.min(chars.len());
+        // A long query is shown around the caret: the caller has the rest,
+        // and a 4,096-character query echoed whole (with a caret line as
+        // long) is most of the answer.
+        let start = if chars.len() > SHOWN_CHARS {
+            col.saturating_sub(SHOWN_CHARS / 2)
+                .min(chars.len() - SHOWN_CHARS)
+        } else {
+            0
+        };
+        let end = (start + SHOWN_CHARS).min(chars.len());
+        let mut shown: String = if start > 0 {
+            "…".into()
+        } else {
+            String::new()
+        };
+        shown.extend(&chars[start..end]);
+        if end < chars.len() {
+            shown.push('…');
+        }
+        let caret = col - start + usize::from(start > 0);
         format!(
             "{}\n  {}\n  {}^\ntry: {}",
             self.message,
             shown,
-            " ".repeat(col),
+            " ".repeat(caret),
             self.example
         )
     }
 }
+
+/// At most this many characters of a query are shown around an error's caret.
+const SHOWN_CHARS: usize = 120;
 
 impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -168,13 +168,41 @@ fn invalid(message: String, key: &str, got: &Value, example: &str) -> ErrorData 
     let example: Value = serde_json::from_str(example).unwrap_or(Value::Null);
     ErrorData::invalid_params(
         message,
-        Some(json!({ "parameter": key, "received": got, "example": example })),
+        Some(json!({ "parameter": key, "received": received(got), "example": example })),
     )
+}
+
+/// At most this many characters of a string argument are echoed back.
+const RECEIVED_CHARS: usize = 200;
+
+/// What an error echoes of the argument it refuses: a long string cut, with
+/// its length (the caller has it whole; a 4,096-character query echoed
+/// whole made most of the answer).
+fn received(got: &Value) -> Value {
+    match got {
+        Value::String(s) if s.chars().count() > RECEIVED_CHARS => {
+            let head: String = s.chars().take(RECEIVED_CHARS).collect();
+            Value::String(format!("{head}… ({} characters)", s.chars().count()))
+        }
+        other => other.clone(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_argument_is_echoed_cut_with_its_length() {
+        let long = Value::String("é".repeat(4096));
+        let Value::String(shown) = received(&long) else {
+            panic!("a string stays a string")
+        };
+        assert!(shown.starts_with(&"é".repeat(RECEIVED_CHARS)));
+        assert!(shown.ends_with("… (4096 characters)"), "{shown}");
+        assert_eq!(received(&json!("short")), json!("short"));
+        assert_eq!(received(&json!(42)), json!(42));
+    }
 
     fn obj(v: Value) -> JsonObject {
         v.as_object().unwrap().clone()

@@ -237,6 +237,20 @@ fn render_shows_the_caret_under_the_position() {
             .unwrap()
             .ends_with("        ^")
     );
+    // A long query is shown around the caret, marked where it is cut.
+    let query = format!("{} size:1zb {}", "a ".repeat(100), "b ".repeat(100));
+    let e = Query::compile(&query, &Options::default(), &CLOCK).unwrap_err();
+    let r = e.render(&query);
+    let lines: Vec<&str> = r.lines().collect();
+    assert!(
+        lines[1].starts_with("  …") && lines[1].ends_with('…'),
+        "{r}"
+    );
+    assert!(lines[1].chars().count() <= 2 + 120 + 2, "{r}");
+    let caret = lines[2].chars().count() - 1;
+    let under: String = lines[1].chars().skip(caret).take(4).collect();
+    let meant: String = query.chars().skip(e.position).take(4).collect();
+    assert_eq!((under.as_str(), meant.as_str()), ("zb b", "zb b"), "{r}");
 }
 
 /// The bounds that keep one search from tying up the server: each refusal is
