@@ -201,7 +201,7 @@ pub fn fuzzy_until(
     let mut places = Places::default();
     let mut buf = Vec::new();
     let mut scored: Vec<(f32, String, EntryId)> = Vec::with_capacity(found.len());
-    let cover = Cover::new(&folded);
+    let cover = Cover::new(&words, &folded);
     for c in found {
         if !halt.go() {
             break;
@@ -365,15 +365,20 @@ fn squeeze(bytes: &[u8]) -> Vec<u8> {
 }
 
 impl Cover {
-    fn new(folded: &[Vec<u8>]) -> Cover {
-        let words: Vec<Vec<u8>> = folded.iter().map(|w| squeeze(w)).collect();
+    /// For the query's `words` (as typed) and their `folded` forms.
+    fn new(words: &[String], folded: &[Vec<u8>]) -> Cover {
+        // Long enough to forgive a typo as `near_names` counts it.
         let typed = folded
             .iter()
-            .map(|w| {
-                let long = String::from_utf8_lossy(w).chars().count() >= MIN_TYPO_WORD;
-                (w.clone(), long && !w.contains(&b'/'))
+            .zip(words)
+            .map(|(f, w)| {
+                (
+                    f.clone(),
+                    w.chars().count() >= MIN_TYPO_WORD && !w.contains('/'),
+                )
             })
             .collect();
+        let words: Vec<Vec<u8>> = folded.iter().map(|w| squeeze(w)).collect();
         let letters = words.iter().map(Vec::len).sum();
         Cover {
             words,
@@ -392,8 +397,7 @@ impl Cover {
         fold_into(path.trim_end_matches('/').as_bytes(), buf);
         let whole = squeeze(buf);
         let typoed = |w: usize| typo & (1 << w) != 0;
-        let mut parts = buf.split(|&b| b == b'/').rev();
-        let name = parts.next().unwrap_or_default();
+        let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
         // A word the name is one edit from (of five characters or more).
         let near = |w: usize| {
             let (typed, long) = &self.typed[w];
@@ -407,64 +411,80 @@ impl Cover {
         if !held {
             return 0.0;
         }
-        // Folders as typed: `rustix` is the folder `rustix-1.1.6` (a
-        // package's version is left out of what people type).
-        let folders: Vec<Vec<u8>> = parts.map(|f| squeeze(unversioned(f))).collect();
-        // The name, its stem and what comes before its first dot: `main` for
-        // `main.rs`, `libc` for `libc.so.6`.
-        let mut forms = vec![squeeze(name)];
-        for at in [memchr::memrchr(b'.', name), memchr::memchr(b'.', name)] {
+        // The name without separators; its stem and what comes before its
+        // first dot (`main` for `main.rs`, `libc` for `libc.so.6`) are
+        // prefixes of it, kept as lengths.
+        let sq = squeeze(name);
+        let mut forms = [sq.len(); 3];
+        for (k, at) in [memchr::memrchr(b'.', name), memchr::memchr(b'.', name)]
+            .into_iter()
+            .enumerate()
+        {
             if let Some(i) = at.filter(|&i| i > 0) {
-                forms.push(squeeze(&name[..i]));
+                forms[k + 1] = name[..i].iter().filter(|&&b| !is_separator(b)).count();
             }
         }
-        // The best run of words the name equals, else the best it starts with.
-        let mut best: Option<(bool, usize, usize, usize)> = None;
+        // The runs of words the name equals or starts with, and the words
+        // the name is one edit from: each a way to spell out part of the
+        // query, at its rate of the lead.
+        let mut ways: Vec<(f32, usize, usize, usize)> = Vec::new();
         for i in 0..self.words.len() {
-            let mut joined = Vec::new();
+            let mut joined = 0;
             for j in i..self.words.len() {
                 if typoed(j) {
                     break;
                 }
-                joined.extend_from_slice(&self.words[j]);
-                if joined.is_empty() {
-                    continue;
-                }
-                let exact = forms.contains(&joined);
-                let prefix = exact || forms.iter().any(|f| f.starts_with(&joined));
-                if !prefix {
+                let word = &self.words[j];
+                if sq.get(joined..joined + word.len()) != Some(word.as_slice()) {
                     break;
                 }
-                let run = (exact, joined.len(), i, j);
-                if best.is_none_or(|b| (run.0, run.1) > (b.0, b.1)) {
-                    best = Some(run);
+                joined += word.len();
+                if joined == 0 {
+                    continue;
+                }
+                let rate = if forms.contains(&joined) {
+                    EXACT_BONUS
+                } else {
+                    PREFIX_BONUS
+                };
+                ways.push((rate, joined, i, j));
+            }
+        }
+        for w in (0..self.words.len()).filter(|&w| near(w)) {
+            ways.push((NEAR_SHARE * EXACT_BONUS, self.words[w].len(), w, w));
+        }
+        if ways.is_empty() {
+            return 0.0;
+        }
+        // The other words, each equal to a folder on the way (as typed, or
+        // without its version: `rustix` is the folder `rustix-1.1.6`).
+        let in_folders = |word: &[u8]| {
+            let mut parts = buf.split(|&b| b == b'/').rev().skip(1);
+            parts.any(|f| {
+                let bare = |f: &[u8]| {
+                    f.iter()
+                        .copied()
+                        .filter(|&b| !is_separator(b))
+                        .eq(word.iter().copied())
+                };
+                bare(f) || bare(unversioned(f))
+            })
+        };
+        let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
+        let mut best: f32 = 0.0;
+        for (rate, run, i, j) in ways {
+            let mut spelled = run;
+            for (w, word) in self.words.iter().enumerate() {
+                if (i..=j).contains(&w) || typoed(w) || word.is_empty() {
+                    continue;
+                }
+                if *found[w].get_or_insert_with(|| in_folders(word)) {
+                    spelled += word.len();
                 }
             }
+            best = best.max(spelled as f32 / self.letters as f32 * rate);
         }
-        // Else a word the name is one edit from, at a share of the lead.
-        let mut scale = 1.0;
-        if best.is_none()
-            && let Some(w) = (0..self.words.len())
-                .filter(|&w| near(w))
-                .max_by_key(|&w| self.words[w].len())
-        {
-            best = Some((true, self.words[w].len(), w, w));
-            scale = NEAR_SHARE;
-        }
-        let Some((exact, mut spelled, i, j)) = best else {
-            return 0.0;
-        };
-        // The other words, each equal to a folder on the way.
-        for (w, word) in self.words.iter().enumerate() {
-            if (i..=j).contains(&w) || typoed(w) || word.is_empty() {
-                continue;
-            }
-            if folders.iter().any(|f| f == word) {
-                spelled += word.len();
-            }
-        }
-        let share = spelled as f32 / self.letters as f32;
-        share * scale * if exact { EXACT_BONUS } else { PREFIX_BONUS }
+        best
     }
 }
 
@@ -1400,7 +1420,8 @@ mod tests {
                     f
                 })
                 .collect();
-            Cover::new(&folded)
+            let words: Vec<String> = q.iter().map(|w| w.to_string()).collect();
+            Cover::new(&words, &folded)
         };
         let mut buf = Vec::new();
         let get = cover(&["get", "parameter"]);
@@ -1425,12 +1446,21 @@ mod tests {
         assert!(folder < pkg, "{folder} {pkg}");
         // `init` only scattered (`i`…`n`…`i`…`t`): no lead at all.
         assert_eq!(init.bonus("data/idna/contactlist.json", 0, &mut buf), 0.0);
-        // A folder's version is not typed.
+        // A folder's version is not typed, or typed.
         let crate_mod = cover(&["mod", "rustix"]);
         assert_eq!(
             crate_mod.bonus("rustix-1.1.6/src/fs/mod.rs", 0, &mut buf),
             EXACT_BONUS
         );
+        let versioned = cover(&["mod", "rustix-1.1.6"]);
+        assert_eq!(
+            versioned.bonus("rustix-1.1.6/src/fs/mod.rs", 0, &mut buf),
+            EXACT_BONUS
+        );
+        // The way that gives most: every word as the name's start (400)
+        // over the first word as its stem (3 letters of 12: 250).
+        let start = cover(&["get", "parameter"]);
+        assert_eq!(start.bonus("x/get.parameters", 0, &mut buf), PREFIX_BONUS);
         assert_eq!(unversioned(b"six-1.17.0.dist-info"), b"six");
         assert_eq!(unversioned(b"tokio-util"), b"tokio-util");
         assert_eq!(unversioned(b"x-v2"), b"x");

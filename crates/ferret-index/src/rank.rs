@@ -247,9 +247,15 @@ impl<'a> Ranker<'a> {
         }
     }
 
-    /// The longest word (what the prefix shortcut looks for).
-    pub fn main_word(&self) -> Option<&[u8]> {
-        self.words.first().map(Vec::as_slice)
+    /// The query's one word, what the prefix shortcut looks for; `None` for
+    /// several: a name's fit is its best over every word, so `foo.barbaz` is
+    /// exact for `foo barbaz` through `foo` though it does not start with
+    /// `barbaz`, and names starting with any one word cannot bound the rest.
+    pub fn only_word(&self) -> Option<&[u8]> {
+        match self.words.as_slice() {
+            [word] => Some(word),
+            _ => None,
+        }
     }
 
     /// The place of folder `dir`, from the remembered places of its ancestors.

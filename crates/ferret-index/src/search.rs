@@ -314,9 +314,10 @@ pub fn matching_facts_until(
     plan.halt.result(facts)
 }
 
-/// The page in relevance order. When the query has a word and the matching
-/// names that start with it already fill the page, only those entries are
-/// ranked (every other name fits worse); otherwise every match is.
+/// The page in relevance order. When the query has one word and the
+/// matching names that start with it already fill the page, only those
+/// entries are ranked (every other name fits worse); otherwise every match
+/// is.
 fn by_relevance(
     plan: &Plan<'_>,
     wanted: usize,
@@ -332,7 +333,7 @@ fn by_relevance(
     let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
     // (Only for exact plans: otherwise counting the total visits every match
     // anyway.)
-    if let (Some(word), Some(set), true) = (ranker.main_word(), &plan.names, exact)
+    if let (Some(word), Some(set), true) = (ranker.only_word(), &plan.names, exact)
         && word.is_ascii()
     {
         let names = &store.names;
@@ -852,6 +853,9 @@ mod tests {
         "dm:today",
         "dm:lastyear",
         "report dm:today",
+        // Several words: a name's fit is its best over them all.
+        "rep a",
+        "a report",
         "ext:pdf size:>1000",
         "file:",
         "folder:",

@@ -50,13 +50,14 @@ pub(crate) fn parse_raw(query: &str) -> Result<Ast, PError> {
 
 /// Makes sure the error's example passes `check`: a corrected query can still hold a
 /// second mistake, so the example is corrected again (a few times at most), else the
-/// canned example is used.
+/// canned example is used. So it is for a long query: its corrected copy
+/// would echo it whole, and the message and caret already say what to fix.
 pub(crate) fn fix_example(e: PError, check: impl Fn(&str) -> Result<(), PError>) -> QueryError {
     let mut err = e.err;
     let mut example = err.example.clone();
     for _ in 0..8 {
-        if example.trim().is_empty() {
-            // Matching everything is no correction.
+        if example.trim().is_empty() || example.chars().count() > MAX_EXAMPLE_CHARS {
+            // Matching everything is no correction, and a long copy no example.
             break;
         }
         match check(&example) {
@@ -70,6 +71,9 @@ pub(crate) fn fix_example(e: PError, check: impl Fn(&str) -> Result<(), PError>)
     err.example = e.canned.to_string();
     err
 }
+
+/// A corrected query longer than this is not given as the example.
+const MAX_EXAMPLE_CHARS: usize = 200;
 
 fn closer_of(open: char) -> char {
     if open == '<' { '>' } else { ')' }

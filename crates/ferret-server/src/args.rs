@@ -172,18 +172,26 @@ fn invalid(message: String, key: &str, got: &Value, example: &str) -> ErrorData 
     )
 }
 
-/// At most this many characters of a string argument are echoed back.
+/// At most this many characters of a string argument are echoed back, and
+/// this many items of a list.
 const RECEIVED_CHARS: usize = 200;
+const RECEIVED_ITEMS: usize = 20;
 
-/// What an error echoes of the argument it refuses: a long string cut, with
-/// its length (the caller has it whole; a 4,096-character query echoed
-/// whole made most of the answer).
+/// What an error echoes of the argument it refuses: a long string or list
+/// cut, with its length (the caller has it whole; a 4,096-character query
+/// echoed whole made most of the answer).
 fn received(got: &Value) -> Value {
     match got {
         Value::String(s) if s.chars().count() > RECEIVED_CHARS => {
             let head: String = s.chars().take(RECEIVED_CHARS).collect();
             Value::String(format!("{head}… ({} characters)", s.chars().count()))
         }
+        Value::Array(items) if items.len() > RECEIVED_ITEMS => {
+            let mut head: Vec<Value> = items[..RECEIVED_ITEMS].iter().map(received).collect();
+            head.push(Value::String(format!("… ({} items)", items.len())));
+            Value::Array(head)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(received).collect()),
         other => other.clone(),
     }
 }
@@ -202,6 +210,12 @@ mod tests {
         assert!(shown.ends_with("… (4096 characters)"), "{shown}");
         assert_eq!(received(&json!("short")), json!("short"));
         assert_eq!(received(&json!(42)), json!(42));
+        let many = Value::Array((0..100).map(|i| json!(i)).collect());
+        let Value::Array(shown) = received(&many) else {
+            panic!("a list stays a list")
+        };
+        assert_eq!(shown.len(), RECEIVED_ITEMS + 1);
+        assert_eq!(shown.last(), Some(&json!("… (100 items)")));
     }
 
     fn obj(v: Value) -> JsonObject {

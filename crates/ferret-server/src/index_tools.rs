@@ -157,7 +157,8 @@ fn fall_back(
     // found nothing, and one cut short for want of budget would answer
     // nothing while matches exist (a debug build on the Python standard
     // library spends up to 480 ms on `test packages`). A call spends at most
-    // twice the budget.
+    // twice the budget (two and a half with an `offset`: the look at the top
+    // hit has half of one).
     let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
     let fuzzy = index.fuzzy_until(
         &ferret_index::fuzzy::FuzzyRequest {

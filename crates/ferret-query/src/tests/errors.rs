@@ -249,6 +249,8 @@ fn render_shows_the_caret_under_the_position() {
     assert!(lines[1].chars().count() <= 2 + 120 + 2, "{r}");
     let caret = lines[2].chars().count() - 1;
     let under: String = lines[1].chars().skip(caret).take(4).collect();
+    // The example is the canned one, not the query corrected whole.
+    assert!(e.example.chars().count() < 40, "{}", e.example);
     let meant: String = query.chars().skip(e.position).take(4).collect();
     assert_eq!((under.as_str(), meant.as_str()), ("zb b", "zb b"), "{r}");
 }
