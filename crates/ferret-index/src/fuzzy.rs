@@ -395,7 +395,6 @@ impl Cover {
             return 0.0;
         }
         fold_into(path.trim_end_matches('/').as_bytes(), buf);
-        let whole = squeeze(buf);
         let typoed = |w: usize| typo & (1 << w) != 0;
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
         // A word the name is one edit from (of five characters or more).
@@ -403,18 +402,28 @@ impl Cover {
             let (typed, long) = &self.typed[w];
             *long && within_one_edit(name, typed)
         };
+        // The name without separators; its stem and what comes before its
+        // first dot (`main` for `main.rs`, `libc` for `libc.so.6`) are
+        // prefixes of it, kept as lengths.
+        let sq = squeeze(name);
+        // Most candidates hold the words scattered: no name starting with a
+        // word nor near one, so no lead, told before the path is read.
+        let some_way = (0..self.words.len()).any(|w| {
+            let word = &self.words[w];
+            (!typoed(w) && !word.is_empty() && sq.starts_with(word)) || near(w)
+        });
+        if !some_way {
+            return 0.0;
+        }
         // Every word held as typed (a typo's word, or one the name is near,
         // aside), else no lead.
+        let whole = squeeze(buf);
         let held = self.words.iter().enumerate().all(|(w, word)| {
             typoed(w) || word.is_empty() || memchr::memmem::find(&whole, word).is_some() || near(w)
         });
         if !held {
             return 0.0;
         }
-        // The name without separators; its stem and what comes before its
-        // first dot (`main` for `main.rs`, `libc` for `libc.so.6`) are
-        // prefixes of it, kept as lengths.
-        let sq = squeeze(name);
         let mut forms = [sq.len(); 3];
         for (k, at) in [memchr::memrchr(b'.', name), memchr::memchr(b'.', name)]
             .into_iter()
