@@ -26,7 +26,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::hits::{Hit, display_path, hit};
 use crate::names::{byte_mask, fold_into};
-use crate::rank::{Places, Ranker};
+use crate::rank::{NameFit, Places, Ranker, exact_forms};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::stop::{Halt, Stop, Stopped};
 use crate::store::{EntryId, Store};
@@ -138,14 +138,7 @@ pub fn fuzzy_until(
     }
     let halt = Halt::new(stop);
     let now = chrono::Utc::now().timestamp();
-    let folded: Vec<Vec<u8>> = words
-        .iter()
-        .map(|w| {
-            let mut f = Vec::new();
-            fold_into(w.as_bytes(), &mut f);
-            f
-        })
-        .collect();
+    let folded = fold_words(&words);
     let atoms: Vec<Atom> = words.iter().map(|w| atom(w)).collect();
     // Paths are scored as paths (bonuses after `/`) with a lead for matches
     // near the start: initials are typed from the top folder down. Without
@@ -235,7 +228,13 @@ pub fn fuzzy_until(
         if !fits {
             continue;
         }
-        let rel = ranker.rank(store, id, &mut places, &mut buf);
+        // The fit is not asked (the lead is `Cover`'s): folder and bonus only.
+        let rel = ranker.rank_fitted(
+            store,
+            id,
+            (NameFit::Anywhere, store.name(id).len()),
+            &mut places,
+        );
         total += cover.bonus(&path, c.typo, &mut buf);
         if rel.generated {
             total -= GENERATED_PENALTY;
@@ -290,7 +289,7 @@ const MAX_SCORED: usize = 40_000;
 /// about 3,000 of the 1M synthetic tree's 26-level paths).
 const MAX_SCORED_BYTES: usize = 2_000_000;
 
-/// What a path spelling out every word add, its name exact (or its stem)
+/// What a path spelling out every word adds, its name exact (or its stem)
 /// or starting with them: more than any subsequence score, so they keep
 /// their lead (a share of it for a share of the words, [`Cover`]).
 const EXACT_BONUS: f32 = 1000.0;
@@ -335,6 +334,18 @@ struct Cover {
 /// at half the lead, bench/retrieval.py's prefixes under `fuzzy` fell from
 /// 33.0% to 31.0% top-1 on the Python tree).
 const NEAR_SHARE: f32 = 0.35;
+
+/// The query's words folded as names are.
+fn fold_words(words: &[String]) -> Vec<Vec<u8>> {
+    words
+        .iter()
+        .map(|w| {
+            let mut f = Vec::new();
+            fold_into(w.as_bytes(), &mut f);
+            f
+        })
+        .collect()
+}
 
 /// A name's word separators, left out when words and names are compared.
 fn is_separator(b: u8) -> bool {
@@ -402,9 +413,8 @@ impl Cover {
             let (typed, long) = &self.typed[w];
             *long && within_one_edit(name, typed)
         };
-        // The name without separators; its stem and what comes before its
-        // first dot (`main` for `main.rs`, `libc` for `libc.so.6`) are
-        // prefixes of it, kept as lengths.
+        // The name without separators; its exact forms (`exact_forms`) are
+        // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
         // Most candidates hold the words scattered: no name starting with a
         // word nor near one, so no lead, told before the path is read.
@@ -424,15 +434,7 @@ impl Cover {
         if !held {
             return 0.0;
         }
-        let mut forms = [sq.len(); 3];
-        for (k, at) in [memchr::memrchr(b'.', name), memchr::memchr(b'.', name)]
-            .into_iter()
-            .enumerate()
-        {
-            if let Some(i) = at.filter(|&i| i > 0) {
-                forms[k + 1] = name[..i].iter().filter(|&&b| !is_separator(b)).count();
-            }
-        }
+        let forms = exact_forms(name).map(|f| f.iter().filter(|&&b| !is_separator(b)).count());
         // The runs of words the name equals or starts with, and the words
         // the name is one edit from: each a way to spell out part of the
         // query, at its rate of the lead.
@@ -1095,11 +1097,8 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
 /// neighbours) of `b`, on the whole name or on its stem.
 pub(crate) fn within_one_edit(name: &[u8], word: &[u8]) -> bool {
-    let stem = match memchr::memrchr(b'.', name) {
-        Some(i) if i > 0 => &name[..i],
-        _ => name,
-    };
-    [name, stem].into_iter().any(|n| one_edit(n, word))
+    let [whole, stem, _] = exact_forms(name);
+    [whole, stem].into_iter().any(|n| one_edit(n, word))
 }
 
 /// Damerau-Levenshtein distance at most one, in one pass: after the common
@@ -1413,24 +1412,14 @@ mod tests {
         }
     }
 
-    /// Two neighbours swapped in the middle of a five-letter word leave it
-    /// no trigram of the name's, and the name is still found.
     /// The lead goes to the share of the typed letters a path spells out:
     /// a name equal to a run of the words, the others equal to folders; a
     /// word only scattered along the path gives none.
     #[test]
     fn the_lead_is_what_the_path_spells_out() {
         let cover = |q: &[&str]| {
-            let folded: Vec<Vec<u8>> = q
-                .iter()
-                .map(|w| {
-                    let mut f = Vec::new();
-                    fold_into(w.as_bytes(), &mut f);
-                    f
-                })
-                .collect();
             let words: Vec<String> = q.iter().map(|w| w.to_string()).collect();
-            Cover::new(&words, &folded)
+            Cover::new(&words, &fold_words(&words))
         };
         let mut buf = Vec::new();
         let get = cover(&["get", "parameter"]);
@@ -1438,7 +1427,7 @@ mod tests {
             get.bonus("examples/ssm/get-parameter.rst", 0, &mut buf),
             EXACT_BONUS
         );
-        // The name is one of the words: half the letters are spelled out.
+        // The name is one of the words and the other is nowhere: no lead.
         let half = get.bonus("src/get.rs", 0, &mut buf);
         assert!(half == 0.0, "parameter is not held: {half}");
         let lead = get.bonus("parameter/get.rs", 0, &mut buf);
@@ -1488,6 +1477,8 @@ mod tests {
         assert_eq!(cover(&["asar"]).bonus("x/astar", 0, &mut buf), 0.0);
     }
 
+    /// Two neighbours swapped in the middle of a five-letter word leave it
+    /// no trigram of the name's, and the name is still found.
     #[test]
     fn a_swap_in_a_short_word_is_a_typo_too() {
         let s = store(&["src/parse.rs", "src/other.rs", "lib/spare.rs"]);

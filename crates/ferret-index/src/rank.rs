@@ -54,6 +54,21 @@ pub(crate) enum NameFit {
     Anywhere = 3,
 }
 
+/// The forms a (folded) name answers exactly: itself, its stem and what
+/// comes before its first dot (`main` is the exact name of `main.rs`, and
+/// `libc` of `libc.so.6`).
+pub(crate) fn exact_forms(folded: &[u8]) -> [&[u8]; 3] {
+    let before = |at: Option<usize>| match at {
+        Some(i) if i > 0 => &folded[..i],
+        _ => folded,
+    };
+    [
+        folded,
+        before(memchr::memrchr(b'.', folded)),
+        before(memchr::memchr(b'.', folded)),
+    ]
+}
+
 /// How `name` answers `word` (folded), best of all its occurrences.
 pub(crate) fn name_fit(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> NameFit {
     fold_into(name, buf);
@@ -61,16 +76,7 @@ pub(crate) fn name_fit(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> NameFit {
     if word.is_empty() {
         return NameFit::Anywhere;
     }
-    // `main` is the exact name of `main.rs`, and `libc` of `libc.so.6`.
-    let stem = match memchr::memrchr(b'.', folded) {
-        Some(i) if i > 0 => &folded[..i],
-        _ => folded,
-    };
-    let first = match memchr::memchr(b'.', folded) {
-        Some(i) if i > 0 => &folded[..i],
-        _ => folded,
-    };
-    if folded == word || stem == word || first == word {
+    if exact_forms(folded).contains(&word) {
         return NameFit::Exact;
     }
     if folded.starts_with(word) {
