@@ -42,8 +42,11 @@ it but on other lines / ranked below 5 / other) with examples.
 Speed (unless `--skip-speed`): a tree of 50,000 real source files (every source
 file of the cargo registry, then .cache, then /usr, hard-linked, else copied,
 into a temporary folder, or `--tree50k DIR` as it is): the first `symbols`
-call (which builds the table: every file parsed, on all cores) and the p50
-of 20 later calls with varied names; extraction in MB/s (source bytes over
+call with `--symbols-early off` (which builds the table: every file parsed,
+on all cores) and the p50 of 20 later calls with varied names; then with the
+table built in the background and saved (`--symbols-early on`, a state
+folder): the time until it is built, its file's size, and after a restart
+the first call and the time until the table is read back and checked; extraction in MB/s (source bytes over
 the first call); `read outline` p50 of 30 calls on the registry's .rs file
 nearest 5,000 lines. Every server is stopped by its PID when done; the
 temporary tree is removed.
@@ -200,8 +203,11 @@ def fold(name):
 class Server(StdioServer):
     """`ferret serve --stdio --root DIR --no-persist` (see `stdio_client`)."""
 
-    def __init__(self, binary, root, state):
-        self.argv = [binary, "serve", "--stdio", "--root", str(root), "--no-persist", "--max-response-bytes", "64M"]
+    def __init__(self, binary, root, state, persist=False, early=False):
+        self.argv = [binary, "serve", "--stdio", "--root", str(root), "--max-response-bytes", "64M",
+                     "--symbols-early", "on" if early else "off"]
+        if not persist:
+            self.argv.append("--no-persist")
         super().__init__(self.argv, state)
 
     def call(self, tool, args):
@@ -214,6 +220,15 @@ class Server(StdioServer):
             d, _ = self.call("diagnostics", {})
             if d.get("index", {}).get("state") == "ready":
                 return d
+            time.sleep(0.1)
+
+    def built(self):
+        """The diagnostics' `symbols` once the background build is done."""
+        while True:
+            d, _ = self.call("diagnostics", {})
+            sy = d.get("symbols", {})
+            if sy.get("background", {}).get("state") == "done" and sy.get("state") == "ready":
+                return sy
             time.sleep(0.1)
 
     def stop(self):
@@ -593,6 +608,42 @@ def speed(args):
     finally:
         server.stop()
         shutil.rmtree(state, ignore_errors=True)
+    # Built in the background and saved, then read back after a restart.
+    state = Path(tempfile.mkdtemp(prefix="ferret-symbols-bench-"))
+    try:
+        early = {}
+        t = time.perf_counter()
+        server = Server(args.bin, tree, state, persist=True, early=True)
+        try:
+            server.wait()
+            early["index_ready_s"] = round(time.perf_counter() - t, 2)
+            sy = server.built()
+            early["built_s"] = round(time.perf_counter() - t, 2)
+            early["background_ms"] = sy["background"].get("ms")
+            early["table_bytes"] = os.path.getsize(sy["saved_to"])
+            early["rss_built"] = server.proc_status()
+        finally:
+            t = time.perf_counter()
+            server.stop()
+            early["stop_s"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        server = Server(args.bin, tree, state, persist=True, early=True)
+        try:
+            server.wait()
+            early["restart_index_ready_s"] = round(time.perf_counter() - t, 2)
+            c = time.perf_counter()
+            _, err = server.call("symbols", {"query": "Parser"})
+            early["restart_first_call_ms"] = round((time.perf_counter() - c) * 1000, 1)
+            sy = server.built()
+            early["restart_built_s"] = round(time.perf_counter() - t, 2)
+            early["restart_read_back_files"] = sy.get("read_back_files")
+            early["restart_background_ms"] = sy["background"].get("ms")
+            early["rss_restarted"] = server.proc_status()
+        finally:
+            server.stop()
+        out["early"] = early
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
         if work:
             shutil.rmtree(work, ignore_errors=True)
     # read outline of a ~5,000-line file.
@@ -679,6 +730,12 @@ def summary(r):
               f"({s['source_bytes_parsed_at_most'] / 2**20:.0f} MiB source <= 8 MiB a file); table {s['table']}")
         print(f"  symbols first call (builds the table): {s['first_call_ms'] / 1000:.2f} s -> {s['mb_per_s']} MB/s on {s['cores']} cores")
         print(f"  symbols later calls: p50 {s['later_p50_ms']} ms, max {s['later_max_ms']} ms (20 names)")
+        e = s.get("early")
+        if e:
+            print(f"  built in the background: ready {e['built_s']} s after start (index {e['index_ready_s']} s; build {e['background_ms']} ms), "
+                  f"saved table {e['table_bytes'] / 2**20:.1f} MiB, stop {e['stop_s']} s")
+            print(f"  after a restart: index {e['restart_index_ready_s']} s, first symbols call {e['restart_first_call_ms']} ms, "
+                  f"table read back and checked {e['restart_built_s']} s after start ({e['restart_read_back_files']} files read back)")
         o = s["outline"]
         print(f"  read outline {o['file']} ({o['lines']} lines, {o['total']} definitions): p50 {o['p50_ms']} ms, max {o['max_ms']} ms (target <= 20 ms)")
 

@@ -82,7 +82,7 @@ def test_find_symbol_tells_definitions_from_uses(tmp_path):
     (root / "notes.md").write_text("add_numbers_v2 is not the same word\n")
 
     async def go():
-        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
+        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist", "--symbols-early", "off"]) as c:
             # Before any `symbols` call the table is not built (a first
             # build of a big tree takes minutes; the prompt has seconds).
             before = text_of(await c.get_prompt("find_symbol", {"name": "add_numbers"}))

@@ -5,6 +5,7 @@ files change; secrets, binaries and bad input refused or bounded."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -289,3 +290,87 @@ def test_bad_input_is_bounded(tmp_path):
             assert err and s["error"]["code"] == "TOO_LARGE", s
 
     run(go())
+
+
+async def symbols_built(c, timeout=60.0):
+    """The diagnostics' `symbols` once the background build is done."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, d, _, _ = await call(c, "diagnostics", {})
+        sy = d["symbols"]
+        if sy.get("background", {}).get("state") == "done" and sy["state"] == "ready":
+            return sy
+        assert time.monotonic() < deadline, sy
+        await asyncio.sleep(0.1)
+
+
+def test_the_table_is_built_before_the_first_call_and_read_back_after_a_restart(symtree, tmp_path):
+    state = tmp_path / "state"
+    args = ["--root", str(symtree), "--state-dir", str(state), "--deny", "secrets.py"]
+
+    async def first():
+        async with connect("stdio", "legacy", args) as c:
+            sy = await symbols_built(c)
+            # Built with no `symbols` call, and saved where the index is.
+            assert sy["files"] >= 5 and sy["symbols"] >= 8 and sy.get("read_back_files") is None, sy
+            assert sy["background"]["files_total"] == sy["background"]["files_done"] >= 5, sy
+            saved = Path(sy["saved_to"])
+            assert saved.parent == state and saved.is_file(), sy
+            assert sy["unsaved_changes"] is False, sy
+            _, s, _, _ = await call(c, "symbols", {"query": "parse_query"})
+            assert names(s)[0] == ("src/store.rs", "parse_query", "function", 21), s
+            # The binary and the sensitive files are not read.
+            assert sy["unreadable"] == 2, sy
+            return saved, sy["files"]
+
+    saved, files = run(first())
+    assert saved.stat().st_mode & 0o777 == 0o600
+    # While ferret is down: a file changes, one is added, one is removed.
+    (symtree / "main.go").write_text(GO + "\nfunc AddedWhileDown() {}\n")
+    (symtree / "src" / "later.rs").write_text("pub fn written_while_down() {}\n")
+    (symtree / "conflict.rs").unlink()
+
+    async def second():
+        async with connect("stdio", "legacy", args) as c:
+            sy = await symbols_built(c)
+            # The saved table was read back (the unreadable files aside,
+            # which are tried again), and only what moved parsed again.
+            assert sy["read_back_files"] == files - 2, sy
+            _, s, _, _ = await call(c, "symbols", {"query": "AddedWhileDown"})
+            assert names(s)[:1] == [("main.go", "AddedWhileDown", "function", 7)], s
+            _, s, _, _ = await call(c, "symbols", {"query": "written_while_down"})
+            assert names(s)[:1] == [("src/later.rs", "written_while_down", "function", 1)], s
+            _, s, _, _ = await call(c, "symbols", {"query": "before_conflict"})
+            assert all(r["path"] != "conflict.rs" for r in s["results"]), s
+            _, s, _, _ = await call(c, "symbols", {"query": "Store::get"})
+            assert names(s) == [("src/store.rs", "get", "method", 16)], s
+            for hidden in ("leaked_secret_fn", "hidden_in_binary"):
+                _, s, _, _ = await call(c, "symbols", {"query": hidden})
+                assert not any(r["name"] == hidden for r in s["results"]), s
+
+    run(second())
+    # A damaged table is discarded and built again, never trusted.
+    saved.write_bytes(saved.read_bytes()[:-9] + b"damaged!!")
+
+    async def third():
+        async with connect("stdio", "legacy", args) as c:
+            sy = await symbols_built(c)
+            assert sy.get("read_back_files") is None and sy["files"] >= 5, sy
+            _, s, _, _ = await call(c, "symbols", {"query": "AddedWhileDown"})
+            assert names(s)[:1] == [("main.go", "AddedWhileDown", "function", 7)], s
+
+    run(third())
+    # Other sensitive patterns: another table, so what is now sensitive is
+    # never answered from the saved one.
+    (symtree / "extra.py").write_text("def now_hidden_fn():\n    pass\n")
+
+    async def fourth(deny):
+        async with connect("stdio", "legacy", args[:-2] + deny) as c:
+            await symbols_built(c)
+            _, s, _, _ = await call(c, "symbols", {"query": "now_hidden_fn"})
+            return [r["name"] for r in s["results"]], (await call(c, "diagnostics", {}))[1]["symbols"]
+
+    found, _ = run(fourth(["--deny", "secrets.py"]))
+    assert found[:1] == ["now_hidden_fn"]
+    found, sy = run(fourth(["--deny", "secrets.py", "--deny", "extra.py"]))
+    assert "now_hidden_fn" not in found and sy.get("read_back_files") is None, sy

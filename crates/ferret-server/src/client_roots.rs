@@ -220,6 +220,7 @@ impl Ferret {
     /// Stop what is served now: its content index and index (their files
     /// saved). For a server that follows client roots, at exit.
     pub fn close_served(&self) {
+        self.save_symbols();
         let stack = self.stack();
         if let Some(c) = &stack.content {
             c.shutdown();
@@ -408,6 +409,9 @@ impl Ferret {
             std::mem::replace(&mut *served, Arc::new(stack))
         };
         self.inner.hub.follow(new_index);
+        // The new roots' symbols table (the old one is saved as it is
+        // replaced, see `symbols_tool::held_for`).
+        self.start_symbols();
         {
             let mut s = f.state();
             s.folders = folders;

@@ -56,7 +56,7 @@ mod write_tools;
 use std::{
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -153,6 +153,9 @@ struct Inner {
     stale_temps: Mutex<Option<StaleTemps>>,
     /// Every source file's definitions, for `symbols`.
     symbols: symbols_tool::Symbols,
+    /// Each stack's symbols table is built in the background once its
+    /// index is ready (else by the first call that needs it).
+    symbols_early: AtomicBool,
 }
 
 /// What the start-up sweep of `.ferret-tmp-*` files did.
@@ -291,6 +294,7 @@ impl Ferret {
             task_after_ms: AtomicU64::new(DEFAULT_TASK_AFTER.as_millis() as u64),
             stale_temps: Mutex::new(None),
             symbols: symbols_tool::Symbols::default(),
+            symbols_early: AtomicBool::new(false),
         });
         Ferret::connected(inner)
     }
@@ -323,6 +327,37 @@ impl Ferret {
     pub fn set_task_after(&self, after: Duration) {
         let ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
         self.inner.task_after_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Build each served stack's symbols table in the background once its
+    /// index is ready (this one now, and those of client roots as they
+    /// come), instead of in the first `symbols` call.
+    pub fn build_symbols_early(&self) {
+        self.inner.symbols_early.store(true, Ordering::Relaxed);
+        self.start_symbols();
+    }
+
+    /// The background build of the served stack's symbols table, when
+    /// asked for and there is something to build.
+    pub(crate) fn start_symbols(&self) {
+        let stack = self.stack();
+        if !self.inner.symbols_early.load(Ordering::Relaxed) || stack.roots.roots().is_empty() {
+            return;
+        }
+        let this = self.clone();
+        let _ = std::thread::Builder::new()
+            .name("ferret-symbols".into())
+            .spawn(move || {
+                let serving =
+                    || !this.inner.shutdown.is_cancelled() && Arc::ptr_eq(&this.stack(), &stack);
+                symbols_tool::build(&this.inner.symbols, &stack, &serving);
+            });
+    }
+
+    /// Save the symbols table (when it changed since it was read back or
+    /// saved) and stop its background build: at exit.
+    pub fn save_symbols(&self) {
+        self.inner.symbols.save(true);
     }
 
     /// How many tool calls and prompts are being answered now.

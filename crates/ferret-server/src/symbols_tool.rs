@@ -4,20 +4,29 @@
 //! `ferret-symbols`.
 //!
 //! The table of every file's definitions lives here, one per served stack.
-//! The first `symbols` call lists the source files as the live index knows
-//! them (with the folders it has not caught up with listed again, as `grep`
-//! does) and parses them; later calls, once the index is caught up, look up
-//! only the paths its change feed named since (a folder created or moved in,
-//! an index not caught up or a feed that lost paths: listed again). Either
-//! way only files whose modification time or size moved are parsed again,
-//! so an answer never names a definition that is gone. The table is held in
-//! memory and built on the first call; it is not persisted.
+//! It is built in the background once the index is ready ([`build`], a
+//! chunk of files at a time at `nice` +10, so that calls go between the
+//! chunks), or by the first call that needs it, and saved in the state
+//! directory ([`Symbols::save`]: after the build and at exit), so that a
+//! restart reads it back and parses only the files that moved meanwhile.
+//! A call lists the source files as the live index knows them (with the
+//! folders it has not caught up with listed again, as `grep` does) until
+//! the table holds every one of a caught-up index; later calls look up only
+//! the paths the index's change feed named since (a folder created or
+//! moved in, an index not caught up or a feed that lost paths: listed
+//! again). Either way only files whose modification time or size moved are
+//! parsed again, so an answer never names a definition that is gone.
 
 use std::{
     cell::RefCell,
     collections::HashSet,
-    io::Read,
-    sync::{Arc, Mutex, Weak},
+    io::{Read, Write},
+    path::PathBuf,
+    sync::{
+        Arc, Mutex, Weak,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
 };
 
 use ferret_fs::{ErrorCode, FsError, ReadRequest, Roots, Target, sniff};
@@ -108,11 +117,37 @@ pub fn parse(args: Option<&JsonObject>) -> ArgResult<SymbolsCall> {
 #[derive(Default)]
 pub struct Symbols {
     held: Mutex<Option<Held>>,
+    /// What the background build has done, read by `diagnostics` without
+    /// waiting for `held`.
+    build: Mutex<Build>,
+    /// The server is stopping: the background build stops at its next chunk.
+    stopping: AtomicBool,
+}
+
+/// The background build's progress.
+#[derive(Debug, Clone, Default)]
+struct Build {
+    /// `None`: not started (off, or not yet).
+    state: Option<&'static str>,
+    files_done: usize,
+    files_total: usize,
+    ms: Option<u64>,
+}
+
+/// Where a stack's table is saved, and what it must have been saved for.
+struct SavedAt {
+    path: PathBuf,
+    key: Vec<u8>,
 }
 
 struct Held {
     stack: Weak<Stack>,
     table: Table,
+    saved_at: Option<SavedAt>,
+    /// Changed since it was read back or saved.
+    dirty: bool,
+    /// Files read back from the state directory when it was opened.
+    loaded: Option<usize>,
     /// The index's feed of changed paths and what it named since the last
     /// call: once the table holds every source file of an index that was
     /// caught up, a call reads only these.
@@ -184,11 +219,40 @@ impl Held {
                     pending.lock().unwrap_or_else(|p| p.into_inner()).pull();
                 }
             });
+        let saved_at = saved_at(stack);
+        let table = saved_at.as_ref().and_then(read_back);
         Held {
             stack: Arc::downgrade(stack),
-            table: Table::new(limits()),
+            loaded: table.as_ref().map(|t| t.stats().files),
+            table: table.unwrap_or_else(|| Table::new(limits())),
+            saved_at,
+            dirty: false,
             pending,
             whole: false,
+        }
+    }
+
+    /// Write the table where it is kept, when it changed since.
+    fn save(&mut self) {
+        let Some(at) = self.saved_at.as_ref().filter(|_| self.dirty) else {
+            return;
+        };
+        let started = Instant::now();
+        let bytes = self.table.to_bytes(&at.key);
+        match write_atomically(&at.path, &bytes) {
+            Ok(()) => {
+                self.dirty = false;
+                tracing::info!(
+                    files = self.table.stats().files,
+                    bytes = bytes.len(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "symbols table saved"
+                );
+            }
+            Err(e) => tracing::warn!(
+                "symbols table not saved to {}: {e}; the next start parses the files again",
+                at.path.display()
+            ),
         }
     }
 
@@ -208,6 +272,98 @@ impl Held {
         }
         Some(paths)
     }
+}
+
+/// Where `stack`'s table is kept (`None`: no state directory, as with
+/// `--no-persist`), and the key it is saved under: the roots, the walk's
+/// rules, the extra sensitive patterns and the size bound, since each
+/// changes what the table may hold.
+fn saved_at(stack: &Stack) -> Option<SavedAt> {
+    let config = stack.index.config();
+    let dir = config.state_dir.as_ref()?;
+    let mut key = format!(
+        "symbols v1 hidden={} no_ignore={} max_source={MAX_SOURCE_BYTES}",
+        config.rules.hidden, config.rules.no_ignore
+    );
+    for r in &config.roots {
+        key.push_str(&format!("\n{}={}", r.name, r.path.display()));
+    }
+    let mut deny: Vec<&String> = stack.roots.policy.deny.extra_patterns().iter().collect();
+    deny.sort_unstable();
+    deny.dedup();
+    for pattern in deny {
+        key.push_str("\ndeny\0");
+        key.push_str(pattern);
+    }
+    let hash = ferret_index::snapshot::hash64(key.as_bytes());
+    Some(SavedAt {
+        path: dir.join(format!("symbols-{hash:016x}.table")),
+        key: key.into_bytes(),
+    })
+}
+
+/// The table saved at `at`, when there is a usable one (why not is logged).
+fn read_back(at: &SavedAt) -> Option<Table> {
+    let started = Instant::now();
+    let bytes = match std::fs::read(&at.path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(
+                "symbols table {} unreadable: {e}; built again",
+                at.path.display()
+            );
+            return None;
+        }
+    };
+    match Table::from_bytes(&bytes, limits(), &at.key) {
+        Ok(t) => {
+            tracing::info!(
+                files = t.stats().files,
+                symbols = t.stats().symbols,
+                ms = started.elapsed().as_millis() as u64,
+                "symbols table read back"
+            );
+            Some(t)
+        }
+        Err(why) => {
+            tracing::warn!(
+                "symbols table {} discarded ({why}); built again",
+                at.path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Write `bytes` to `path` whole or not at all: a private temporary file in
+/// the same folder, synced, then renamed over it.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("symbols"),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 thread_local! {
@@ -567,10 +723,7 @@ fn fresh(
 ) -> Result<(ferret_symbols::Refreshed, bool), FsError> {
     let roots = &stack.roots;
     let index = &stack.index;
-    if !slot.as_ref().is_some_and(|h| h.serves(stack)) {
-        *slot = Some(Held::new(stack));
-    }
-    let h = slot.as_mut().expect("set above");
+    let h = held_for(slot, stack);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let read = |p: &str| read_source(roots, p).ok();
     // The barrier first: every change completed before this call is then
@@ -594,7 +747,117 @@ fn fresh(
             h.table.refresh(&all, now_s(), threads, read)
         }
     };
+    if refreshed != ferret_symbols::Refreshed::default() {
+        h.dirty = true;
+    }
     Ok((refreshed, listed))
+}
+
+/// `stack`'s table in `slot`: the one there, or (another stack's, or none)
+/// the one saved for `stack`, else an empty one; another stack's is saved
+/// first.
+fn held_for<'s>(slot: &'s mut Option<Held>, stack: &Arc<Stack>) -> &'s mut Held {
+    if !slot.as_ref().is_some_and(|h| h.serves(stack)) {
+        if let Some(mut old) = slot.take() {
+            old.save();
+        }
+        *slot = Some(Held::new(stack));
+    }
+    slot.as_mut().expect("set above")
+}
+
+/// Files parsed per turn of the background build: a call waits at most
+/// about one chunk's parsing for the table.
+const CHUNK: usize = 256;
+
+/// Build `stack`'s table in this thread (the caller's background thread),
+/// once its index is ready: every source file the index lists, [`CHUNK`]
+/// at a time at `nice` +10 on every core, then saved. Stops between chunks
+/// when `serving` says the stack is no longer served or the server stops
+/// (what was parsed is kept, and saved at exit).
+pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
+    let set = |f: &dyn Fn(&mut Build)| f(&mut held.build.lock().unwrap_or_else(|p| p.into_inner()));
+    let going = || serving() && !held.stopping.load(Ordering::Relaxed);
+    set(&|b| {
+        *b = Build {
+            state: Some("waiting for the index"),
+            ..Build::default()
+        }
+    });
+    while !stack.index.wait_ready(Duration::from_millis(200)) {
+        if !going() {
+            set(&|b| b.state = Some("stopped"));
+            return;
+        }
+    }
+    let started = Instant::now();
+    // This thread and the parsing threads it starts (they inherit it).
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
+    let never = AtomicBool::new(false);
+    let all = match sources(&stack.index, &stack.roots, Stop::on(&never)) {
+        Ok((all, _)) => all,
+        Err(e) => {
+            tracing::warn!("symbols table not built: {}", e.message);
+            set(&|b| b.state = Some("failed"));
+            return;
+        }
+    };
+    let total = all.len();
+    set(&|b| {
+        b.state = Some("building");
+        b.files_total = total;
+    });
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let read = |p: &str| read_source(&stack.roots, p).ok();
+    for (i, chunk) in all.chunks(CHUNK).enumerate() {
+        if !going() {
+            set(&|b| b.state = Some("stopped"));
+            return;
+        }
+        let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+        let h = held_for(&mut slot, stack);
+        let r = h.table.update(chunk, &[], now_s(), threads, read);
+        if r.read > 0 {
+            h.dirty = true;
+        }
+        drop(slot);
+        let done = (i * CHUNK + chunk.len()).min(total);
+        set(&|b| b.files_done = done);
+    }
+    // Whole: listed again under the lock, what went meanwhile forgotten,
+    // the change feed taken from here on.
+    let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    if let Err(e) = fresh(&mut slot, stack, &never) {
+        tracing::warn!("symbols table not caught up: {}", e.message);
+    }
+    let ms = started.elapsed().as_millis() as u64;
+    let h = held_for(&mut slot, stack);
+    let st = h.table.stats();
+    tracing::info!(
+        files = st.files,
+        symbols = st.symbols,
+        ms,
+        "symbols table built"
+    );
+    h.save();
+    set(&|b| {
+        b.state = Some("done");
+        b.ms = Some(ms);
+    });
+}
+
+impl Symbols {
+    /// Stop the background build and save the table (when it changed): at
+    /// exit, or when the stack it belongs to is replaced.
+    pub fn save(&self, stopping: bool) {
+        if stopping {
+            self.stopping.store(true, Ordering::Relaxed);
+        }
+        let mut slot = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = slot.as_mut() {
+            h.save();
+        }
+    }
 }
 
 /// The shown path of the file or folder `path` names, for [`within`]
@@ -644,7 +907,7 @@ pub fn definitions(
 ) -> Option<Vec<(String, Symbol)>> {
     let scope = scope_of(&stack.roots, path).ok()?;
     let mut slot = held.held.try_lock().ok()?;
-    if !slot.as_ref().is_some_and(|h| h.serves(stack)) {
+    if !slot.as_ref().is_some_and(|h| h.serves(stack) && h.whole) {
         return None;
     }
     fresh(&mut slot, stack, cancel).ok()?;
@@ -747,22 +1010,43 @@ pub fn symbols(
     )
 }
 
-/// What `diagnostics` says of the table.
+/// What `diagnostics` says of the table (never waiting for it: while a
+/// call or a chunk of the build holds it, what the build last said).
 pub fn diagnostics(held: &Symbols) -> Value {
-    let guard = held.held.lock().unwrap_or_else(|p| p.into_inner());
-    match guard.as_ref() {
-        None => json!({"state": "not built (the first `symbols` call builds it)"}),
-        Some(h) => {
-            let s = h.table.stats();
-            json!({
-                "state": "ready",
-                "files": s.files,
-                "symbols": s.symbols,
-                "skipped_too_large": s.too_large,
-                "skipped_timed_out": s.timed_out,
-                "unreadable": s.unreadable,
-                "parsed_with_errors": s.with_errors,
-            })
-        }
+    let build = held.build.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let background = build.state.map(|state| {
+        json!({
+            "state": state,
+            "files_done": build.files_done,
+            "files_total": build.files_total,
+            "ms": build.ms,
+        })
+    });
+    let mut v = match held.held.try_lock() {
+        Err(_) => json!({"state": "busy (being built or brought up to date)"}),
+        Ok(guard) => match guard.as_ref() {
+            None if background.is_some() => json!({"state": "building"}),
+            None => json!({"state": "not built (the first `symbols` call builds it)"}),
+            Some(h) => {
+                let s = h.table.stats();
+                let building = build.state.is_some_and(|s| s != "done" && s != "stopped");
+                json!({
+                    "state": if building { "building" } else { "ready" },
+                    "files": s.files,
+                    "symbols": s.symbols,
+                    "skipped_too_large": s.too_large,
+                    "skipped_timed_out": s.timed_out,
+                    "unreadable": s.unreadable,
+                    "parsed_with_errors": s.with_errors,
+                    "read_back_files": h.loaded,
+                    "saved_to": h.saved_at.as_ref().map(|a| a.path.display().to_string()),
+                    "unsaved_changes": h.saved_at.is_some().then_some(h.dirty),
+                })
+            }
+        },
+    };
+    if let Some(b) = background {
+        v["background"] = b;
     }
+    v
 }

@@ -5,7 +5,8 @@
 //!
 //! [`Extractor::extract`] gives one file's [`Outline`] (within [`Limits`] of
 //! size, time and count); [`Table`] keeps many files' outlines by their
-//! modification time and size and answers a [`NameQuery`].
+//! modification time and size and answers a [`NameQuery`]; its bytes
+//! ([`Table::to_bytes`], [`Table::from_bytes`]) keep it across restarts.
 //!
 //! ```
 //! use ferret_symbols::{Extractor, Kind, Lang, Limits};
@@ -23,6 +24,7 @@
 mod extract;
 mod find;
 mod lang;
+mod saved;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -30,4 +32,5 @@ mod tests;
 pub use extract::{Extractor, KINDS, Kind, Limits, Outline, Skip, Symbol};
 pub use find::{NameQuery, Tier, fold, matcher};
 pub use lang::Lang;
+pub use saved::Refused;
 pub use table::{Found, Hit, Refreshed, Source, Stats, Table};

@@ -39,7 +39,7 @@ pub struct Source {
 
 /// A file's outline, each name as `N`: folded (as parsed) or its id in
 /// [`Names`] (as held).
-enum State<N> {
+pub(crate) enum State<N> {
     /// Its definitions, and whether the parse met errors.
     Read(Vec<(Symbol, N)>, bool),
     Skipped(Skip),
@@ -313,9 +313,17 @@ impl Table {
             }
             removed += under.len();
         }
+        // An empty file defines nothing: never read, nor held (a tree of
+        // empty files, as a synthetic one is, costs nothing).
+        for s in changed.iter().filter(|s| s.size == 0) {
+            if self.slots.contains_key(s.path.as_str()) {
+                self.remove(&s.path);
+                removed += 1;
+            }
+        }
         let mut stale: Vec<Source> = changed
             .iter()
-            .filter(|s| Lang::of_path(&s.path).is_some())
+            .filter(|s| s.size > 0 && Lang::of_path(&s.path).is_some())
             .filter(|s| {
                 self.file(&s.path)
                     .is_none_or(|f| f.mtime != s.mtime || f.size != s.size || f.unsettled())
@@ -447,6 +455,34 @@ impl Table {
             self.unsettled.insert(slot);
         }
         self.files[slot as usize] = Some(file);
+    }
+
+    /// The bounds each file is extracted within.
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Every held file: its path, modification time, size, when it was
+    /// read and its outline, for [`Table::to_bytes`].
+    pub(crate) fn held(&self) -> impl ExactSizeIterator<Item = (&str, i64, u64, i64, &State<u32>)> {
+        let files: Vec<&File> = self.files.iter().flatten().collect();
+        files
+            .into_iter()
+            .map(|f| (f.path.as_str(), f.mtime, f.size, f.read_at, &f.state))
+    }
+
+    /// A table holding `files` as they were saved (see `saved.rs`), but
+    /// for those that could not be read: the next refresh tries them again,
+    /// as permissions or the caller's policy may have changed meanwhile
+    /// without their modification time moving.
+    pub(crate) fn from_saved(limits: Limits, files: Vec<crate::saved::SavedFile>) -> Table {
+        let mut table = Table::new(limits);
+        for f in files {
+            if !matches!(f.state, State::Unreadable) {
+                table.insert(&f.source, f.read_at, f.state);
+            }
+        }
+        table
     }
 
     /// What the table holds.
@@ -995,4 +1031,22 @@ mod tests {
         let q = NameQuery::new("c");
         assert_eq!(table.search(&q, |_, _| true, 0, 10).total, 1);
     }
+
+    #[test]
+    fn empty_files_are_never_read_nor_held() {
+        let mut table = Table::new(Limits::default());
+        let empty = Source {
+            path: "e.rs".into(),
+            mtime: 1,
+            size: 0,
+        };
+        let r = table.refresh(&[empty.clone()], 100, 1, |_| panic!("not read"));
+        assert_eq!((r.read, table.stats().files), (0, 0));
+        // Written: read and held; emptied again: forgotten.
+        table.refresh(&[src("e.rs", 2)], 100, 1, |_| Some(b"fn e() {}\n".to_vec()));
+        assert_eq!(table.stats().symbols, 1);
+        let r = table.update(&[empty], &[], 100, 1, |_| panic!("not read"));
+        assert_eq!((r.removed, table.stats().files), (1, 0));
+    }
+
 }

@@ -449,6 +449,11 @@ pub struct ServeArgs {
           value_parser = parse_age)]
     pub shutdown_grace: std::time::Duration,
 
+    /// Build the symbols table (every source file's definitions, saved in the state dir) in the background once the index is ready: on or off (off: the first symbols call builds it).
+    #[arg(long = "symbols-early", value_name = "on|off", env = "FERRET_SYMBOLS_EARLY",
+          default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub symbols_early: bool,
+
     /// How long a grep, list, search, locate or manage call runs before it answers
     /// with an MCP task, for clients that declare the tasks extension (0: at once).
     #[arg(long, value_name = "TIME", env = "FERRET_TASK_AFTER", default_value = "1s",

@@ -60,6 +60,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
     let (locate, locate_index, runtime) = locate_and_runtime(&args, &root_args)?;
     let grace = args.shutdown_grace;
     let task_after = args.task_after;
+    let symbols_early = args.symbols_early;
+    // What is saved at exit (the symbols table) belongs to the server.
+    let made: std::sync::OnceLock<Ferret> = std::sync::OnceLock::new();
     // The same server whatever the transport, told how it is reached.
     let make_server = |transport: Transport| {
         let server = Ferret::with_locate(roots, index.clone(), transport, locate);
@@ -67,12 +70,16 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
             server.set_content_index(c.clone());
         }
         server.set_task_after(task_after);
+        if symbols_early {
+            server.build_symbols_early();
+        }
         // Temporary files of writes killed in an earlier run, once the
         // index has walked the roots.
         let sweeper = server.clone();
         let _ = std::thread::Builder::new()
             .name("ferret-sweep".into())
             .spawn(move || sweeper.sweep_stale_temps(started));
+        let _ = made.set(server.clone());
         server
     };
     let result = runtime.block_on(async {
@@ -106,7 +113,11 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
             }
         }
     });
-    // Flushed whatever ended the serving: the index snapshot and the journal.
+    // Flushed whatever ended the serving: the symbols table, the index
+    // snapshot and the journal.
+    if let Some(server) = made.get() {
+        server.save_symbols();
+    }
     if let Some(c) = &content {
         c.shutdown();
     }
@@ -190,6 +201,9 @@ fn serve_client_roots(
     let server = runtime.block_on(async {
         let server = Ferret::following_client_roots(follow, Transport::Stdio, locate);
         server.set_task_after(args.task_after);
+        if args.symbols_early {
+            server.build_symbols_early();
+        }
         server
     });
     let result = runtime.block_on(serve_stdio_until_stopped(
