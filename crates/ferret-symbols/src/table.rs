@@ -1048,5 +1048,4 @@ mod tests {
         let r = table.update(&[empty], &[], 100, 1, |_| panic!("not read"));
         assert_eq!((r.removed, table.stats().files), (1, 0));
     }
-
 }
