@@ -112,13 +112,6 @@ fn kind_code(k: Kind) -> u8 {
         .expect("every kind is in KINDS") as u8
 }
 
-/// One saved file, as [`Table`] takes it back.
-pub(crate) struct SavedFile {
-    pub(crate) source: Source,
-    pub(crate) read_at: i64,
-    pub(crate) state: State<String>,
-}
-
 impl Table {
     /// The table as bytes for [`Table::from_bytes`]; `key` names what it
     /// belongs to (the caller's roots and rules), and bytes saved under
@@ -226,11 +219,7 @@ impl Table {
                 4 => State::Unreadable,
                 _ => return Err(Refused("an unknown file state".into())),
             };
-            files.push(SavedFile {
-                source: Source { path, mtime, size },
-                read_at,
-                state,
-            });
+            files.push((Source { path, mtime, size }, read_at, state));
         }
         if !r.rest.is_empty() {
             return Err(Refused("bytes past the last file".into()));

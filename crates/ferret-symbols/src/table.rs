@@ -475,11 +475,12 @@ impl Table {
     /// for those that could not be read: the next refresh tries them again,
     /// as permissions or the caller's policy may have changed meanwhile
     /// without their modification time moving.
-    pub(crate) fn from_saved(limits: Limits, files: Vec<crate::saved::SavedFile>) -> Table {
+    /// Each file is its source, when it was read and what it held.
+    pub(crate) fn from_saved(limits: Limits, files: Vec<(Source, i64, State<String>)>) -> Table {
         let mut table = Table::new(limits);
-        for f in files {
-            if !matches!(f.state, State::Unreadable) {
-                table.insert(&f.source, f.read_at, f.state);
+        for (source, read_at, state) in files {
+            if !matches!(state, State::Unreadable) {
+                table.insert(&source, read_at, state);
             }
         }
         table
@@ -1040,7 +1041,7 @@ mod tests {
             mtime: 1,
             size: 0,
         };
-        let r = table.refresh(&[empty.clone()], 100, 1, |_| panic!("not read"));
+        let r = table.refresh(std::slice::from_ref(&empty), 100, 1, |_| panic!("not read"));
         assert_eq!((r.read, table.stats().files), (0, 0));
         // Written: read and held; emptied again: forgotten.
         table.refresh(&[src("e.rs", 2)], 100, 1, |_| Some(b"fn e() {}\n".to_vec()));
