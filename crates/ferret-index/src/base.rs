@@ -36,6 +36,100 @@ pub(crate) struct Base {
     pub by_size: Vec<EntryId>,
     /// How many slots the store had when this was built.
     pub(crate) ids: usize,
+    /// The static part of relevance, as an order.
+    pub rank: RankOrder,
+}
+
+/// Entries by the part of their relevance no query changes, so that a page in
+/// relevance order is read off the front instead of ranking every match
+/// (`crate::threshold`). Each entry's key is its bonus as
+/// [`crate::rank::bonus`] gives it with no use score and the recency it had
+/// at `at`: as time passes an unchanged entry's recency only falls, so the
+/// key bounds its bonus at any later time. Entries outside generated folders
+/// come first, each segment by key, highest first. Entries whose path has
+/// changed since (moved, or below a moved or renamed folder) are named by
+/// `Store::moved` and ranked apart; entries changed otherwise are in the
+/// delta, as for the other orders.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RankOrder {
+    pub ids: Vec<EntryId>,
+    /// `ids[..generated]` lie outside generated folders, the rest inside.
+    pub generated: u32,
+    /// The key of the first entry of every block of [`RANK_BLOCK`] entries,
+    /// each segment's blocks counted from its own start: a bound for every
+    /// key of the block.
+    pub block_keys: Vec<f32>,
+    /// The time (Unix seconds) recency was counted from.
+    pub at: i64,
+}
+
+/// Entries a rank order's block key bounds.
+pub(crate) const RANK_BLOCK: usize = 64;
+
+impl RankOrder {
+    /// Where block keys for the generated segment begin.
+    pub fn generated_blocks(&self) -> usize {
+        (self.generated as usize).div_ceil(RANK_BLOCK)
+    }
+
+    /// A bound for the key of the entry at position `at`.
+    #[inline]
+    pub fn bound(&self, at: usize) -> f32 {
+        let g = self.generated as usize;
+        let block = if at < g {
+            at / RANK_BLOCK
+        } else {
+            self.generated_blocks() + (at - g) / RANK_BLOCK
+        };
+        self.block_keys.get(block).copied().unwrap_or(f32::INFINITY)
+    }
+
+    /// Block keys for `keys` (the keys of `ids`, in order).
+    pub fn blocks(keys: &[f32], generated: usize) -> Vec<f32> {
+        let (outside, inside) = keys.split_at(generated.min(keys.len()));
+        outside
+            .iter()
+            .step_by(RANK_BLOCK)
+            .chain(inside.iter().step_by(RANK_BLOCK))
+            .copied()
+            .collect()
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        (self.ids.capacity() + self.block_keys.capacity()) * 4
+    }
+
+    fn write_to(&self, w: &mut Writer) {
+        w.u32s(&self.ids);
+        w.u32(self.generated);
+        w.u32s(
+            &self
+                .block_keys
+                .iter()
+                .map(|k| k.to_bits())
+                .collect::<Vec<_>>(),
+        );
+        w.u64(self.at as u64);
+    }
+
+    fn read_from(r: &mut Reader<'_>) -> Result<RankOrder, SnapshotError> {
+        Ok(RankOrder {
+            ids: r.u32s()?,
+            generated: r.u32()?,
+            block_keys: r.u32s()?.into_iter().map(f32::from_bits).collect(),
+            at: r.u64()? as i64,
+        })
+    }
+
+    /// Whether the order is whole: ids within `n` slots, its segments and
+    /// blocks consistent.
+    pub fn check(&self, n: u64) -> bool {
+        self.generated as usize <= self.ids.len()
+            && self.ids.iter().all(|&id| u64::from(id) < n)
+            && self.block_keys.len()
+                == self.generated_blocks()
+                    + (self.ids.len() - self.generated as usize).div_ceil(RANK_BLOCK)
+    }
 }
 
 impl Base {
@@ -50,6 +144,7 @@ impl Base {
             + self.by_mtime.capacity()
             + self.by_size.capacity())
             * 4
+            + self.rank.heap_bytes()
     }
 
     pub fn write_to(&self, w: &mut Writer) {
@@ -58,6 +153,7 @@ impl Base {
         w.u32s(&self.by_mtime);
         w.u32s(&self.by_size);
         w.u64(self.ids as u64);
+        self.rank.write_to(w);
     }
 
     pub fn read_from(r: &mut Reader<'_>) -> Result<Base, SnapshotError> {
@@ -67,6 +163,7 @@ impl Base {
             by_mtime: r.u32s()?,
             by_size: r.u32s()?,
             ids: r.u64()? as usize,
+            rank: RankOrder::read_from(r)?,
         })
     }
 

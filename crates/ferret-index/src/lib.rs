@@ -44,6 +44,7 @@ mod status;
 pub mod store;
 mod suggest;
 mod sync;
+mod threshold;
 pub mod uses;
 pub mod walk;
 mod watch;

@@ -228,16 +228,17 @@ impl Names {
     /// Sorted names that may hold every one of `literals` (already folded), from
     /// the trigram lists; `None` when no literal has three bytes.
     pub fn candidates(&self, literals: &[Vec<u8>]) -> Option<Vec<u32>> {
-        self.matching(literals, &|_| true)
+        self.matching(literals, &Some)
     }
 
-    /// [`Names::candidates`] for which `keep` holds, the work split across
-    /// the machine's cores when the lists are long.
-    pub fn matching(
+    /// What `keep` makes of the [`Names::candidates`] it keeps (in name
+    /// order), the work split across the machine's cores when the lists are
+    /// long.
+    pub fn matching<O: Send>(
         &self,
         literals: &[Vec<u8>],
-        keep: &(dyn Fn(u32) -> bool + Sync),
-    ) -> Option<Vec<u32>> {
+        keep: &(dyn Fn(u32) -> Option<O> + Sync),
+    ) -> Option<Vec<O>> {
         let mut keys: Vec<u32> = literals
             .iter()
             .flat_map(|l| l.windows(3).map(trigram_key))

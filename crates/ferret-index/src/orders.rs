@@ -2,7 +2,8 @@
 //! entries an order still holds truly, and the keys it was sorted by (see
 //! [`crate::base`]).
 
-use crate::base::{Base, Children, Rebuilt};
+use crate::base::{Base, Children, RankOrder, Rebuilt};
+use crate::rank::{self, Places, Ranker};
 use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Store, UNKNOWN_SECS};
 
 /// Rebuild the store's orders and lists now, in this thread.
@@ -73,6 +74,62 @@ pub(crate) fn stale_in_size(store: &Store, lo: u64, hi: u64) -> usize {
 
 /// Build the orders and lists for the store as it is now.
 pub(crate) fn rebuild(store: &Store) -> Rebuilt {
+    rebuild_at(store, chrono::Utc::now().timestamp())
+}
+
+/// The rank order (see [`RankOrder`]), recency counted at `now`.
+fn rank_order(store: &Store, now: i64) -> RankOrder {
+    let mut places = Places::default();
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(store.len());
+    for (i, r) in store.records.iter().enumerate() {
+        if r.kind == Kind::Free as u8 || r.parent == NONE {
+            continue;
+        }
+        let id = i as EntryId;
+        let place = Ranker::place(store, r.parent, &mut places);
+        let kind = Kind::from_u8(r.kind);
+        let key = rank::bonus(
+            rank::recency(kind, crate::store::from_secs(r.mtime), now),
+            0.0,
+            place,
+            store.name(id).len(),
+        );
+        // Highest key first: the key's bits made to sort as numbers do,
+        // then turned around; the generated segment after the other.
+        let bits = key.to_bits();
+        let ascending = if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        };
+        keyed.push((
+            (u64::from(place.generated) << 32) | u64::from(!ascending),
+            id,
+        ));
+    }
+    keyed.sort_unstable();
+    let generated = keyed.partition_point(|&(k, _)| k >> 32 == 0);
+    let keys: Vec<f32> = keyed
+        .iter()
+        .map(|&(k, _)| {
+            let ascending = !(k as u32);
+            f32::from_bits(if ascending >> 31 == 1 {
+                ascending & !(1 << 31)
+            } else {
+                !ascending
+            })
+        })
+        .collect();
+    RankOrder {
+        block_keys: RankOrder::blocks(&keys, generated),
+        ids: keyed.into_iter().map(|(_, id)| id).collect(),
+        generated: generated as u32,
+        at: now,
+    }
+}
+
+/// [`rebuild`], the rank order's recency counted at `now`.
+pub(crate) fn rebuild_at(store: &Store, now: i64) -> Rebuilt {
     let n = store.records.len();
     let live = |id: usize| {
         let r = &store.records[id];
@@ -94,9 +151,10 @@ pub(crate) fn rebuild(store: &Store) -> Rebuilt {
         }
     }
     drop(map);
-    let (lists, (by_mtime, by_size, children), (by_name, name_start)) =
+    let (lists, (by_mtime, by_size, children), (by_name, name_start), rank) =
         std::thread::scope(|scope| {
             let lists = scope.spawn(|| names.lists());
+            let rank = scope.spawn(|| rank_order(store, now));
             let orders = scope.spawn(|| {
                 let names_of = &names_of;
                 let mut by_mtime: Vec<(u64, u32)> = (0..n)
@@ -148,6 +206,7 @@ pub(crate) fn rebuild(store: &Store) -> Rebuilt {
                 lists.join().expect("the list builder panicked"),
                 orders.join().expect("the order builder panicked"),
                 (by_name, name_start),
+                rank.join().expect("the rank order builder panicked"),
             )
         });
     names.set_lists(lists);
@@ -160,6 +219,7 @@ pub(crate) fn rebuild(store: &Store) -> Rebuilt {
             by_mtime,
             by_size,
             ids: n,
+            rank,
         },
         children,
     }

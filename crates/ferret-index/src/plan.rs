@@ -22,6 +22,10 @@ pub(crate) struct NameSet {
     pub(crate) ids: Vec<u32>,
     pub(crate) bits: Vec<u64>,
     pub(crate) entries: usize,
+    /// When asked for (relevance with one word): the word, and how each name
+    /// of `ids` answers it (`NameFit as u8 + 1`; 0 where the check did not
+    /// tell), found by the same pass that checked the names.
+    pub(crate) fits: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl NameSet {
@@ -77,8 +81,15 @@ pub(crate) fn par_filter(ids: Vec<u32>, keep: impl Fn(u32) -> bool + Sync) -> Ve
     })
 }
 
-/// The sorted names for which `name_q` holds (partial once `halt` stops).
-pub(crate) fn match_names(store: &Store, name_q: &Query, halt: &Halt) -> NameSet {
+/// The sorted names for which `name_q` holds (partial once `halt` stops);
+/// with `fit_word`, the query's one word as relevance ranks by, each name's
+/// fit to it where the check can tell.
+pub(crate) fn match_names(
+    store: &Store,
+    name_q: &Query,
+    halt: &Halt,
+    fit_word: Option<&[u8]>,
+) -> NameSet {
     let names = &store.names;
     let sorted = names.sorted_len();
     let literals: Vec<Vec<u8>> = name_q.required_name_literals();
@@ -88,42 +99,67 @@ pub(crate) fn match_names(store: &Store, name_q: &Query, halt: &Halt) -> NameSet
     let ext_count = exts.as_ref().map(|e| names.with_extensions_count(e));
     let trigram_bound = names.candidates_bound(&literals);
     // The commonest query, one plain substring, is checked in place on ASCII
-    // names (other names go through the query itself).
+    // names (other names go through the query itself), and its fit found on
+    // the way when relevance will ask for it.
     let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
-    let verify = |k: u32| {
+    let fitting = plain.is_some_and(|l| l.is_ascii() && fit_word == Some(l));
+    let verify = |k: u32| -> Option<(u32, u8)> {
         if !halt.go() {
-            return false;
+            return None;
         }
         let name = names.get(k);
         match plain {
-            Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle),
-            _ => name_q.matches_name(name),
+            Some(needle) if name.is_ascii() && fitting => {
+                crate::rank::ascii_fit(name, needle).map(|f| (k, f as u8 + 1))
+            }
+            Some(needle) if name.is_ascii() => contains_ascii_ci(name, needle).then_some((k, 0)),
+            _ => name_q.matches_name(name).then_some((k, 0)),
         }
     };
-    let ids = match (exts, ext_count, trigram_bound) {
+    let verify_all = |ids: &[u32]| -> Vec<(u32, u8)> {
+        par_chunks(ids, PARALLEL_FROM, |part| {
+            part.iter().filter_map(|&k| verify(k)).collect()
+        })
+    };
+    let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
         (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
             let listed = names.with_extensions(&e);
             // An extension list is exactly the names with that extension.
             if name_q.is_extension_list() {
-                listed
+                listed.into_iter().map(|k| (k, 0)).collect()
             } else {
-                par_filter(listed, verify)
+                verify_all(&listed)
             }
         }
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
         // A word too short for the trigram lists: one pass over the names.
-        _ if plain.is_some_and(|l| l.is_ascii()) => names.scan(plain.unwrap_or_default(), &|k| {
-            halt.go() && name_q.matches_name(names.get(k))
-        }),
-        _ => par_filter((0..sorted).collect(), verify),
+        _ if plain.is_some_and(|l| l.is_ascii()) => names
+            .scan(plain.unwrap_or_default(), &|k| {
+                halt.go() && name_q.matches_name(names.get(k))
+            })
+            .into_iter()
+            .map(|k| (k, 0))
+            .collect(),
+        _ => verify_all(&(0..sorted).collect::<Vec<u32>>()),
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
     let mut entries = 0;
-    for &k in &ids {
+    let mut ids = Vec::with_capacity(tagged.len());
+    for &(k, _) in &tagged {
         bits[k as usize / 64] |= 1 << (k % 64);
         entries += store.base.named(k).len();
+        ids.push(k);
     }
-    NameSet { ids, bits, entries }
+    let fits = match (fitting, plain) {
+        (true, Some(word)) => Some((word.to_vec(), tagged.iter().map(|t| t.1).collect())),
+        _ => None,
+    };
+    NameSet {
+        ids,
+        bits,
+        entries,
+        fits,
+    }
 }
 
 /// Whether `hay` holds `needle` (ASCII lowercase) ignoring ASCII case: `memchr2`
@@ -266,7 +302,18 @@ impl<'a> Plan<'a> {
         let sorted = store.names.sorted_len() as usize;
         let names = (!name_q.is_match_all()
             && (listed || best.as_ref().is_none_or(|(c, _)| *c > sorted / 4)))
-        .then(|| match_names(store, &name_q, &halt));
+        .then(|| {
+            // Relevance by one word: each name's fit is found as it is checked.
+            let words = match request.sort {
+                crate::request::SortKey::Relevance => request.query.name_words(),
+                _ => Vec::new(),
+            };
+            let fit_word = match words.as_slice() {
+                [word] => Some(word.as_slice()),
+                _ => None,
+            };
+            match_names(store, &name_q, &halt, fit_word)
+        });
         if let Some(set) = &names {
             let card = set.entries;
             if best.as_ref().is_none_or(|(c, _)| card <= *c) {

@@ -322,17 +322,17 @@ impl Postings {
 /// The ids in every one of `keys`' lists (ascending), driven by the shortest.
 #[cfg(test)]
 pub(crate) fn intersect(postings: &Postings, keys: &[u32]) -> Vec<u32> {
-    intersect_range(postings, keys, 0..u32::MAX, &|_| true)
+    intersect_range(postings, keys, 0..u32::MAX, &Some)
 }
 
 /// The ids within `range` in every one of `keys`' lists for which `keep`
 /// holds, ascending. Several ranges can run on several threads.
-pub(crate) fn intersect_range(
+pub(crate) fn intersect_range<O>(
     postings: &Postings,
     keys: &[u32],
     range: std::ops::Range<u32>,
-    keep: &dyn Fn(u32) -> bool,
-) -> Vec<u32> {
+    keep: &dyn Fn(u32) -> Option<O>,
+) -> Vec<O> {
     let mut keys = keys.to_vec();
     keys.sort_unstable_by_key(|&k| postings.count(k));
     keys.dedup();
@@ -363,8 +363,8 @@ pub(crate) fn intersect_range(
             }
         }
         let next = if agreed {
-            if keep(want) {
-                out.push(want);
+            if let Some(o) = keep(want) {
+                out.push(o);
             }
             driver.next_id()
         } else {
@@ -444,7 +444,7 @@ mod tests {
         // Split into ranges (as threads do), with a filter: the same, in pieces.
         let pieces: Vec<u32> = [0..10_000, 10_000..33_333, 33_333..u32::MAX]
             .into_iter()
-            .flat_map(|r| intersect_range(&p, &[1, 2, 3], r, &|id| id % 2 == 0))
+            .flat_map(|r| intersect_range(&p, &[1, 2, 3], r, &|id| (id % 2 == 0).then_some(id)))
             .collect();
         let even: Vec<u32> = want.iter().copied().filter(|id| id % 2 == 0).collect();
         assert_eq!(pieces, even);

@@ -71,6 +71,9 @@ pub(crate) fn exact_forms(folded: &[u8]) -> [&[u8]; 3] {
 
 /// How `name` answers `word` (folded), best of all its occurrences.
 pub(crate) fn name_fit(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> NameFit {
+    if name.is_ascii() && word.is_ascii() && !word.is_empty() {
+        return ascii_fit(name, word).unwrap_or(NameFit::Anywhere);
+    }
     fold_into(name, buf);
     let folded = &buf[..];
     if word.is_empty() {
@@ -93,6 +96,53 @@ pub(crate) fn name_fit(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> NameFit {
         }
     }
     NameFit::Anywhere
+}
+
+/// [`name_fit`] of an ASCII name for an ASCII word (lower case, not empty),
+/// in place: no folded copy, no searcher built. `None` when the name does
+/// not hold the word, so that a name dictionary's check of a word and its
+/// fit are one pass. Occurrences are read as `name_fit` reads them: the
+/// leftmost, then each after the end of the last (none overlap).
+pub(crate) fn ascii_fit(name: &[u8], word: &[u8]) -> Option<NameFit> {
+    let n = word.len();
+    if n == 0 || n > name.len() {
+        return None;
+    }
+    let (first, upper) = (word[0], word[0].to_ascii_uppercase());
+    let last = name.len() - n;
+    let mut best = None;
+    let mut at = 0;
+    while at <= last {
+        let Some(i) = memchr::memchr2(first, upper, &name[at..=last]) else {
+            break;
+        };
+        let start = at + i;
+        if !name[start..start + n].eq_ignore_ascii_case(word) {
+            at = start + 1;
+            continue;
+        }
+        if start == 0 {
+            // The exact forms: the name, what comes before its last dot, or
+            // before its first.
+            let exact = name.len() == n
+                || (name[n] == b'.'
+                    && (memchr::memchr(b'.', &name[..n]).is_none()
+                        || memchr::memrchr(b'.', name) == Some(n)));
+            return Some(if exact {
+                NameFit::Exact
+            } else {
+                NameFit::Prefix
+            });
+        }
+        let before = name[start - 1];
+        let camel = name[start].is_ascii_uppercase() && before.is_ascii_lowercase();
+        if matches!(before, b'_' | b'-' | b'.' | b' ' | b'/' | b'@' | b'+') || camel {
+            return Some(NameFit::Boundary);
+        }
+        best = Some(NameFit::Anywhere);
+        at = start + n;
+    }
+    best
 }
 
 /// An entry's place in the relevance order: compare with `Ord` (less is more
@@ -137,10 +187,10 @@ impl Relevance {
 /// it and its root (itself included, the root not), the length of its path
 /// below the root, and whether it is or lies in a generated folder.
 #[derive(Debug, Clone, Copy, Default)]
-struct Place {
+pub(crate) struct Place {
     depth: u32,
     len: u32,
-    generated: bool,
+    pub(crate) generated: bool,
 }
 
 /// The places of the folders one thread has ranked entries in.
@@ -217,6 +267,35 @@ pub(crate) struct Ranker<'a> {
     used: Option<HashMap<EntryId, f32>>,
 }
 
+/// How recently a file was modified, as it counts in the rank: 3 within a
+/// day, 2 within a week, 1 within a month; folders 0. Never more for an
+/// unchanged entry as `now` moves on, which is what lets the rank order's
+/// keys ([`crate::base::RankOrder`]) bound the bonus later.
+pub(crate) fn recency(kind: Kind, mtime: i64, now: i64) -> f32 {
+    let age_days = (now - mtime).max(0) as f32 / 86_400.0;
+    if kind == Kind::Dir {
+        0.0
+    } else if age_days < 1.0 {
+        3.0
+    } else if age_days < 7.0 {
+        2.0
+    } else if age_days < 31.0 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// The bonus of an entry `name_len` bytes long in a folder at `place`.
+/// One expression for the ranking and the rank order's keys: computed the
+/// same way in `f32`, a smaller `recency + used` can never give a larger
+/// bonus, so a key built with the recency of its day bounds every later
+/// bonus of an unused entry.
+pub(crate) fn bonus(recency: f32, used: f32, place: Place, name_len: usize) -> f32 {
+    let len = place.len as usize + name_len;
+    recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0
+}
+
 /// A use score as it counts in the rank.
 fn use_bonus(score: f64) -> f32 {
     (1.0 + score as f32).ln() * 4.0
@@ -265,7 +344,7 @@ impl<'a> Ranker<'a> {
     }
 
     /// The place of folder `dir`, from the remembered places of its ancestors.
-    fn place(store: &Store, dir: EntryId, places: &mut Places) -> Place {
+    pub(crate) fn place(store: &Store, dir: EntryId, places: &mut Places) -> Place {
         if dir == NONE || store.parent(dir) == NONE {
             return Place::default();
         }
@@ -336,30 +415,38 @@ impl<'a> Ranker<'a> {
     ) -> Relevance {
         let place = Self::place(store, store.parent(id), places);
         let meta = store.meta(id);
-        let age_days = (self.now - meta.mtime).max(0) as f32 / 86_400.0;
-        let recency = if store.kind(id) == Kind::Dir {
-            0.0
-        } else if age_days < 1.0 {
-            3.0
-        } else if age_days < 7.0 {
-            2.0
-        } else if age_days < 31.0 {
-            1.0
-        } else {
-            0.0
-        };
+        let recency = recency(store.kind(id), meta.mtime, self.now);
         let used = match (&self.used, self.uses) {
             (Some(by_id), _) => by_id.get(&id).copied().unwrap_or(0.0),
             (None, Some(u)) => use_bonus(u.score(&crate::hits::display_path(store, id), self.now)),
             (None, None) => 0.0,
         };
-        let len = place.len as usize + name_len;
-        let bonus = recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0;
         Relevance {
             fit,
             generated: place.generated,
-            bonus,
+            bonus: bonus(recency, used, place, name_len),
         }
+    }
+
+    /// The entries the use scores name, resolved (after [`Ranker::prepare`]
+    /// resolved them): their relevance holds a share the rank order cannot.
+    pub fn used_entries(&self) -> impl Iterator<Item = EntryId> + '_ {
+        self.used.iter().flat_map(|m| m.keys().copied())
+    }
+
+    /// Whether the query has name words (without them every name fits alike).
+    pub fn has_words(&self) -> bool {
+        !self.words.is_empty()
+    }
+
+    /// Whether use scores count in this ranking.
+    pub fn has_uses(&self) -> bool {
+        self.uses.is_some()
+    }
+
+    /// The time the ranking counts recency from.
+    pub fn now(&self) -> i64 {
+        self.now
     }
 }
 
@@ -382,6 +469,62 @@ mod tests {
             NameFit::Anywhere
         );
         assert!(NameFit::Exact < NameFit::Anywhere);
+    }
+
+    /// The in-place fit of ASCII names is the folded one, occurrence for
+    /// occurrence.
+    #[test]
+    fn the_ascii_fit_is_the_folded_fit() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let alphabet = b"aAbB._- /@+c";
+        let folded_fit = |name: &[u8], word: &[u8]| {
+            let mut f = Vec::new();
+            fold_into(name, &mut f);
+            let folded = &f[..];
+            if exact_forms(folded).contains(&word) {
+                return NameFit::Exact;
+            }
+            if folded.starts_with(word) {
+                return NameFit::Prefix;
+            }
+            for at in memchr::memmem::find_iter(folded, word) {
+                let camel = name[at].is_ascii_uppercase() && name[at - 1].is_ascii_lowercase();
+                if matches!(
+                    folded[at - 1],
+                    b'_' | b'-' | b'.' | b' ' | b'/' | b'@' | b'+'
+                ) || camel
+                {
+                    return NameFit::Boundary;
+                }
+            }
+            NameFit::Anywhere
+        };
+        for _ in 0..200_000 {
+            let name: Vec<u8> = (0..1 + next(9))
+                .map(|_| alphabet[next(alphabet.len())])
+                .collect();
+            let word: Vec<u8> = (0..1 + next(3))
+                .map(|_| alphabet[next(alphabet.len())].to_ascii_lowercase())
+                .collect();
+            let mut f = Vec::new();
+            fold_into(&name, &mut f);
+            let holds = memchr::memmem::find(&f, &word).is_some();
+            let fast = ascii_fit(&name, &word);
+            assert_eq!(fast.is_some(), holds, "{name:?} {word:?}");
+            assert_eq!(
+                fast.unwrap_or(NameFit::Anywhere),
+                folded_fit(&name, &word),
+                "{:?} {:?}",
+                String::from_utf8_lossy(&name),
+                String::from_utf8_lossy(&word)
+            );
+        }
     }
 
     /// The remembered places agree with climbing each entry's ancestors, and a

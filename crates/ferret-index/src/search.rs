@@ -143,7 +143,7 @@ fn path_cmp(store: &Store, a: EntryId, b: EntryId) -> Ordering {
 }
 
 /// Order only the first `k` items (selection, then a sort of those k).
-fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
+pub(crate) fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
     if k == 0 {
         items.clear();
         return;
@@ -328,6 +328,15 @@ fn by_relevance(
     let request = plan.request;
     let now = chrono::Utc::now().timestamp();
     let mut ranker = Ranker::new(request.query.name_words(), now, uses);
+    let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
+        let o =
+            a.0.cmp(&b.0)
+                .then_with(|| compare(store, SortKey::Path, a.1, b.1));
+        if request.descending { o.reverse() } else { o }
+    };
+    if let Some((page, total)) = crate::threshold::page(plan, &mut ranker, wanted, &delta, &cmp) {
+        return relevance_outcome(store, page, request, total);
+    }
     let exact = plan.exact();
     let mut buf = Vec::new();
     let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
@@ -380,14 +389,18 @@ fn by_relevance(
             (rank_all(store, &ranker, all, &plan.halt), total)
         }
     };
-    let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
-        let o =
-            a.0.cmp(&b.0)
-                .then_with(|| compare(store, SortKey::Path, a.1, b.1));
-        if request.descending { o.reverse() } else { o }
-    };
     let k = wanted.min(ranked.len());
     top_k(&mut ranked, k, cmp);
+    relevance_outcome(store, ranked, request, total)
+}
+
+/// A page of ranked matches as hits with their scores.
+fn relevance_outcome(
+    store: &Store,
+    ranked: Vec<(Relevance, EntryId)>,
+    request: &SearchRequest,
+    total: usize,
+) -> SearchOutcome {
     SearchOutcome {
         hits: ranked
             .into_iter()
@@ -614,6 +627,7 @@ mod tests {
 
     use super::*;
     use crate::names::name_order;
+    use crate::plan::Plan;
     use crate::store::{Meta, UNKNOWN_TIME};
     use ferret_query::Query;
     use ferret_query::{Clock, Options};
@@ -1002,5 +1016,228 @@ mod tests {
                 check(&s, q, some_dir, seed);
             }
         }
+    }
+
+    /// A tree for relevance: generated folders, nested folders, recency of
+    /// every tier (counted from the real clock, as the ranking counts it).
+    fn ranked_store(rng: &mut Rng, entries: usize, now: i64) -> Store {
+        const FOLDERS: &[&str] = &["src", "vendor", "node_modules", "docs", "a", "reports"];
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let mut dirs = vec![root];
+        for _ in 0..entries {
+            let parent = dirs[rng.below(dirs.len() as u64) as usize];
+            let (name, kind) = if rng.below(6) == 0 {
+                let f = FOLDERS[rng.below(FOLDERS.len() as u64) as usize];
+                (
+                    format!("{f}{}", ["", "1", "_x"][rng.below(3) as usize]).into_bytes(),
+                    Kind::Dir,
+                )
+            } else {
+                (random_name(rng), Kind::File)
+            };
+            if s.child(parent, &name).is_some() {
+                continue;
+            }
+            let id = s.insert_new(parent, &name, kind, recent_meta(rng, now));
+            if kind == Kind::Dir {
+                dirs.push(id);
+            }
+        }
+        s
+    }
+
+    /// Times away from the recency tiers' edges, from now and from two days
+    /// and an hour before (when the rank order is built in these tests).
+    fn recent_meta(rng: &mut Rng, now: i64) -> Meta {
+        const H: i64 = 3600;
+        Meta {
+            size: rng.below(5000),
+            mtime: now
+                - [0, 5 * H, 30 * H, 3 * 24 * H, 20 * 24 * H, 400 * 24 * H][rng.below(6) as usize],
+            btime: UNKNOWN_TIME,
+            mode: 0o644,
+        }
+    }
+
+    /// Every match ranked, sorted: what a relevance page must equal.
+    fn ranked_every_match(s: &Store, q: &Query, uses: Option<&Uses>) -> Vec<(f32, String)> {
+        let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), uses);
+        let (mut buf, mut places) = (Vec::new(), Places::default());
+        let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
+            .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
+            .map(|i| (ranker.rank(s, i, &mut places, &mut buf), i))
+            .collect();
+        all.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| reference_cmp(s, SortKey::Path, a.1, b.1))
+        });
+        all.into_iter()
+            .map(|(r, id)| (r.score(), display_path(s, id)))
+            .collect()
+    }
+
+    /// The page read off the rank order (walks forced by ranking no tier
+    /// whole) equals ranking every match: pages, totals and scores, with the
+    /// order built two days ago (recency fallen since), changes since in the
+    /// delta, folders moved and renamed (their subtrees' keys stale), use
+    /// scores, and generated folders.
+    #[test]
+    fn relevance_read_off_the_rank_order_equals_ranking_every_match() {
+        const QUERIES: &[&str] = &[
+            "report",
+            "rep",
+            "a",
+            "main",
+            "main.rs",
+            "rep a",
+            "a report",
+            "notes zz",
+            "ext:pdf",
+            "*.md",
+            "report size:>400",
+            "report dm:thisyear",
+            "/src",
+            "vendor/",
+            "src/ report",
+            "file:",
+            "regex:^re.*t[0-9]",
+            "a|zz",
+            "data_2",
+            "ünï",
+            "tie",
+            "ain",
+            "ata_",
+            "eport",
+            "tie0",
+        ];
+        let now = chrono::Utc::now().timestamp();
+        let built = now - 2 * 86_400 - 3600;
+        let mut walked = 0;
+        for seed in [3u64, 42, 2026] {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut s = ranked_store(&mut rng, 900, now);
+            // Ties: names of one length in one folder, one time, added out
+            // of name order: equal relevance, told apart by path alone.
+            let root = s.roots()[0];
+            let ties = s.insert_new(root, b"ties", Kind::Dir, Meta::default());
+            for _ in 0..300 {
+                let name = format!("tie{:03}.txt", rng.below(1000));
+                if s.child(ties, name.as_bytes()).is_none() {
+                    s.insert_new(
+                        ties,
+                        name.as_bytes(),
+                        Kind::File,
+                        Meta {
+                            mtime: now - 7200,
+                            ..Meta::default()
+                        },
+                    );
+                }
+            }
+            let rebuilt = crate::orders::rebuild_at(&s, built);
+            s.install(rebuilt);
+            let mut uses = Uses::default();
+            for round in 0..3 {
+                if round == 1 {
+                    churn(&mut s, &mut rng, 60);
+                    // Folders moved and renamed: their subtrees' paths change
+                    // without entering the delta.
+                    let dirs: Vec<EntryId> = (0..s.capacity_ids() as EntryId)
+                        .filter(|&i| s.is_live(i) && s.parent(i) != NONE && s.kind(i) == Kind::Dir)
+                        .collect();
+                    for _ in 0..6 {
+                        let (d, to) = (
+                            dirs[rng.below(dirs.len() as u64) as usize],
+                            dirs[rng.below(dirs.len() as u64) as usize],
+                        );
+                        if s.is_live(d) && s.is_live(to) && !s.is_within(to, d) {
+                            let name = if rng.below(2) == 0 {
+                                s.name(d).to_vec()
+                            } else {
+                                b"vendor".to_vec()
+                            };
+                            if s.child(to, &name).is_none() {
+                                s.rename(d, to, &name);
+                            }
+                        }
+                    }
+                }
+                if round == 2 {
+                    let files: Vec<EntryId> = (0..s.capacity_ids() as EntryId)
+                        .filter(|&i| s.is_live(i) && s.kind(i) == Kind::File)
+                        .collect();
+                    for _ in 0..40 {
+                        let f = files[rng.below(files.len() as u64) as usize];
+                        uses.record(
+                            &display_path(&s, f),
+                            [0.2, 1.0, 30.0][rng.below(3) as usize],
+                            now,
+                        );
+                    }
+                }
+                let uses_now = (round == 2).then_some(&uses);
+                for query in QUERIES {
+                    let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
+                    let want = ranked_every_match(&s, &q, uses_now);
+                    for direct in [Some(0), Some(7), None] {
+                        crate::threshold::DIRECT_MAX.with(|d| d.set(direct));
+                        for (offset, limit) in [(0, 1), (0, 5), (4, 10), (0, usize::MAX / 4)] {
+                            let request = SearchRequest {
+                                query: &q,
+                                under: None,
+                                sort: SortKey::Relevance,
+                                descending: false,
+                                offset,
+                                limit,
+                                group_by: None,
+                            };
+                            let plan = Plan::new(&s, &request, Stop::NEVER);
+                            let delta = if plan.covers_delta() {
+                                Vec::new()
+                            } else {
+                                plan.delta_matches()
+                            };
+                            let mut ranker = Ranker::new(
+                                q.name_words(),
+                                chrono::Utc::now().timestamp(),
+                                uses_now,
+                            );
+                            let cmp = |a: &(Relevance, EntryId), b: &(Relevance, EntryId)| {
+                                a.0.cmp(&b.0)
+                                    .then_with(|| compare(&s, SortKey::Path, a.1, b.1))
+                            };
+                            let read_off = crate::threshold::page(
+                                &plan,
+                                &mut ranker,
+                                offset.saturating_add(limit),
+                                &delta,
+                                &cmp,
+                            );
+                            walked += usize::from(read_off.is_some());
+                            let got = search_with(&s, &request, uses_now);
+                            assert_eq!(
+                                got.total as usize,
+                                want.len(),
+                                "seed {seed}: total of {query:?}"
+                            );
+                            let got: Vec<(f32, String)> = got
+                                .hits
+                                .into_iter()
+                                .map(|h| (h.score.unwrap_or(f32::NAN), h.path))
+                                .collect();
+                            let page: Vec<(f32, String)> =
+                                want.iter().skip(offset).take(limit).cloned().collect();
+                            assert_eq!(
+                                got, page,
+                                "seed {seed} round {round} direct {direct:?}: {query:?} page {offset}+{limit}"
+                            );
+                        }
+                    }
+                    crate::threshold::DIRECT_MAX.with(|d| d.set(None));
+                }
+            }
+        }
+        assert!(walked > 1000, "the rank order answered {walked} pages");
     }
 }

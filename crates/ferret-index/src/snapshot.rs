@@ -16,8 +16,9 @@ use crate::wire::{Reader, Writer};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
 /// 5: names fold to their composed form (NFC), so the name lists and trigram
-/// lists of a version 4 snapshot are not this build's.
-const VERSION: u32 = 5;
+/// lists of a version 4 snapshot are not this build's. 6: the rank order and
+/// the entries moved since it was built.
+const VERSION: u32 = 6;
 
 /// A fast 64-bit hash for detecting corruption. Written here because a
 /// corruption check needs no cryptography and no extra dependency: it mixes whole

@@ -154,7 +154,17 @@ pub struct Store {
     pub(crate) stale: HashMap<EntryId, BaseKey>,
     /// Live entries flagged [`FLAG_DELTA`] (some may have died since: check).
     pub(crate) delta: Vec<EntryId>,
+    /// Entries moved or renamed since the last rebuild: their paths, and
+    /// those of everything below them, are not what the rank order was
+    /// built from (some may have died since, or moved again: check).
+    pub(crate) moved: Vec<EntryId>,
+    /// How many entries lay at or below the moved ones when they moved
+    /// (counted up to [`MOVED_COUNT_MAX`] a move), toward a rebuild.
+    moved_weight: usize,
 }
+
+/// A move's entries are counted toward a rebuild up to this many.
+const MOVED_COUNT_MAX: usize = 1 << 16;
 
 impl Default for Store {
     fn default() -> Self {
@@ -179,6 +189,8 @@ impl Store {
             base: Base::default(),
             stale: HashMap::new(),
             delta: Vec::new(),
+            moved: Vec::new(),
+            moved_weight: 0,
         }
     }
 
@@ -675,6 +687,7 @@ impl Store {
             self.touch(id);
             self.names_of[id as usize] = self.names.intern(name);
         }
+        self.note_moved(id);
         let at = match self.child_position(new_parent, name) {
             Ok(at) | Err(at) => at,
         };
@@ -682,10 +695,26 @@ impl Store {
         id
     }
 
+    /// Note that `id`'s path changed: the rank order no longer knows it,
+    /// nor what lies below it.
+    fn note_moved(&mut self, id: EntryId) {
+        self.moved.push(id);
+        let mut count = 0;
+        let mut stack = vec![id];
+        while let Some(at) = stack.pop() {
+            count += 1;
+            if count >= MOVED_COUNT_MAX {
+                break;
+            }
+            stack.extend_from_slice(self.children(at));
+        }
+        self.moved_weight += count;
+    }
+
     /// Whether enough has changed since the last rebuild that searching the
     /// delta entry by entry costs more than rebuilding.
     pub fn needs_rebuild(&self) -> bool {
-        let changed = self.stale.len() + self.delta.len();
+        let changed = self.stale.len() + self.delta.len() + self.moved_weight;
         changed > (self.live / 64).max(8192) || (self.base.ids() == 0 && !self.delta.is_empty())
     }
 
@@ -706,6 +735,8 @@ impl Store {
         }
         self.delta = Vec::new();
         self.stale = HashMap::new();
+        self.moved = Vec::new();
+        self.moved_weight = 0;
     }
 
     /// Whether the children arena holds enough holes to be worth compacting.
@@ -752,6 +783,8 @@ impl Store {
             w.u8(u8::from(k.dir));
         }
         w.u32s(&self.delta);
+        w.u32s(&self.moved);
+        w.u64(self.moved_weight as u64);
     }
 
     /// Read what [`Store::write_to`] wrote. Counts are recomputed; references
@@ -803,6 +836,8 @@ impl Store {
             stale.insert(id, key);
         }
         let delta = r.u32s()?;
+        let moved = r.u32s()?;
+        let moved_weight = r.u64()? as usize;
         let mut counts = [0u64; 4];
         let mut live = 0;
         for rec in &records {
@@ -826,6 +861,8 @@ impl Store {
             base,
             stale,
             delta,
+            moved,
+            moved_weight,
         })
     }
 
@@ -856,7 +893,8 @@ impl Store {
                 return Err("children run");
             }
         }
-        let arrays: [(&[u32], &str); 8] = [
+        let arrays: [(&[u32], &str); 9] = [
+            (&self.moved, "moved"),
             (&self.children, "children"),
             (&self.free, "free slots"),
             (&self.roots, "roots"),
@@ -889,6 +927,9 @@ impl Store {
         }
         if self.base.ids() as u64 > n || self.stale.keys().any(|&id| !id_ok(id)) {
             return Err("orders");
+        }
+        if !self.base.rank.check(n) {
+            return Err("rank order");
         }
         Ok(())
     }

@@ -1,0 +1,382 @@
+//! The page in relevance order without ranking every match: a threshold
+//! algorithm over the rank order ([`crate::base::RankOrder`]).
+//!
+//! A match's relevance is its name's fit to the query's words (worked out
+//! once per distinct name), whether it lies in a generated folder, and a
+//! bonus: recency and use up, depth and path length down. All of it but the
+//! fit and the use score is in the rank order's key, which bounds the bonus
+//! of every entry unchanged since the order was built (recency only falls
+//! as time passes). So the matches are split by fit into *tiers*; a small
+//! tier is ranked whole, and the large ones are read off the rank order as
+//! a bit set per tier, ranking only the members met, until the page's last
+//! entry is better than anything the rest of the order can hold for any tier
+//! not yet exhausted. What the order cannot vouch for is ranked apart, whole:
+//! the delta, entries whose path changed since (`Store::moved`), and entries
+//! with a use score. The answer equals ranking every match
+//! (`search::tests::relevance_read_off_the_rank_order_equals_ranking_every_match`).
+
+use std::collections::HashSet;
+
+use crate::orders::skipped;
+use crate::plan::{Driver, Plan};
+use crate::rank::{NameFit, Places, Ranker, Relevance};
+use crate::store::{EntryId, NONE, Store};
+
+/// More entries than this below the moved ones and the order is not read.
+const SHIFTED_MAX: usize = 20_000;
+
+/// Reading one entry of the order costs about this share of ranking one
+/// match: past this many entries read per match of the large tiers, ranking
+/// them all is cheaper and the walk gives up.
+const WALK_PER_MATCH: usize = 48;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set the largest tier ranked whole, to send small stores through
+    /// the walk.
+    pub(crate) static DIRECT_MAX: std::cell::Cell<Option<usize>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The largest tier ranked whole rather than read off the order: where
+/// ranking `c` matches (a few cache misses each) costs about what reading the
+/// order until `wanted` of them appear does, were they spread evenly.
+fn direct_max(wanted: usize, entries: usize) -> usize {
+    #[cfg(test)]
+    if let Some(m) = DIRECT_MAX.with(|d| d.get()) {
+        return m;
+    }
+    (wanted.max(1).saturating_mul(entries) / WALK_PER_MATCH)
+        .isqrt()
+        .max(256)
+}
+
+/// The fits, best first, as `NameFit as usize` counts them.
+const FITS: [NameFit; 4] = [
+    NameFit::Exact,
+    NameFit::Prefix,
+    NameFit::Boundary,
+    NameFit::Anywhere,
+];
+
+/// The page's order: relevance, then path.
+pub(crate) type Compare<'a> =
+    dyn Fn(&(Relevance, EntryId), &(Relevance, EntryId)) -> std::cmp::Ordering + 'a;
+
+/// One fit's matches among the base entries.
+struct Tier {
+    fit: NameFit,
+    /// How many entries its bit set holds.
+    count: usize,
+    /// How many of them the walk has met.
+    met: usize,
+    bits: Vec<u64>,
+}
+
+impl Tier {
+    #[inline]
+    fn holds(&self, id: EntryId) -> bool {
+        self.bits
+            .get(id as usize / 64)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    fn set(&mut self, id: EntryId) {
+        if let Some(w) = self.bits.get_mut(id as usize / 64) {
+            *w |= 1 << (id % 64);
+        }
+    }
+}
+
+/// The first `wanted` matches of `plan` in relevance order (ascending: best
+/// first), with how many match in all; `None` when the rank order cannot
+/// answer (descending, the clock gone back, too much moved) and every match
+/// must be ranked.
+pub(crate) fn page(
+    plan: &Plan<'_>,
+    ranker: &mut Ranker,
+    wanted: usize,
+    delta: &[EntryId],
+    cmp: &Compare<'_>,
+) -> Option<(Vec<(Relevance, EntryId)>, usize)> {
+    let store = plan.store;
+    let order = &store.base.rank;
+    if plan.request.descending
+        || wanted == 0
+        || ranker.now() < order.at
+        || order.ids.len() != store.base.by_name.len()
+    {
+        return None;
+    }
+    let shifted = shifted(store)?;
+    let names = &store.names;
+    let b = &store.base;
+    let slots = store.capacity_ids().div_ceil(64);
+    let limit = direct_max(wanted, order.ids.len());
+    let (mut places, mut buf) = (Places::default(), Vec::new());
+    let mut pool: Vec<(Relevance, EntryId)> = Vec::new();
+    let mut tiers: Vec<Tier> = Vec::new();
+    let total;
+    match (&plan.driver, &plan.names) {
+        (Driver::Names, Some(set)) => {
+            // Each name's fit, once; its entries by tier.
+            let exact = plan.exact();
+            let mut by_fit: [Vec<(u32, usize)>; 4] = Default::default();
+            // Fits the name check found (for one word), else each worked out.
+            let found = set
+                .fits
+                .as_ref()
+                .filter(|(word, _)| ranker.only_word() == Some(word.as_slice()))
+                .map(|(_, fits)| fits.as_slice());
+            for (i, &k) in set.ids.iter().enumerate() {
+                if i % 4096 == 0 && !plan.halt.go() {
+                    return Some((pool, 0));
+                }
+                let name = names.get(k);
+                let fit = match found.and_then(|f| f.get(i)) {
+                    Some(&f) if f > 0 => FITS[usize::from(f - 1)],
+                    _ => ranker.fit(name, &mut buf),
+                };
+                by_fit[fit as usize].push((k, name.len()));
+            }
+            let mut counted = 0;
+            for (f, named) in by_fit.iter().enumerate() {
+                let fit = FITS[f];
+                let runs = || {
+                    named.iter().flat_map(|&(k, len)| {
+                        b.by_name[b.named(k)].iter().map(move |&id| (id, len))
+                    })
+                };
+                // Entries the plan accepts (all but those changed since, for
+                // an exact plan: their bits are passed over in the walk).
+                let size: usize = named.iter().map(|&(k, _)| b.named(k).len()).sum();
+                if size <= limit || !exact {
+                    let kept: Vec<(EntryId, usize)> = runs()
+                        .filter(|&(id, _)| !skipped(store, id) && plan.accept(id))
+                        .collect();
+                    counted += kept.len();
+                    if kept.len() <= limit {
+                        for (id, len) in kept {
+                            pool.push((ranker.rank_fitted(store, id, (fit, len), &mut places), id));
+                        }
+                    } else {
+                        let mut t = tier(fit, slots);
+                        for (id, _) in kept {
+                            t.set(id);
+                            t.count += 1;
+                        }
+                        tiers.push(t);
+                    }
+                } else {
+                    let mut t = tier(fit, slots);
+                    for (id, _) in runs() {
+                        t.set(id);
+                    }
+                    t.count = size;
+                    tiers.push(t);
+                }
+            }
+            total = if exact {
+                plan.exact_total(delta.len())
+            } else {
+                counted + delta.len()
+            };
+        }
+        _ => {
+            // Any other plan: its matches, each name's fit read off the entry.
+            let all = plan.base_matches();
+            total = all.len() + delta.len();
+            // (A walk of subtrees meets changed entries too: they are put
+            // apart below, from the delta's side.)
+            let mut by_fit: [Vec<EntryId>; 4] = Default::default();
+            for id in all {
+                let fit = if ranker.has_words() {
+                    ranker.fit(store.name(id), &mut buf)
+                } else {
+                    NameFit::Anywhere
+                };
+                by_fit[fit as usize].push(id);
+            }
+            for (fit, ids) in FITS.into_iter().zip(by_fit) {
+                if ids.len() <= limit {
+                    for id in ids {
+                        let fit = (fit, store.name(id).len());
+                        pool.push((ranker.rank_fitted(store, id, fit, &mut places), id));
+                    }
+                } else {
+                    let mut t = tier(fit, slots);
+                    t.count = ids.len();
+                    for id in ids {
+                        t.set(id);
+                    }
+                    tiers.push(t);
+                }
+            }
+        }
+    }
+    for &id in delta {
+        pool.push((ranker.rank(store, id, &mut places, &mut buf), id));
+    }
+    if tiers.is_empty() {
+        return Some(finish(pool, wanted, cmp, total));
+    }
+    // What the order cannot vouch for among the large tiers' members: ranked
+    // here, passed over in the walk.
+    if ranker.has_uses() {
+        ranker.prepare(store, usize::MAX);
+    }
+    let mut apart: HashSet<EntryId, foldhash::fast::FixedState> = HashSet::default();
+    // A tier's bits hold changed entries as they are now only where a walk
+    // of subtrees met them (the delta was not asked for apart): those are
+    // ranked here too. (Elsewhere the bits may hold them as the orders knew
+    // them, name and all; the walk passes them over for the delta's own.)
+    let changed = plan
+        .covers_delta()
+        .then(|| store.delta_entries())
+        .into_iter()
+        .flatten();
+    let odd: Vec<EntryId> = ranker
+        .used_entries()
+        .chain(shifted)
+        .filter(|&id| !skipped(store, id))
+        .chain(changed)
+        .collect();
+    for id in odd {
+        if apart.contains(&id) {
+            continue;
+        }
+        if let Some(t) = tiers.iter().find(|t| t.holds(id)) {
+            let fit = (t.fit, store.name(id).len());
+            pool.push((ranker.rank_fitted(store, id, fit, &mut places), id));
+            apart.insert(id);
+        }
+    }
+    let mut cands = pool;
+    let mut kth: Option<Relevance> = None;
+    let mut dirty = true;
+    let budget = tiers
+        .iter()
+        .map(|t| t.count)
+        .sum::<usize>()
+        .saturating_mul(WALK_PER_MATCH)
+        .max(4 * crate::base::RANK_BLOCK);
+    let generated = order.generated as usize;
+    let mut gave_up = false;
+    for (at, &id) in order.ids.iter().enumerate() {
+        let in_generated = at >= generated;
+        let block_start = if in_generated {
+            (at - generated).is_multiple_of(crate::base::RANK_BLOCK)
+        } else {
+            at.is_multiple_of(crate::base::RANK_BLOCK)
+        };
+        if block_start {
+            if !plan.halt.go() {
+                return Some((cands, total));
+            }
+            if dirty && cands.len() >= wanted {
+                crate::search::top_k(&mut cands, wanted, cmp);
+                kth = cands.last().map(|c| c.0);
+                dirty = false;
+            }
+            // The best any member not yet met can be: the best fit of a
+            // tier not exhausted, with the block's bound for a bonus.
+            let best = tiers
+                .iter()
+                .filter(|t| t.met < t.count)
+                .map(|t| t.fit)
+                .min();
+            let Some(fit) = best else {
+                break;
+            };
+            let unread = Relevance {
+                fit,
+                generated: in_generated,
+                bonus: order.bound(at),
+            };
+            if kth.is_some_and(|k| k.cmp(&unread) == std::cmp::Ordering::Less) {
+                break;
+            }
+            if at > budget {
+                gave_up = true;
+                break;
+            }
+        }
+        let Some(t) = tiers.iter_mut().find(|t| t.holds(id)) else {
+            continue;
+        };
+        t.met += 1;
+        if skipped(store, id) || apart.contains(&id) {
+            continue;
+        }
+        let fit = (t.fit, store.name(id).len());
+        let r = ranker.rank_fitted(store, id, fit, &mut places);
+        if kth.is_some_and(|k| r.cmp(&k) == std::cmp::Ordering::Greater) {
+            continue;
+        }
+        cands.push((r, id));
+        dirty = true;
+    }
+    if gave_up {
+        // Past the budget: rank the large tiers' members whole (what the walk
+        // met again with them; ranking is exact, so twice is harmless once
+        // deduplicated).
+        let mut seen: HashSet<EntryId, foldhash::fast::FixedState> =
+            cands.iter().map(|c| c.1).collect();
+        for t in &tiers {
+            for (w, &word) in t.bits.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let id = (w * 64) as EntryId + word.trailing_zeros();
+                    word &= word - 1;
+                    if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
+                        continue;
+                    }
+                    let fit = (t.fit, store.name(id).len());
+                    cands.push((ranker.rank_fitted(store, id, fit, &mut places), id));
+                }
+            }
+        }
+    }
+    Some(finish(cands, wanted, cmp, total))
+}
+
+fn tier(fit: NameFit, slots: usize) -> Tier {
+    Tier {
+        fit,
+        count: 0,
+        met: 0,
+        bits: vec![0; slots],
+    }
+}
+
+fn finish(
+    mut cands: Vec<(Relevance, EntryId)>,
+    wanted: usize,
+    cmp: &Compare<'_>,
+    total: usize,
+) -> (Vec<(Relevance, EntryId)>, usize) {
+    let k = wanted.min(cands.len());
+    crate::search::top_k(&mut cands, k, cmp);
+    (cands, total)
+}
+
+/// The live entries at or below those moved since the rank order was built:
+/// their keys are not the order's. `None` past [`SHIFTED_MAX`].
+fn shifted(store: &Store) -> Option<Vec<EntryId>> {
+    let mut out: HashSet<EntryId, foldhash::fast::FixedState> = HashSet::default();
+    for &top in &store.moved {
+        if !store.is_live(top) || store.parent(top) == NONE || out.contains(&top) {
+            continue;
+        }
+        let mut stack = vec![top];
+        while let Some(at) = stack.pop() {
+            if out.insert(at) {
+                if out.len() > SHIFTED_MAX {
+                    return None;
+                }
+                stack.extend_from_slice(store.children(at));
+            }
+        }
+    }
+    Some(out.into_iter().collect())
+}
