@@ -12,6 +12,7 @@
 //! searches go on, and swaps the result in under a short write lock.
 
 use crate::EntryId;
+use crate::arr::Arr;
 use crate::names::Names;
 use crate::wire::{Reader, SnapshotError, Writer};
 
@@ -27,13 +28,13 @@ pub(crate) struct BaseKey {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Base {
     /// Entries in name order (by name id, then id). Roots are left out.
-    pub by_name: Vec<EntryId>,
+    pub by_name: Arr<EntryId>,
     /// `by_name[name_start[k]..name_start[k + 1]]` are the entries named `k`.
-    pub name_start: Vec<u32>,
+    pub name_start: Arr<u32>,
     /// Entries by modification time (unknown last), then name, then id.
-    pub by_mtime: Vec<EntryId>,
+    pub by_mtime: Arr<EntryId>,
     /// Entries by size, folders first among those of size 0, then name, then id.
-    pub by_size: Vec<EntryId>,
+    pub by_size: Arr<EntryId>,
     /// How many slots the store had when this was built.
     pub(crate) ids: usize,
     /// The static part of relevance, as an order.
@@ -52,13 +53,13 @@ pub(crate) struct Base {
 /// delta, as for the other orders.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RankOrder {
-    pub ids: Vec<EntryId>,
+    pub ids: Arr<EntryId>,
     /// `ids[..generated]` lie outside generated folders, the rest inside.
     pub generated: u32,
     /// The key of the first entry of every block of [`RANK_BLOCK`] entries,
     /// each segment's blocks counted from its own start: a bound for every
     /// key of the block.
-    pub block_keys: Vec<f32>,
+    pub block_keys: Arr<f32>,
     /// The time (Unix seconds) recency was counted from.
     pub at: i64,
 }
@@ -85,38 +86,33 @@ impl RankOrder {
     }
 
     /// Block keys for `keys` (the keys of `ids`, in order).
-    pub fn blocks(keys: &[f32], generated: usize) -> Vec<f32> {
+    pub fn blocks(keys: &[f32], generated: usize) -> Arr<f32> {
         let (outside, inside) = keys.split_at(generated.min(keys.len()));
         outside
             .iter()
             .step_by(RANK_BLOCK)
             .chain(inside.iter().step_by(RANK_BLOCK))
             .copied()
-            .collect()
+            .collect::<Vec<f32>>()
+            .into()
     }
 
     pub fn heap_bytes(&self) -> usize {
-        (self.ids.capacity() + self.block_keys.capacity()) * 4
+        self.ids.heap_bytes() + self.block_keys.heap_bytes()
     }
 
     fn write_to(&self, w: &mut Writer) {
-        w.u32s(&self.ids);
+        w.array(&self.ids);
         w.u32(self.generated);
-        w.u32s(
-            &self
-                .block_keys
-                .iter()
-                .map(|k| k.to_bits())
-                .collect::<Vec<_>>(),
-        );
+        w.array(&self.block_keys);
         w.u64(self.at as u64);
     }
 
     fn read_from(r: &mut Reader<'_>) -> Result<RankOrder, SnapshotError> {
         Ok(RankOrder {
-            ids: r.u32s()?,
+            ids: r.array()?,
             generated: r.u32()?,
-            block_keys: r.u32s()?.into_iter().map(f32::from_bits).collect(),
+            block_keys: r.array()?,
             at: r.u64()? as i64,
         })
     }
@@ -139,29 +135,28 @@ impl Base {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        (self.by_name.capacity()
-            + self.name_start.capacity()
-            + self.by_mtime.capacity()
-            + self.by_size.capacity())
-            * 4
+        self.by_name.heap_bytes()
+            + self.name_start.heap_bytes()
+            + self.by_mtime.heap_bytes()
+            + self.by_size.heap_bytes()
             + self.rank.heap_bytes()
     }
 
     pub fn write_to(&self, w: &mut Writer) {
-        w.u32s(&self.by_name);
-        w.u32s(&self.name_start);
-        w.u32s(&self.by_mtime);
-        w.u32s(&self.by_size);
+        w.array(&self.by_name);
+        w.array(&self.name_start);
+        w.array(&self.by_mtime);
+        w.array(&self.by_size);
         w.u64(self.ids as u64);
         self.rank.write_to(w);
     }
 
     pub fn read_from(r: &mut Reader<'_>) -> Result<Base, SnapshotError> {
         Ok(Base {
-            by_name: r.u32s()?,
-            name_start: r.u32s()?,
-            by_mtime: r.u32s()?,
-            by_size: r.u32s()?,
+            by_name: r.array()?,
+            name_start: r.array()?,
+            by_mtime: r.array()?,
+            by_size: r.array()?,
             ids: r.u64()? as usize,
             rank: RankOrder::read_from(r)?,
         })

@@ -44,6 +44,11 @@ pub struct IndexConfig {
     pub max_watches: Option<usize>,
     /// How often folders left unwatched (watch limit) are rescanned.
     pub limit_rescan_every: Duration,
+    /// A process that searches the saved index once and exits (`ferret
+    /// search`): the snapshot's layout is checked but not every byte
+    /// ([`crate::snapshot::Trust::Layout`]), and changes are not journalled
+    /// (nothing changes), so that it answers in milliseconds.
+    pub one_shot: bool,
 }
 
 impl IndexConfig {
@@ -58,6 +63,7 @@ impl IndexConfig {
             watch: true,
             max_watches: None,
             limit_rescan_every: Duration::from_secs(60),
+            one_shot: false,
         }
     }
 

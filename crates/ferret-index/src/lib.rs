@@ -16,6 +16,7 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
+mod arr;
 mod base;
 mod hits;
 mod orders;
@@ -149,7 +150,12 @@ impl Index {
         let mut store = None;
         if let Some(path) = config.snapshot_path() {
             let started = Instant::now();
-            match snapshot::load(&path, &config.key()) {
+            let trust = if config.one_shot {
+                snapshot::Trust::Layout
+            } else {
+                snapshot::Trust::Checked
+            };
+            match snapshot::load_with(&path, &config.key(), trust) {
                 Ok(loaded) if loaded.roots().len() == config.roots.len() => {
                     status.loaded_from_snapshot = true;
                     status.ready = true;
@@ -194,6 +200,8 @@ impl Index {
             .map(|p| uses::Uses::load(&p))
             .unwrap_or_default();
         let journal = match config.journal_path() {
+            // Nothing to journal: the one-shot process changes nothing.
+            _ if config.one_shot => None,
             Some(path) => match Journal::open(
                 &path,
                 config.journal_max_age.as_millis() as i64,

@@ -10,6 +10,7 @@
 //! the names); names added after the last [`Names::rebuild`] are appended as they
 //! come (ids from `sorted_len()` on) until the next one.
 
+use crate::arr::Arr;
 use std::cmp::Ordering;
 
 use crate::postings::{Postings, intersect_range};
@@ -87,11 +88,11 @@ pub(crate) fn byte_bit(b: u8) -> u32 {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
-    arena: Vec<u8>,
-    /// Each name's [`byte_mask`], folded (derived: not in the snapshot).
-    masks: Vec<u32>,
+    arena: Arr<u8>,
+    /// Each name's [`byte_mask`], folded.
+    masks: Arr<u32>,
     /// Where each name starts; one more than there are names (the arena's end).
-    offsets: Vec<u32>,
+    offsets: Arr<u32>,
     sorted: u32,
     /// Trigram lists (24-bit keys) and extension lists (keys with the top bit) of
     /// the sorted names.
@@ -113,9 +114,9 @@ pub(crate) struct Lists {
 impl Names {
     pub fn new() -> Names {
         Names {
-            arena: Vec::new(),
-            masks: Vec::new(),
-            offsets: vec![0],
+            arena: Arr::default(),
+            masks: Arr::default(),
+            offsets: vec![0].into(),
             sorted: 0,
             postings: Postings::default(),
             exts: Vec::new(),
@@ -209,9 +210,10 @@ impl Names {
     /// Append `name` without looking for it (the initial build).
     pub fn push(&mut self, name: &[u8]) -> u32 {
         let id = self.len();
-        self.arena.extend_from_slice(name);
-        self.offsets.push(self.arena.len() as u32);
-        self.masks.push(folded_mask(name));
+        self.arena.to_mut().extend_from_slice(name);
+        let end = self.arena.len() as u32;
+        self.offsets.to_mut().push(end);
+        self.masks.to_mut().push(folded_mask(name));
         id
     }
 
@@ -346,14 +348,15 @@ impl Names {
     /// Bytes of the names themselves (arena and offsets), and of their lists.
     pub fn heap_parts(&self) -> (usize, usize) {
         (
-            self.arena.capacity() + self.offsets.capacity() * 4 + self.masks.capacity() * 4,
+            self.arena.heap_bytes() + self.offsets.heap_bytes() + self.masks.heap_bytes(),
             self.postings.heap_bytes() + self.exts.iter().map(|e| e.len() + 16).sum::<usize>(),
         )
     }
 
     pub fn write_to(&self, w: &mut Writer) {
-        w.bytes(&self.arena);
-        w.u32s(&self.offsets);
+        w.array(&self.arena);
+        w.array(&self.offsets);
+        w.array(&self.masks);
         w.u32(self.sorted);
         self.postings.write_to(w);
         w.u64(self.exts.len() as u64);
@@ -364,8 +367,9 @@ impl Names {
     }
 
     pub fn read_from(r: &mut Reader<'_>) -> Result<Names, SnapshotError> {
-        let arena = r.bytes()?.to_vec();
-        let offsets = r.u32s()?;
+        let arena: Arr<u8> = r.array()?;
+        let offsets: Arr<u32> = r.array()?;
+        let masks: Arr<u32> = r.array()?;
         let sorted = r.u32()?;
         let postings = Postings::read_from(r)?;
         let n = r.len()?;
@@ -380,16 +384,13 @@ impl Names {
         }
         if offsets.first() != Some(&0)
             || offsets.last().map(|&o| o as usize) != Some(arena.len())
-            || offsets.windows(2).any(|w| w[0] > w[1])
+            || (r.deep && offsets.windows(2).any(|w| w[0] > w[1]))
             || sorted as usize >= offsets.len()
+            || masks.len() + 1 != offsets.len()
             || exts.windows(2).any(|w| w[0] >= w[1])
         {
             return Err(bad);
         }
-        let masks = offsets
-            .windows(2)
-            .map(|w| folded_mask(&arena[w[0] as usize..w[1] as usize]))
-            .collect();
         Ok(Names {
             arena,
             masks,
@@ -420,7 +421,7 @@ impl Names {
         let mut map = vec![u32::MAX; n];
         let mut out = Names::new();
         let kept: usize = (0..sorted).filter(|&i| used[i]).count();
-        out.offsets.reserve(kept + fresh.len());
+        out.offsets.to_mut().reserve(kept + fresh.len());
         let mut old_sorted = (0..sorted as u32).filter(|&i| used[i as usize]).peekable();
         let mut fresh = fresh.into_iter().peekable();
         loop {

@@ -13,12 +13,14 @@
 
 use std::collections::HashMap;
 
+use crate::arr::Arr;
 use crate::wire::{Reader, SnapshotError, Writer};
 
 /// One skip entry per this many ids of a list.
 const SKIP_EVERY: u32 = 128;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 struct Skip {
     /// An id of the list.
     value: u32,
@@ -27,7 +29,8 @@ struct Skip {
     offset: u32,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 struct Head {
     key: u32,
     data: u32,
@@ -41,9 +44,9 @@ struct Head {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Postings {
     /// Sorted by key.
-    heads: Vec<Head>,
-    data: Vec<u8>,
-    skips: Vec<Skip>,
+    heads: Arr<Head>,
+    data: Arr<u8>,
+    skips: Arr<Skip>,
 }
 
 #[inline]
@@ -92,55 +95,30 @@ impl Postings {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.heads.capacity() * std::mem::size_of::<Head>()
-            + self.data.capacity()
-            + self.skips.capacity() * std::mem::size_of::<Skip>()
+        self.heads.heap_bytes() + self.data.heap_bytes() + self.skips.heap_bytes()
     }
 
     pub fn write_to(&self, w: &mut Writer) {
-        w.u64(self.heads.len() as u64);
-        for h in &self.heads {
-            for v in [h.key, h.data, h.len, h.count, h.skip, h.skips] {
-                w.u32(v);
-            }
-        }
-        w.bytes(&self.data);
-        w.u64(self.skips.len() as u64);
-        for s in &self.skips {
-            w.u32(s.value);
-            w.u32(s.offset);
-        }
+        w.array(&self.heads);
+        w.array(&self.data);
+        w.array(&self.skips);
     }
 
     /// Read what [`Postings::write_to`] wrote; every list's bytes and skip
-    /// entries are checked to lie inside the arenas.
+    /// entries are checked to lie inside the arenas (unless the reader
+    /// trusts the file: see [`Reader::deep`]).
     pub fn read_from(r: &mut Reader<'_>) -> Result<Postings, SnapshotError> {
-        let n = r.len()?;
-        let mut heads = Vec::with_capacity(n);
-        for _ in 0..n {
-            heads.push(Head {
-                key: r.u32()?,
-                data: r.u32()?,
-                len: r.u32()?,
-                count: r.u32()?,
-                skip: r.u32()?,
-                skips: r.u32()?,
-            });
-        }
-        let data = r.bytes()?.to_vec();
-        let n = r.len()?;
-        let mut skips = Vec::with_capacity(n);
-        for _ in 0..n {
-            skips.push(Skip {
-                value: r.u32()?,
-                offset: r.u32()?,
-            });
+        let heads: Arr<Head> = r.array()?;
+        let data: Arr<u8> = r.array()?;
+        let skips: Arr<Skip> = r.array()?;
+        if !r.deep {
+            return Ok(Postings { heads, data, skips });
         }
         let bad = SnapshotError::Corrupt("posting lists");
         if heads.windows(2).any(|w| w[0].key >= w[1].key) {
             return Err(bad);
         }
-        for h in &heads {
+        for h in heads.iter() {
             let end = h.data as u64 + h.len as u64;
             let skip_end = h.skip as u64 + h.skips as u64;
             if end > data.len() as u64
@@ -315,7 +293,11 @@ impl Postings {
                 t.skip_at += 1;
             }
         });
-        Postings { heads, data, skips }
+        Postings {
+            heads: heads.into(),
+            data: data.into(),
+            skips: skips.into(),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::{fs, io, path::Path};
 
 use crate::store::Store;
 pub use crate::wire::SnapshotError;
-use crate::wire::{Reader, Writer};
+use crate::wire::{ALIGN, Reader, Writer};
 
 const MAGIC: &[u8; 8] = b"FERRETIX";
 /// 5: names fold to their composed form (NFC), so the name lists and trigram
@@ -38,6 +38,13 @@ pub fn hash64(data: &[u8]) -> u64 {
     h ^ (h >> 32)
 }
 
+/// The header's length: magic, version, byte order, hash. A multiple of
+/// [`ALIGN`], so that the body's aligned arrays are aligned in the file.
+const HEADER: usize = 24;
+
+/// Written as the byte order mark: arrays are stored as they lie in memory.
+const ORDER: u32 = 0x0102_0304;
+
 pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
     let mut w = Writer {
         out: Vec::with_capacity(store.len() * 96 + 64),
@@ -45,28 +52,67 @@ pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
     w.bytes(config_key);
     store.write_to(&mut w);
     let body = w.out;
-    let mut out = Vec::with_capacity(body.len() + 20);
+    let mut out = Vec::with_capacity(body.len() + HEADER);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&ORDER.to_ne_bytes());
     out.extend_from_slice(&hash64(&body).to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER);
+    debug_assert_eq!(HEADER % ALIGN, 0);
     out.extend_from_slice(&body);
     out
 }
 
+/// How much of a snapshot is checked before it is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Every byte against the hash and every reference between the arrays:
+    /// what a server that will live on a snapshot does.
+    Checked,
+    /// The header, the configuration key and the layout (every array's
+    /// length inside the file) only: what a one-shot `ferret search` does,
+    /// to answer in milliseconds. A damaged byte elsewhere can then give a
+    /// wrong answer or stop the search on a bounds check, never read
+    /// outside the file.
+    Layout,
+}
+
+/// A store from snapshot bytes (copied out of them), checked whole.
 pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
-    if data.len() < 20 || &data[..8] != MAGIC {
+    read(data, None, config_key, Trust::Checked)
+}
+
+fn read(
+    data: &[u8],
+    map: Option<&std::sync::Arc<memmap2::Mmap>>,
+    config_key: &[u8],
+    trust: Trust,
+) -> Result<Store, SnapshotError> {
+    if data.len() < HEADER || &data[..8] != MAGIC {
         return Err(SnapshotError::Corrupt("not a ferret snapshot"));
     }
-    let mut head = Reader { data, at: 8 };
-    if head.u32()? != VERSION {
+    let mut head = Reader {
+        data,
+        at: 8,
+        map: None,
+        deep: true,
+    };
+    // Another version, or arrays written in another byte order.
+    if head.u32()? != VERSION || head.take(4)? != ORDER.to_ne_bytes() {
         return Err(SnapshotError::Foreign);
     }
     let hash = head.u64()?;
-    let body = &data[20..];
-    if hash64(body) != hash {
+    let body = &data[HEADER..];
+    let deep = trust == Trust::Checked;
+    if deep && hash64(body) != hash {
         return Err(SnapshotError::Corrupt("checksum mismatch"));
     }
-    let mut r = Reader { data: body, at: 0 };
+    let mut r = Reader {
+        data: body,
+        at: 0,
+        map: map.map(|m| (m, HEADER)),
+        deep,
+    };
     if r.bytes()? != config_key {
         return Err(SnapshotError::Foreign);
     }
@@ -74,17 +120,31 @@ pub fn decode(data: &[u8], config_key: &[u8]) -> Result<Store, SnapshotError> {
     if !r.at_end() {
         return Err(SnapshotError::Corrupt("trailing bytes"));
     }
-    store.check().map_err(SnapshotError::Corrupt)?;
+    if deep {
+        store.check().map_err(SnapshotError::Corrupt)?;
+    }
     Ok(store)
 }
 
-pub fn load(path: &Path, config_key: &[u8]) -> Result<Store, SnapshotError> {
-    let data = match fs::read(path) {
-        Ok(d) => d,
+/// The snapshot at `path`, memory-mapped: its big arrays are read in place
+/// (and copied only when the store changes them), checked as `trust` says.
+pub fn load_with(path: &Path, config_key: &[u8], trust: Trust) -> Result<Store, SnapshotError> {
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(SnapshotError::Missing),
         Err(e) => return Err(e.into()),
     };
-    decode(&data, config_key)
+    // SAFETY: the snapshot is ferret's own file in its private state folder,
+    // replaced only by renaming a new file over it (never written in place),
+    // so the mapped bytes do not change under the map; the map is private
+    // and read-only.
+    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }?);
+    read(&map, Some(&map), config_key, trust)
+}
+
+/// [`load_with`], checked whole.
+pub fn load(path: &Path, config_key: &[u8]) -> Result<Store, SnapshotError> {
+    load_with(path, config_key, Trust::Checked)
 }
 
 #[cfg(test)]
@@ -150,5 +210,55 @@ mod tests {
             Err(SnapshotError::Corrupt(_))
         ));
         assert!(decode(&[], b"key").is_err());
+    }
+
+    /// A mapped snapshot answers from the file's own bytes, whatever it
+    /// trusts, and a change copies only what it changes; damage is refused
+    /// by the checked load, truncation and another configuration by both.
+    #[test]
+    fn a_mapped_snapshot_answers_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let mut s = sample();
+        crate::orders::rebuild_store(&mut s);
+        let bytes = encode(&s, b"key");
+        fs::write(&path, &bytes).unwrap();
+        for trust in [Trust::Checked, Trust::Layout] {
+            let mut back = load_with(&path, b"key", trust).unwrap();
+            assert!(back.records.is_mapped() && back.base.by_name.is_mapped());
+            assert_eq!(encode(&back, b"key"), bytes, "{trust:?}");
+            let f = back.lookup(back.roots()[0], b"d\xffir/f.txt").unwrap();
+            back.set_meta(
+                f,
+                crate::store::Meta {
+                    size: 9,
+                    ..back.meta(f)
+                },
+            );
+            assert!(!back.records.is_mapped() && back.base.by_name.is_mapped());
+            assert_eq!(back.meta(f).size, 9);
+        }
+        assert_eq!(fs::read(&path).unwrap(), bytes, "the file is never written");
+        let mut damaged = bytes.clone();
+        let middle = damaged.len() / 2;
+        damaged[middle] ^= 0x55;
+        fs::write(&path, &damaged).unwrap();
+        assert!(matches!(
+            load_with(&path, b"key", Trust::Checked),
+            Err(SnapshotError::Corrupt(_))
+        ));
+        fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+        for trust in [Trust::Checked, Trust::Layout] {
+            assert!(load_with(&path, b"key", trust).is_err(), "{trust:?}");
+        }
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            load_with(&path, b"other", Trust::Layout),
+            Err(SnapshotError::Foreign)
+        ));
+        assert!(matches!(
+            load_with(&dir.path().join("none"), b"key", Trust::Layout),
+            Err(SnapshotError::Missing)
+        ));
     }
 }

@@ -14,6 +14,7 @@
 //!   to the *delta* (searched entry by entry) and its old place in the orders is
 //!   remembered (`stale`), so the orders never lie.
 
+use crate::arr::Arr;
 use std::{borrow::Cow, collections::HashMap};
 
 use crate::base::{Base, BaseKey};
@@ -72,7 +73,7 @@ pub const UNKNOWN_TIME: i64 = i64::MIN;
 /// One entry: 24 bytes. Times are whole seconds since 1970 in a `u32` (good until
 /// 2106; earlier times clamp to 0), `u32::MAX` meaning unknown; `mode` keeps the
 /// low 16 bits of `st_mode`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub(crate) struct Record {
     /// Files, symlinks and others: the size. Folders: their slot in `dirs`.
@@ -93,7 +94,8 @@ pub(crate) const FLAG_DELTA: u8 = 1;
 const FLAG_LISTED: u8 = 2;
 
 /// A folder's children (a run of the arena) and what identifies it on disk.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 pub(crate) struct Dir {
     pub start: u32,
     pub len: u32,
@@ -134,13 +136,13 @@ pub(crate) struct NewEntry {
 /// The entries of all roots.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pub(crate) records: Vec<Record>,
+    pub(crate) records: Arr<Record>,
     /// Each entry's name id.
-    pub(crate) names_of: Vec<u32>,
+    pub(crate) names_of: Arr<u32>,
     pub(crate) names: Names,
-    pub(crate) dirs: Vec<Dir>,
+    pub(crate) dirs: Arr<Dir>,
     free_dirs: Vec<u32>,
-    pub(crate) children: Vec<EntryId>,
+    pub(crate) children: Arr<EntryId>,
     /// Arena slots no run uses any more.
     child_garbage: usize,
     free: Vec<EntryId>,
@@ -175,12 +177,12 @@ impl Default for Store {
 impl Store {
     pub fn new() -> Store {
         Store {
-            records: Vec::new(),
-            names_of: Vec::new(),
+            records: Arr::default(),
+            names_of: Arr::default(),
             names: Names::new(),
-            dirs: Vec::new(),
+            dirs: Arr::default(),
             free_dirs: Vec::new(),
-            children: Vec::new(),
+            children: Arr::default(),
             child_garbage: 0,
             free: Vec::new(),
             roots: Vec::new(),
@@ -249,15 +251,12 @@ impl Store {
     pub fn heap_parts(&self) -> Vec<(&'static str, usize)> {
         let (arena, lists) = self.names.heap_parts();
         vec![
-            (
-                "records",
-                self.records.capacity() * std::mem::size_of::<Record>(),
-            ),
-            ("entry names", self.names_of.capacity() * 4),
+            ("records", self.records.heap_bytes()),
+            ("entry names", self.names_of.heap_bytes()),
             ("names", arena),
             ("name lists", lists),
-            ("folders", self.dirs.capacity() * std::mem::size_of::<Dir>()),
-            ("children", self.children.capacity() * 4),
+            ("folders", self.dirs.heap_bytes()),
+            ("children", self.children.heap_bytes()),
             ("orders", self.base.heap_bytes()),
             (
                 "delta",
@@ -306,8 +305,8 @@ impl Store {
                 id
             }
             None => {
-                self.records.push(record);
-                self.names_of.push(name_id);
+                self.records.to_mut().push(record);
+                self.names_of.to_mut().push(name_id);
                 (self.records.len() - 1) as EntryId
             }
         };
@@ -331,7 +330,7 @@ impl Store {
                 slot
             }
             None => {
-                self.dirs.push(dir);
+                self.dirs.to_mut().push(dir);
                 (self.dirs.len() - 1) as u32
             }
         }
@@ -497,8 +496,9 @@ impl Store {
             let cap = (d.cap * 2).max(4);
             let start = self.children.len() as u32;
             self.children
+                .to_mut()
                 .extend_from_within(d.start as usize..(d.start + d.len) as usize);
-            self.children.resize((start + cap) as usize, NONE);
+            self.children.to_mut().resize((start + cap) as usize, NONE);
             self.child_garbage += d.cap as usize;
             let d = &mut self.dirs[slot];
             d.start = start;
@@ -578,7 +578,7 @@ impl Store {
             if e.kind == Kind::Dir {
                 self.set_ident(id, e.ident);
             }
-            self.children.push(id);
+            self.children.to_mut().push(id);
             ids.push(id);
         }
         let d = &mut self.dirs[slot];
@@ -720,10 +720,10 @@ impl Store {
 
     pub(crate) fn install(&mut self, r: crate::base::Rebuilt) {
         self.names = r.names;
-        self.names_of = r.names_of;
+        self.names_of = r.names_of.into();
         self.base = r.base;
         if let Some((children, starts)) = r.children {
-            self.children = children;
+            self.children = children.into();
             for (d, (start, cap)) in self.dirs.iter_mut().zip(starts) {
                 d.start = start;
                 d.cap = cap;
@@ -746,28 +746,14 @@ impl Store {
 
     /// Write every array of the store (for the snapshot).
     pub(crate) fn write_to(&self, w: &mut Writer) {
-        w.u64(self.records.len() as u64);
-        for r in &self.records {
-            w.u64(r.size);
-            w.u32(r.parent);
-            w.u32(r.mtime);
-            w.u32(r.btime);
-            w.u16(r.mode);
-            w.u8(r.kind);
-            w.u8(r.flags);
-        }
-        w.u32s(&self.names_of);
+        w.array(&self.records);
+        w.array(&self.names_of);
         self.names.write_to(w);
-        w.u64(self.dirs.len() as u64);
-        for d in &self.dirs {
-            w.u32(d.start);
-            w.u32(d.len);
-            w.u32(d.cap);
-            w.u64(d.dev);
-            w.u64(d.ino);
-        }
+        // Watches belong to the process that made them.
+        let dirs: Vec<Dir> = self.dirs.iter().map(|d| Dir { wd: -1, ..*d }).collect();
+        w.array(&dirs);
         w.u32s(&self.free_dirs);
-        w.u32s(&self.children);
+        w.array(&self.children);
         w.u64(self.child_garbage as u64);
         w.u32s(&self.free);
         w.u32s(&self.roots);
@@ -785,40 +771,21 @@ impl Store {
         w.u32s(&self.delta);
         w.u32s(&self.moved);
         w.u64(self.moved_weight as u64);
+        w.u64(self.live as u64);
+        for c in self.counts {
+            w.u64(c);
+        }
     }
 
     /// Read what [`Store::write_to`] wrote. Counts are recomputed; references
     /// are checked by [`Store::check`], which the caller must run.
     pub(crate) fn read_from(r: &mut Reader<'_>) -> Result<Store, SnapshotError> {
-        let n = r.len()?;
-        let mut records = Vec::with_capacity(n);
-        for _ in 0..n {
-            records.push(Record {
-                size: r.u64()?,
-                parent: r.u32()?,
-                mtime: r.u32()?,
-                btime: r.u32()?,
-                mode: r.u16()?,
-                kind: r.u8()?,
-                flags: r.u8()?,
-            });
-        }
-        let names_of = r.u32s()?;
+        let records: Arr<Record> = r.array()?;
+        let names_of: Arr<u32> = r.array()?;
         let names = Names::read_from(r)?;
-        let d = r.len()?;
-        let mut dirs = Vec::with_capacity(d);
-        for _ in 0..d {
-            dirs.push(Dir {
-                start: r.u32()?,
-                len: r.u32()?,
-                cap: r.u32()?,
-                wd: -1,
-                dev: r.u64()?,
-                ino: r.u64()?,
-            });
-        }
+        let dirs: Arr<Dir> = r.array()?;
         let free_dirs = r.u32s()?;
-        let children = r.u32s()?;
+        let children: Arr<EntryId> = r.array()?;
         let child_garbage = r.u64()? as usize;
         let free = r.u32s()?;
         let roots = r.u32s()?;
@@ -838,12 +805,19 @@ impl Store {
         let delta = r.u32s()?;
         let moved = r.u32s()?;
         let moved_weight = r.u64()? as usize;
+        let mut live = r.u64()? as usize;
         let mut counts = [0u64; 4];
-        let mut live = 0;
-        for rec in &records {
-            if let Some(c) = counts.get_mut(rec.kind as usize) {
-                *c += 1;
-                live += 1;
+        for c in &mut counts {
+            *c = r.u64()?;
+        }
+        if r.deep {
+            // Counted again rather than taken on trust.
+            (live, counts) = (0, [0; 4]);
+            for rec in records.iter() {
+                if let Some(c) = counts.get_mut(rec.kind as usize) {
+                    *c += 1;
+                    live += 1;
+                }
             }
         }
         Ok(Store {

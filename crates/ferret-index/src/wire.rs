@@ -3,7 +3,11 @@
 //! store and its parts write themselves with it ([`crate::snapshot`] frames
 //! the whole).
 
-use std::io;
+use std::{io, sync::Arc};
+
+use bytemuck::Pod;
+
+use crate::arr::Arr;
 
 /// Why a snapshot was not used.
 #[derive(Debug, thiserror::Error)]
@@ -28,9 +32,6 @@ impl Writer {
     pub fn u8(&mut self, v: u8) {
         self.out.push(v);
     }
-    pub fn u16(&mut self, v: u16) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
     pub fn u32(&mut self, v: u32) {
         self.out.extend_from_slice(&v.to_le_bytes());
     }
@@ -48,12 +49,33 @@ impl Writer {
             self.out.extend_from_slice(&x.to_le_bytes());
         }
     }
+    /// An array as its bytes in memory, its length first, aligned to eight
+    /// bytes so that a mapped snapshot can read it in place
+    /// ([`Reader::array`]).
+    pub fn array<T: Pod>(&mut self, v: &[T]) {
+        self.u64(v.len() as u64);
+        let pad = self.out.len().next_multiple_of(ALIGN) - self.out.len();
+        self.out.extend(std::iter::repeat_n(0, pad));
+        self.out.extend_from_slice(bytemuck::cast_slice(v));
+    }
 }
+
+/// Arrays start at multiples of this from the body's start (which the
+/// snapshot's header keeps at a multiple of it in the file).
+pub(crate) const ALIGN: usize = 8;
 
 /// Reads what a [`Writer`] wrote, refusing to read past the end.
 pub(crate) struct Reader<'a> {
     pub data: &'a [u8],
     pub at: usize,
+    /// When `data` is a run of a mapped file: the map, and where `data`
+    /// starts in it. Arrays are then read in place.
+    pub map: Option<(&'a Arc<memmap2::Mmap>, usize)>,
+    /// Whether every reference is checked as it is read (a long-lived
+    /// process), or only the layout (a one-shot search trusts the rest: a
+    /// bad reference then stops it with a bounds check, never reads
+    /// outside the file).
+    pub deep: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -71,11 +93,6 @@ impl<'a> Reader<'a> {
     }
     pub fn u8(&mut self) -> Result<u8, SnapshotError> {
         Ok(self.take(1)?[0])
-    }
-    pub fn u16(&mut self) -> Result<u16, SnapshotError> {
-        Ok(u16::from_le_bytes(
-            self.take(2)?.try_into().unwrap_or([0; 2]),
-        ))
     }
     pub fn u32(&mut self) -> Result<u32, SnapshotError> {
         Ok(u32::from_le_bytes(
@@ -106,6 +123,24 @@ impl<'a> Reader<'a> {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
+    }
+    /// What [`Writer::array`] wrote: in place when reading a mapped file,
+    /// else copied.
+    pub fn array<T: Pod>(&mut self) -> Result<Arr<T>, SnapshotError> {
+        let n = self.len()?;
+        let pad = self.at.next_multiple_of(ALIGN) - self.at;
+        self.take(pad)?;
+        let start = self.at;
+        let bytes = n
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(SnapshotError::Corrupt("length"))?;
+        let raw = self.take(bytes)?;
+        match self.map {
+            Some((map, base)) => {
+                Arr::mapped(map, base + start, n).ok_or(SnapshotError::Corrupt("alignment"))
+            }
+            None => Ok(Arr::from(bytemuck::pod_collect_to_vec::<u8, T>(raw))),
+        }
     }
     pub fn at_end(&self) -> bool {
         self.at == self.data.len()

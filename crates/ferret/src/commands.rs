@@ -368,7 +368,9 @@ pub fn index(args: cli::IndexCommand) -> anyhow::Result<ExitCode> {
 
 pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
     let roots = open_roots(&args.roots, Denylist::default(), Limits::default())?;
-    let config = index_config(&roots, &args.roots, &args.index);
+    let mut config = index_config(&roots, &args.roots, &args.index);
+    // One search, then exit: the saved index is mapped and read in place.
+    config.one_shot = true;
     let clock = ferret_query::Clock::system();
     let query = ferret_query::Query::compile(&args.query, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&args.query)))?;

@@ -1,0 +1,227 @@
+//! The store's big arrays, held either on the heap or read in place from the
+//! memory-mapped snapshot, so that a process that only searches (`ferret
+//! search`) or a server just restarted answers without copying the file
+//! first. An array read in place is copied to the heap the first time it is
+//! changed (copy on write): the watcher's first change to the records copies
+//! them, the lists stay mapped until the next rebuild replaces them.
+//!
+//! Written here because it is a few lines over `memmap2` and `bytemuck`:
+//! `bytemuck` says which types any bytes are a valid value of (plain numbers
+//! and `repr(C)` structs of them without padding), `memmap2` maps the file;
+//! what neither does is keep the map alive beside a slice of it and fall back
+//! to a `Vec` on the first write.
+
+use std::{
+    fmt,
+    ops::{Deref, DerefMut},
+    ptr::NonNull,
+    sync::Arc,
+};
+
+use bytemuck::Pod;
+
+/// A `Vec<T>` that may, until it is first changed, be a run of a mapped file.
+pub(crate) enum Arr<T> {
+    Heap(Vec<T>),
+    Mapped {
+        /// The first item, inside `map`, aligned for `T`.
+        at: NonNull<T>,
+        len: usize,
+        /// Keeps the mapping (and so `at`) alive.
+        map: Arc<memmap2::Mmap>,
+        /// Where the run starts in the map, in bytes.
+        offset: usize,
+    },
+}
+
+// SAFETY: a mapped run is read-only shared memory kept alive by the `Arc`
+// it holds, so sharing or sending it is as safe as sharing `&[T]`; the heap
+// variant is a `Vec<T>`.
+unsafe impl<T: Send + Sync> Send for Arr<T> {}
+// SAFETY: as above: `&Arr<T>` only ever gives out `&[T]`.
+unsafe impl<T: Sync> Sync for Arr<T> {}
+
+impl<T: Pod> Arr<T> {
+    /// `len` items of `map` from byte `offset`; `None` when they do not lie
+    /// inside it or are not aligned for `T`.
+    pub fn mapped(map: &Arc<memmap2::Mmap>, offset: usize, len: usize) -> Option<Arr<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        let run = map.get(offset..offset.checked_add(bytes)?)?;
+        // Checks alignment and size; any bytes are a valid `T` (`Pod`).
+        let items: &[T] = bytemuck::try_cast_slice(run).ok()?;
+        Some(Arr::Mapped {
+            at: NonNull::from(items).cast(),
+            len,
+            map: Arc::clone(map),
+            offset,
+        })
+    }
+
+    /// The array as a `Vec` to change, copied from the map first if it was
+    /// read in place.
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
+        if let Arr::Mapped {
+            len, map, offset, ..
+        } = self
+        {
+            let (map, run) = (Arc::clone(map), (*offset, *len * std::mem::size_of::<T>()));
+            *self = Arr::Heap(self.deref().to_vec());
+            forget_pages(&map, run);
+        }
+        match self {
+            Arr::Heap(v) => v,
+            Arr::Mapped { .. } => unreachable!("just copied to the heap"),
+        }
+    }
+
+    /// Bytes it holds on the heap (nothing while mapped).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Arr::Heap(v) => v.capacity() * std::mem::size_of::<T>(),
+            Arr::Mapped { .. } => 0,
+        }
+    }
+
+    /// Give back spare capacity (nothing to give while mapped).
+    pub fn shrink_to_fit(&mut self) {
+        if let Arr::Heap(v) = self {
+            v.shrink_to_fit();
+        }
+    }
+
+    /// Whether it is still read in place.
+    #[cfg(test)]
+    pub fn is_mapped(&self) -> bool {
+        matches!(self, Arr::Mapped { .. })
+    }
+}
+
+/// Tell the kernel this process no longer needs the whole pages of `run`
+/// (offset, length) mapped: a run copied to the heap would otherwise stay
+/// resident twice. Only a hint: another view of the run that reads it later
+/// faults the same bytes in again from the file.
+fn forget_pages(map: &memmap2::Mmap, (offset, len): (usize, usize)) {
+    let page = rustix::param::page_size();
+    let start = offset.next_multiple_of(page);
+    let end = (offset + len) / page * page;
+    if end > start {
+        // SAFETY: the map is a read-only private map of a file that is never
+        // written in place, so its pages are always clean: dropping them
+        // loses nothing, and a later read faults the file's same bytes back
+        // in (what MADV_DONTNEED does to clean file pages); no view of them
+        // sees anything else.
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    }
+}
+
+impl<T: Pod> Deref for Arr<T> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match self {
+            Arr::Heap(v) => v,
+            // SAFETY: `at` and `len` were taken from a slice of the map that
+            // `map` keeps alive and never changes (the file is mapped
+            // read-only and private); alignment and bounds were checked when
+            // it was made, and `T: Pod` makes any bytes a valid `T`.
+            Arr::Mapped { at, len, .. } => unsafe { std::slice::from_raw_parts(at.as_ptr(), *len) },
+        }
+    }
+}
+
+impl<T: Pod> DerefMut for Arr<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.to_mut()
+    }
+}
+
+impl<T> Default for Arr<T> {
+    fn default() -> Self {
+        Arr::Heap(Vec::new())
+    }
+}
+
+impl<T> From<Vec<T>> for Arr<T> {
+    fn from(v: Vec<T>) -> Self {
+        Arr::Heap(v)
+    }
+}
+
+impl<T> FromIterator<T> for Arr<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Arr::Heap(iter.into_iter().collect())
+    }
+}
+
+impl<'a, T: Pod> IntoIterator for &'a Arr<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Pod> Clone for Arr<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Arr::Heap(v) => Arr::Heap(v.clone()),
+            Arr::Mapped {
+                at,
+                len,
+                map,
+                offset,
+            } => Arr::Mapped {
+                at: *at,
+                len: *len,
+                map: Arc::clone(map),
+                offset: *offset,
+            },
+        }
+    }
+}
+
+impl<T: Pod + fmt::Debug> fmt::Debug for Arr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = match self {
+            Arr::Heap(_) => "heap",
+            Arr::Mapped { .. } => "mapped",
+        };
+        write!(f, "Arr({how}, {} items)", self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapped_run_reads_in_place_and_copies_on_the_first_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a");
+        let words: Vec<u32> = (0..100).collect();
+        let mut bytes = vec![0u8; 8];
+        bytes.extend_from_slice(bytemuck::cast_slice(&words));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a file of this test's own, not changed while mapped.
+        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.unwrap());
+        let mut a: Arr<u32> = Arr::mapped(&map, 8, 100).unwrap();
+        assert!(a.is_mapped());
+        assert_eq!(a[..], words[..]);
+        let b = a.clone();
+        a[3] = 7;
+        assert!(!a.is_mapped() && b.is_mapped());
+        assert_eq!((a[3], b[3]), (7, 3));
+        a.to_mut().push(100);
+        assert_eq!(a.len(), 101);
+        // Out of bounds, or not aligned for the type: refused.
+        assert!(Arr::<u32>::mapped(&map, 8, 101).is_none());
+        assert!(Arr::<u32>::mapped(&map, 6, 2).is_none());
+        assert!(Arr::<u32>::mapped(&map, usize::MAX, 2).is_none());
+    }
+}
