@@ -306,7 +306,7 @@ async def symbols_built(c, timeout=60.0):
 
 def test_the_table_is_built_before_the_first_call_and_read_back_after_a_restart(symtree, tmp_path):
     state = tmp_path / "state"
-    args = ["--root", str(symtree), "--state-dir", str(state), "--deny", "secrets.py"]
+    args = ["--root", str(symtree), "--state-dir", str(state), "--symbols-early", "on", "--deny", "secrets.py"]
 
     async def first():
         async with connect("stdio", "legacy", args) as c:
