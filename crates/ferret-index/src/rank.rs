@@ -434,6 +434,11 @@ impl<'a> Ranker<'a> {
         self.used.iter().flat_map(|m| m.keys().copied())
     }
 
+    /// The query's name words, folded, longest first.
+    pub fn words(&self) -> &[Vec<u8>] {
+        &self.words
+    }
+
     /// Whether the query has name words (without them every name fits alike).
     pub fn has_words(&self) -> bool {
         !self.words.is_empty()

@@ -188,12 +188,17 @@ pub(crate) fn page(
             total = all.len() + delta.len();
             // (A walk of subtrees meets changed entries too: they are put
             // apart below, from the delta's side.)
+            let fits = (all.len() > limit)
+                .then(|| WordFits::of(store, ranker, all.len(), &plan.halt))
+                .flatten();
             let mut by_fit: [Vec<EntryId>; 4] = Default::default();
             for id in all {
-                let fit = if ranker.has_words() {
-                    ranker.fit(store.name(id), &mut buf)
-                } else {
+                let fit = if !ranker.has_words() {
                     NameFit::Anywhere
+                } else if let Some(fit) = fits.as_ref().and_then(|f| f.fit(store, id)) {
+                    fit
+                } else {
+                    ranker.fit(store.name(id), &mut buf)
                 };
                 by_fit[fit as usize].push(id);
             }
@@ -338,6 +343,73 @@ pub(crate) fn page(
         }
     }
     Some(finish(cands, wanted, cmp, total))
+}
+
+/// How the sorted names that hold each of the query's words answer it, found
+/// from the dictionary's trigram lists: a match's fit is then read off its
+/// name id, not its name (a path term's matches, each a cache miss to read,
+/// mostly hold none of the words: `share/doc/` and the 126,000 files below).
+/// A name no list names holds no word: it fits anywhere, as `name_fit` says
+/// of a name without the word.
+struct WordFits {
+    /// Per word: the names holding it (a bit each) and their fits.
+    words: Vec<(
+        Vec<u64>,
+        std::collections::HashMap<u32, NameFit, foldhash::fast::FixedState>,
+    )>,
+    sorted: u32,
+}
+
+impl WordFits {
+    /// `None` where a word has no trigram (shorter than three bytes) or is
+    /// held by more names than there are matches to read.
+    fn of(
+        store: &Store,
+        ranker: &Ranker,
+        matches: usize,
+        halt: &crate::stop::Halt,
+    ) -> Option<WordFits> {
+        let names = &store.names;
+        let sorted = names.sorted_len();
+        let mut words = Vec::new();
+        for word in ranker.words() {
+            let lit = std::slice::from_ref(word);
+            if names.candidates_bound(lit)? as usize > matches {
+                return None;
+            }
+            let found: Vec<(u32, NameFit)> = names.matching(lit, &|k| {
+                if !halt.go() {
+                    return None;
+                }
+                let fit = crate::rank::name_fit(names.get(k), word, &mut Vec::new());
+                (fit != NameFit::Anywhere).then_some((k, fit))
+            })?;
+            let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
+            for &(k, _) in &found {
+                bits[k as usize / 64] |= 1 << (k % 64);
+            }
+            words.push((bits, found.into_iter().collect()));
+        }
+        Some(WordFits { words, sorted })
+    }
+
+    /// The fit of `id`'s name, best over the words; `None` for a name the
+    /// dictionary's lists do not cover (new since the rebuild).
+    fn fit(&self, store: &Store, id: EntryId) -> Option<NameFit> {
+        let k = store.names_of[id as usize];
+        if k >= self.sorted {
+            return None;
+        }
+        let (w, bit) = (k as usize / 64, 1u64 << (k % 64));
+        Some(
+            self.words
+                .iter()
+                .filter(|(bits, _)| bits[w] & bit != 0)
+                .filter_map(|(_, fits)| fits.get(&k).copied())
+                .min()
+                .unwrap_or(NameFit::Anywhere),
+        )
+    }
 }
 
 fn tier(fit: NameFit, slots: usize) -> Tier {
