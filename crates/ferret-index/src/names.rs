@@ -477,7 +477,14 @@ impl Names {
     /// to its name; a hit across two names is none. Names that are not ASCII
     /// are decided by `other` instead. For needles too short for the trigram
     /// lists; split across the machine's cores.
-    pub fn scan(&self, needle: &[u8], other: &(dyn Fn(u32) -> bool + Sync)) -> Vec<u32> {
+    /// Each name found is given with what `tag` makes of it (ASCII names;
+    /// those `other` decides are tagged 0).
+    pub fn scan(
+        &self,
+        needle: &[u8],
+        other: &(dyn Fn(u32) -> bool + Sync),
+        tag: &(dyn Fn(&[u8]) -> u8 + Sync),
+    ) -> Vec<(u32, u8)> {
         debug_assert!(needle.is_ascii() && !needle.is_empty());
         let sorted = self.sorted;
         let threads = if sorted < 100_000 {
@@ -488,7 +495,7 @@ impl Names {
                 .min(8) as u32
         };
         let step = sorted.div_ceil(threads).max(1);
-        let range_scan = |lo: u32, hi: u32| -> Vec<u32> {
+        let range_scan = |lo: u32, hi: u32| -> Vec<(u32, u8)> {
             let mut out = Vec::new();
             if lo >= hi {
                 return out;
@@ -509,7 +516,10 @@ impl Names {
                 if pos + needle.len() <= name_end
                     && self.arena[pos..pos + needle.len()].eq_ignore_ascii_case(needle)
                 {
-                    out.push(name);
+                    out.push((
+                        name,
+                        tag(&self.arena[self.offsets[name as usize] as usize..name_end]),
+                    ));
                     // Next name.
                     at = name_end - start;
                     name += 1;
@@ -526,10 +536,11 @@ impl Names {
             // Names that are not ASCII: decided by the caller's own test.
             let a = self.non_ascii.partition_point(|&k| k < lo);
             let b = self.non_ascii.partition_point(|&k| k < hi);
-            let mut slow: Vec<u32> = self.non_ascii[a..b]
+            let mut slow: Vec<(u32, u8)> = self.non_ascii[a..b]
                 .iter()
                 .copied()
-                .filter(|k| out.binary_search(k).is_err() && other(*k))
+                .filter(|&k| out.binary_search_by_key(&k, |o| o.0).is_err() && other(k))
+                .map(|k| (k, 0))
                 .collect();
             if !slow.is_empty() {
                 out.append(&mut slow);
@@ -674,14 +685,29 @@ mod tests {
         assert_eq!(d.candidates_bound(&[b"report".to_vec()]), Some(2));
         // Short needles: one pass over the names, across name boundaries never.
         assert_eq!(
-            ids(d.scan(b"pd", &|_| false)),
+            ids(scanned(d.scan(b"pd", &|_| false, &|_| 0))),
             ["Report-2026.pdf", "x.PDF", "y.pdfx"]
         );
         assert_eq!(
-            ids(d.scan(b"fr", &|_| false)),
+            ids(scanned(d.scan(b"fr", &|_| false, &|_| 0))),
             Vec::<String>::new(),
             "`…pdf` + `reporter` is not a match"
         );
-        assert_eq!(ids(d.scan(b"x", &|_| false)), ["x.PDF", "y.pdfx"]);
+        assert_eq!(
+            ids(scanned(d.scan(b"x", &|_| false, &|_| 0))),
+            ["x.PDF", "y.pdfx"]
+        );
+        // Each name found comes with its tag, made from its own bytes.
+        assert_eq!(
+            d.scan(b"x", &|_| false, &|name| name.len() as u8),
+            [
+                (d.find_sorted(b"x.PDF").unwrap(), 5),
+                (d.find_sorted(b"y.pdfx").unwrap(), 6)
+            ]
+        );
+    }
+
+    fn scanned(found: Vec<(u32, u8)>) -> Vec<u32> {
+        found.into_iter().map(|f| f.0).collect()
     }
 }

@@ -133,13 +133,17 @@ pub(crate) fn match_names(
         }
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
         // A word too short for the trigram lists: one pass over the names.
-        _ if plain.is_some_and(|l| l.is_ascii()) => names
-            .scan(plain.unwrap_or_default(), &|k| {
-                halt.go() && name_q.matches_name(names.get(k))
-            })
-            .into_iter()
-            .map(|k| (k, 0))
-            .collect(),
+        _ if plain.is_some_and(|l| l.is_ascii()) => {
+            let needle = plain.unwrap_or_default();
+            names.scan(
+                needle,
+                &|k| halt.go() && name_q.matches_name(names.get(k)),
+                &|name| match fitting {
+                    true => crate::rank::ascii_fit(name, needle).map_or(0, |f| f as u8 + 1),
+                    false => 0,
+                },
+            )
+        }
         _ => verify_all(&(0..sorted).collect::<Vec<u32>>()),
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
