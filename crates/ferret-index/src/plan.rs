@@ -37,6 +37,23 @@ impl NameSet {
     }
 }
 
+/// Order only the first `k` items (selection, then a sort of those k).
+pub(crate) fn top_k<T>(
+    items: &mut Vec<T>,
+    k: usize,
+    mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) {
+    if k == 0 {
+        items.clear();
+        return;
+    }
+    if k < items.len() {
+        items.select_nth_unstable_by(k - 1, &mut cmp);
+        items.truncate(k);
+    }
+    items.sort_unstable_by(cmp);
+}
+
 /// How many threads for `n` pieces of work, worth threads from `from` on.
 pub(crate) fn threads_for(n: usize, from: usize) -> usize {
     if n < from {

@@ -19,7 +19,7 @@ use ferret_query::Range;
 
 pub use crate::hits::{Hit, display_path, hit, rfc3339};
 use crate::orders::skipped;
-use crate::plan::{Driver, Order, PARALLEL_FROM, Plan, extension, fold_into, par_chunks};
+use crate::plan::{Driver, Order, PARALLEL_FROM, Plan, extension, fold_into, par_chunks, top_k};
 use crate::rank::{self, Places, Ranker, Relevance};
 pub use crate::request::{Group, GroupBy, SearchOutcome, SearchRequest, SortKey};
 use crate::stop::Halt;
@@ -140,19 +140,6 @@ fn path_cmp(store: &Store, a: EntryId, b: EntryId) -> Ordering {
         }
     }
     ca.len().cmp(&cb.len())
-}
-
-/// Order only the first `k` items (selection, then a sort of those k).
-pub(crate) fn top_k<T>(items: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
-    if k == 0 {
-        items.clear();
-        return;
-    }
-    if k < items.len() {
-        items.select_nth_unstable_by(k - 1, &mut cmp);
-        items.truncate(k);
-    }
-    items.sort_unstable_by(cmp);
 }
 
 /// Whether `name` is exactly one of `words` (case folded), or its stem

@@ -279,7 +279,7 @@ pub(crate) fn page(
                 return Some((cands, total));
             }
             if dirty && cands.len() >= wanted {
-                crate::search::top_k(&mut cands, wanted, cmp);
+                crate::plan::top_k(&mut cands, wanted, cmp);
                 kth = cands.last().map(|c| c.0);
                 dirty = false;
             }
@@ -428,7 +428,7 @@ fn finish(
     total: usize,
 ) -> (Vec<(Relevance, EntryId)>, usize) {
     let k = wanted.min(cands.len());
-    crate::search::top_k(&mut cands, k, cmp);
+    crate::plan::top_k(&mut cands, k, cmp);
     (cands, total)
 }
 
