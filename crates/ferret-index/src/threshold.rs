@@ -258,7 +258,7 @@ pub(crate) fn page(
     }
     let mut cands = pool;
     let mut kth: Option<Relevance> = None;
-    let mut dirty = true;
+    let slack = wanted.max(crate::base::RANK_BLOCK);
     let budget = tiers
         .iter()
         .map(|t| t.count)
@@ -278,10 +278,14 @@ pub(crate) fn page(
             if !plan.halt.go() {
                 return Some((cands, total));
             }
-            if dirty && cands.len() >= wanted {
-                crate::plan::top_k(&mut cands, wanted, cmp);
-                kth = cands.last().map(|c| c.0);
-                dirty = false;
+            // Cut the candidates back to the page now and then (when they
+            // first fill it, then each time they double): the page's last
+            // entry then, a little worse than the true one in between, still
+            // bounds what can enter it.
+            if cands.len() >= wanted && (kth.is_none() || cands.len() >= wanted + slack) {
+                cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
+                cands.truncate(wanted);
+                kth = Some(cands[wanted - 1].0);
             }
             // The best any member not yet met can be: the best fit of a
             // tier not exhausted, with the block's bound for a bonus.
@@ -319,7 +323,6 @@ pub(crate) fn page(
             continue;
         }
         cands.push((r, id));
-        dirty = true;
     }
     if gave_up {
         // Past the budget: rank the large tiers' members whole (what the walk
