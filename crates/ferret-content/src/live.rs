@@ -78,6 +78,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(300);
 /// Files re-read since the last merge, past which they are merged into a new
 /// index file (at least this many, or a quarter of the index).
 const MERGE_AFTER: usize = 2048;
+/// How long [`ContentIndex::shutdown`] waits for the background thread.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// Re-read files are merged into the file at least this often.
 const MERGE_EVERY: Duration = Duration::from_secs(600);
 
@@ -240,6 +242,8 @@ struct Shared {
     progress: Progress,
     building: AtomicBool,
     stop: AtomicBool,
+    /// The background thread, for [`ContentIndex::shutdown`] to wait on.
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// The content index. Cheap to clone.
@@ -316,6 +320,7 @@ impl ContentIndex {
                 progress: Progress::default(),
                 building: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
+                worker: Mutex::new(None),
             }),
         }
     }
@@ -331,9 +336,11 @@ impl ContentIndex {
         *self.shared.feed.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(self.shared.index.touches());
         let shared = self.shared.clone();
-        let _ = std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("ferret-content".into())
-            .spawn(move || run(&shared));
+            .spawn(move || run(&shared))
+            .ok();
+        *self.shared.worker.lock().unwrap_or_else(|p| p.into_inner()) = worker;
     }
 
     /// Load the index file, or build and write it, in this thread; every
@@ -377,6 +384,24 @@ impl ContentIndex {
     /// Stop the background work.
     pub fn shutdown(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
+        // A build or merge writing the index file sees the flag within a few
+        // thousand files and removes its temporary file: wait for that (a
+        // while at most), or a process that exits now leaves the file behind.
+        let worker = self
+            .shared
+            .worker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(worker) = worker {
+            let deadline = Instant::now() + SHUTDOWN_WAIT;
+            while !worker.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if worker.is_finished() {
+                let _ = worker.join();
+            }
+        }
     }
 
     /// Whether the index answers queries yet.

@@ -305,3 +305,34 @@ fn the_deny_rules_choose_the_index_file() {
     assert_eq!(denied, file(&["private/", "*.secret", "*.secret"]));
     assert_ne!(denied, file(&["*.secret"]));
 }
+
+/// Stopped in the middle of its first build, the index leaves no temporary
+/// file in the state directory: shutdown waits for the build to notice and
+/// remove what it wrote (a server that exits on a signal mid-build left one).
+#[test]
+fn a_build_stopped_midway_leaves_no_temporary_file() {
+    let tree = tempfile::tempdir().unwrap();
+    for d in 0..40 {
+        let dir = tree.path().join(format!("d{d}"));
+        fs::create_dir(&dir).unwrap();
+        for f in 0..200 {
+            fs::write(
+                dir.join(format!("f{f}.txt")),
+                format!("line {d} {f} of text\n"),
+            )
+            .unwrap();
+        }
+    }
+    let state = tempfile::tempdir().unwrap();
+    let served = serve(tree.path(), Some(state.path()));
+    until("the build to start", || {
+        served.content.progress().is_some() || served.content.is_ready()
+    });
+    served.content.shutdown();
+    let left: Vec<String> = fs::read_dir(state.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
