@@ -246,6 +246,28 @@ def test_a_file_created_on_disk_appears_in_the_journal(site, browser):
     browser.find_element(By.ID, "journal-close").click()
 
 
+def test_the_settings_dialog_shows_each_setting_and_where_it_came_from(site, browser):
+    root, server = site
+    open_page(browser, server)
+    browser.find_element(By.ID, "show-settings").click()
+    rows = wait(
+        browser,
+        lambda d: {
+            tr.find_elements(By.TAG_NAME, "td")[0].text: [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in d.find_elements(By.CSS_SELECTOR, "#settings-rows tr")
+        }
+        or None,
+        what="the settings rows",
+    )
+    assert rows["root"][1] == str(root) and rows["root"][2] == "command line"
+    assert rows["no-persist"][1:] == ["true", "command line"]
+    assert rows["max-file-bytes"][1:] == ["10M", "default"]
+    # The token is never shown, only that it is set.
+    assert server.token not in browser.page_source
+    assert "configuration file" in browser.find_element(By.ID, "settings-file").text.lower()
+    browser.find_element(By.CSS_SELECTOR, "#settings form button").click()
+
+
 def test_a_foreign_host_is_refused_in_the_browser(site, browser):
     _, server = site
     browser.get(f"http://evil.test:{server.port}/")

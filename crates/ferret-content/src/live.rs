@@ -217,6 +217,9 @@ pub struct Status {
     pub files_since_merge: u64,
     pub merges: u64,
     pub last_error: Option<String>,
+    /// Files taken over from the content index of the settings before
+    /// (ferret.toml changed while ferret ran): not read again.
+    pub carried_files: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -244,6 +247,16 @@ struct Shared {
     stop: AtomicBool,
     /// The background thread, for [`ContentIndex::shutdown`] to wait on.
     worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Its thread has ended (after [`ContentIndex::shutdown`]).
+    ended: AtomicBool,
+    /// The content index of the settings before, whose files this one
+    /// takes over when it starts (`adopt`).
+    adopt_from: Mutex<Option<ContentIndex>>,
+    /// Made to take over another's files, until it has (or could not).
+    adopting: AtomicBool,
+    /// What it took over is in the file of the settings before: written
+    /// under its own name once the new settings have held a while.
+    foreign_file: AtomicBool,
 }
 
 /// The content index. Cheap to clone.
@@ -321,6 +334,10 @@ impl ContentIndex {
                 building: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 worker: Mutex::new(None),
+                ended: AtomicBool::new(false),
+                adopt_from: Mutex::new(None),
+                adopting: AtomicBool::new(false),
+                foreign_file: AtomicBool::new(false),
             }),
         }
     }
@@ -338,7 +355,10 @@ impl ContentIndex {
         let shared = self.shared.clone();
         let worker = std::thread::Builder::new()
             .name("ferret-content".into())
-            .spawn(move || run(&shared))
+            .spawn(move || {
+                run(&shared);
+                shared.ended.store(true, Ordering::Release);
+            })
             .ok();
         *self.shared.worker.lock().unwrap_or_else(|p| p.into_inner()) = worker;
     }
@@ -659,6 +679,7 @@ fn key_of(c: &ferret_index::IndexConfig, config: &Config, roots: &Roots) -> u64 
     ferret_index::snapshot::hash64(key.as_bytes())
 }
 
+mod adopt;
 mod worker;
 
 #[cfg(test)]

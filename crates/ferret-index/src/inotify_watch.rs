@@ -211,6 +211,31 @@ impl Watcher {
         self.lock().len()
     }
 
+    /// Every folder watch descriptor (for a hand-over to another index).
+    pub fn wds(&self) -> Vec<i32> {
+        self.lock().keys().copied().collect()
+    }
+
+    /// The watches `wds` now stand for what `to` says (another root number,
+    /// another entry: an index made from this one copied their folders);
+    /// those it has nothing for are stopped.
+    pub fn rebase(&self, wds: &[i32], to: impl Fn(usize, EntryId) -> Option<(usize, EntryId)>) {
+        let mut map = self.lock();
+        for wd in wds {
+            let Some(w) = map.get_mut(wd) else { continue };
+            match to(usize::from(w.root), w.folder) {
+                Some((root, folder)) => {
+                    w.root = root as u16;
+                    w.folder = folder;
+                }
+                None => {
+                    map.remove(wd);
+                    let _ = inotify::remove_watch(self.fd.as_fd(), *wd);
+                }
+            }
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i32, Watched>> {
         self.folders.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -16,6 +16,7 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
+mod adopt;
 mod arr;
 mod base;
 mod hits;
@@ -66,7 +67,7 @@ pub use config::{IndexConfig, IndexRoot};
 pub use journal::{Action, Change, ChangesQuery, Journal};
 pub use rules::Rules;
 pub use search::{GroupBy, Hit, SearchOutcome, SearchRequest, SortKey};
-pub use status::{Status, Tally};
+pub use status::{Carried, Status, Tally};
 pub use stop::{SEARCH_CPU_BUDGET, Stop, Stopped};
 pub use store::{EntryId, Kind, Meta, Store};
 pub use walk::WalkStats;
@@ -121,6 +122,8 @@ pub(crate) struct Shared {
     /// Folders on network or FUSE file systems the walks entered: (root,
     /// path below it, file system), read again every `limit_rescan_every`.
     pub network: Mutex<Vec<(usize, Vec<u8>, &'static str)>>,
+    /// Made from, or handing over to, the index of other settings (`adopt`).
+    pub adopt: adopt::Slots,
 }
 
 /// The live index. Cheap to clone.
@@ -244,6 +247,7 @@ impl Index {
                 hears_all: AtomicBool::new(false),
                 own_temps: Mutex::new(Some(Vec::new())),
                 network: Mutex::new(Vec::new()),
+                adopt: adopt::Slots::default(),
             }),
         })
     }

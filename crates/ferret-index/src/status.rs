@@ -39,4 +39,20 @@ pub struct Status {
     /// not hear changes other machines make there, so they are read again
     /// every `limit_rescan_every` and the index is never taken as caught up.
     pub network_folders: Vec<String>,
+    /// Made from the index of other settings while ferret ran: the roots
+    /// it carried over instead of walking them (see `adopt`).
+    pub carried: Option<Carried>,
+}
+
+/// What a new index carried over from the one it replaced, for `diagnostics`.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Carried {
+    /// Roots carried over: not walked, their folders' watches handed over.
+    pub roots: Vec<String>,
+    /// Roots walked because they are new to the set (or could not be carried).
+    pub walked: Vec<String>,
+    /// Entries copied from the running index.
+    pub entries: u64,
+    /// The hand-over and the copy, in milliseconds.
+    pub ms: u64,
 }

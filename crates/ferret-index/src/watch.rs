@@ -48,8 +48,12 @@ const SETTLE_AFTER: Duration = Duration::from_millis(100);
 /// watcher. Folders are watched before they are read, so no change falls in
 /// between.
 pub(crate) fn run(index: Index) {
+    // Made from the running index of other settings: its watcher (`adopt`).
+    let taken = crate::adopt::take_over(&index);
     let (tx, rx) = mpsc::channel::<RawEvent>();
-    let watcher = if index.shared.config.watch {
+    let watcher = if taken.is_some() {
+        None
+    } else if index.shared.config.watch {
         match Watcher::start(tx) {
             Ok(w) => Some(w),
             Err(e) => {
@@ -64,12 +68,14 @@ pub(crate) fn run(index: Index) {
         index.set_status(|s| s.watcher = "off".into());
         None
     };
+    let (watcher, rx) = taken.unwrap_or((watcher, rx));
     build(&index, watcher.as_ref(), &index.shared.progress);
     let mut applier = Applier::new(&index, watcher.as_ref());
+    applier.settle.extend(crate::adopt::settle(&index));
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
     let snapshot_every = index.shared.config.snapshot_every;
-    while !index.shared.stop.load(Ordering::Relaxed) {
+    while !index.shared.stop.load(Ordering::Relaxed) && !crate::adopt::asked(&index) {
         let wait = if !applier.pending_from.is_empty() {
             RENAME_PAIRING
         } else if !applier.settle.is_empty() {
@@ -149,6 +155,27 @@ pub(crate) fn run(index: Index) {
             }
         }
     }
+    // Asked by the index of new settings: the watcher and the events not
+    // read yet go to it. A rename's first half still waiting for its
+    // second is taken as a move out (the second half, if it comes, is then
+    // a new entry there).
+    if let Some(reply) = crate::adopt::ending(&index) {
+        applier.batches += 1;
+        applier.expire_renames();
+        let settle = std::mem::take(&mut applier.settle);
+        drop(applier);
+        let barrier = index.shared.sync.wd();
+        crate::adopt::hand_over(
+            &index,
+            reply,
+            crate::adopt::Taken {
+                watcher,
+                rx,
+                settle,
+                barrier,
+            },
+        );
+    }
 }
 
 /// The barrier's file (in the temporary folder, else the state folder),
@@ -188,6 +215,10 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
             let root_fd = index.root_fd(i);
             let meta = root_fd.map(fd_meta).unwrap_or_default();
             let top = store.add_root(r.name.as_bytes(), meta);
+            // Carried over from the running index of other settings (`adopt`).
+            if crate::adopt::carry(index, i, &mut store, top) {
+                continue;
+            }
             // A new open of the root, not a copy of its descriptor: a copy would
             // share the directory's read position, left at the end by the last walk.
             let Some(fd) = root_fd.and_then(|fd| open_below(fd, b"").ok()) else {
@@ -211,6 +242,7 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 }
             }
         }
+        crate::adopt::finish(index, watcher);
         crate::orders::rebuild_store(&mut store);
         store.shrink_to_fit();
         *index.write_store() = store;

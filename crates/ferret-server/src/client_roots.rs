@@ -403,12 +403,7 @@ impl Ferret {
             Err(problem) => (none_yet(&f.config), Some(problem)),
         };
         let names: Vec<String> = stack.roots.roots().iter().map(|r| r.name.clone()).collect();
-        let new_index = stack.index.clone();
-        let old = {
-            let mut served = self.inner.stack.write().unwrap_or_else(|p| p.into_inner());
-            std::mem::replace(&mut *served, Arc::new(stack))
-        };
-        self.inner.hub.follow(new_index);
+        let old = self.install(Arc::new(stack));
         // The new roots' symbols table (the old one is saved as it is
         // replaced, see `symbols_tool::held_for`).
         self.start_symbols();

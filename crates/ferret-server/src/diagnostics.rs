@@ -14,6 +14,7 @@ impl Ferret {
         let inner = &self.inner;
         let stack = self.stack();
         let task_counts = inner.tasks.counts();
+        let settings = self.settings();
         let policy = &stack.roots.policy;
         let limits = &policy.limits;
         let roots: Vec<_> = stack
@@ -27,7 +28,7 @@ impl Ferret {
             .iter()
             .map(|v| v.to_string())
             .collect();
-        let locate = match &inner.locate {
+        let locate = match self.locate_roots().as_deref() {
             None => {
                 json!({"policy": "off", "roots": [], "note": "no --locate-root given; the locate tool is not listed"})
             }
@@ -68,6 +69,13 @@ impl Ferret {
                 "journal_error": index.journal_error,
                 "hidden_indexed": stack.index.config().rules.hidden,
                 "ignore_files_honoured": !stack.index.config().rules.no_ignore,
+                "carried": index.carried,
+            },
+            "settings": {
+                "file": settings.file,
+                "file_exists": settings.file_exists,
+                "reloads": settings.reloads,
+                "last_reload": settings.last_reload,
             },
             "stale_temp_files": inner.stale_temps.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             "limits": {

@@ -47,7 +47,7 @@ impl Ferret {
                 })
                 .await;
             }
-            "locate" if self.inner.locate.is_some() => {
+            "locate" if self.inner.locate_listed => {
                 return self.locate(&request, context).await;
             }
             "grep" => {
@@ -286,8 +286,10 @@ impl Ferret {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(locate) = &self.inner.locate else {
-            unreachable!("locate is only routed here when configured");
+        // Listed at start; its roots may have been removed from the
+        // settings since.
+        let Some(locate) = self.locate_roots() else {
+            return Ok(render::tool_error(&locate::no_roots_now()).into());
         };
         let mut call = index_tools::parse_locate(request.arguments.as_ref())?;
         match locate.policy {
@@ -295,7 +297,7 @@ impl Ferret {
             LocatePolicy::Allow => {}
             LocatePolicy::Ask => {
                 let consent = locate::ask(
-                    locate,
+                    &locate,
                     &self.inner.consent_seal,
                     request,
                     call.query_text(),
@@ -324,9 +326,6 @@ impl Ferret {
         let this = self.clone();
         let offer = self.task_offer(context, "locate");
         work::run_call(context, search_progress, offer, move |meter| {
-            let Some(locate) = &this.inner.locate else {
-                unreachable!("checked above");
-            };
             let show = |p: &str| locate.full_path(p);
             let budget = this.roots().policy.limits.max_response_chars;
             fit::within(budget, "locate", |over| {

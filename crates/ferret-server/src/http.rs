@@ -189,19 +189,24 @@ where
         .route_service("/", mcp)
 }
 
-/// What the page reads from: the roots served over HTTP, which come only
-/// from the operator and so never change while serving.
+/// What the page reads from: what the server serves now (replaced when the
+/// operator's settings change), and the settings themselves.
 struct PageSource {
-    roots: Arc<ferret_fs::Roots>,
-    index: ferret_index::Index,
+    server: Ferret,
 }
 
 impl ferret_web::Source for PageSource {
-    fn roots(&self) -> &ferret_fs::Roots {
-        &self.roots
+    fn roots(&self) -> Arc<ferret_fs::Roots> {
+        self.server.roots()
     }
-    fn index(&self) -> &ferret_index::Index {
-        &self.index
+    fn index(&self) -> ferret_index::Index {
+        self.server.index()
+    }
+    fn generation(&self) -> u64 {
+        self.server.generation()
+    }
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(self.server.settings()).unwrap_or_default()
     }
 }
 
@@ -215,8 +220,7 @@ pub fn router(server: Ferret, options: &HttpOptions) -> Router {
         let stop = server.inner.shutdown.clone();
         app = ferret_web::Web::new(
             Arc::new(PageSource {
-                roots: server.roots(),
-                index: server.index(),
+                server: server.clone(),
             }),
             ui.clone(),
             &access,

@@ -45,6 +45,7 @@ mod removed;
 mod render;
 mod resources;
 mod schema;
+mod settings;
 mod stats;
 mod subscriptions;
 mod symbols_tool;
@@ -74,6 +75,7 @@ use tokio_util::sync::CancellationToken;
 pub use client_roots::{ClientRoots, OpenServed, Served};
 pub use http::{HttpOptions, serve_http};
 pub use locate::{Locate, LocatePolicy};
+pub use settings::{Reload, Setting, Settings};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -117,9 +119,10 @@ impl Transport {
 }
 
 /// What is served, held as one: the roots, their index, and the content
-/// index `grep` narrows its candidates with (when on). Fixed for the
-/// operator's roots; replaced whole when a stdio client's roots change
-/// (`client_roots.rs`): a call works on the one it took when it began.
+/// index `grep` narrows its candidates with (when on). Replaced whole when
+/// a stdio client's roots change (`client_roots.rs`) or the operator's
+/// settings do (`settings.rs`): a call works on the one it took when it
+/// began.
 pub(crate) use client_roots::Served as Stack;
 
 struct Inner {
@@ -135,7 +138,14 @@ struct Inner {
     stats: stats::Stats,
     started: Instant,
     hub: Arc<subscriptions::Hub>,
-    locate: Option<Locate>,
+    /// The locate roots, replaced when the settings change.
+    locate: std::sync::RwLock<Option<Arc<Locate>>>,
+    /// `locate` is listed (there were locate roots at start).
+    locate_listed: bool,
+    /// The operator's settings, for `diagnostics` and the page.
+    settings: Mutex<settings::Settings>,
+    /// Times the stack was replaced.
+    generation: AtomicU64,
     /// Seals the `requestState` of consent questions (2026-07-28 era).
     consent_seal: locate::Seal,
     /// Cancelled when the server shuts down: long-lived streams end gracefully.
@@ -285,7 +295,10 @@ impl Ferret {
             stats: stats::Stats::default(),
             started: Instant::now(),
             hub,
-            locate,
+            locate_listed: locate.is_some(),
+            locate: std::sync::RwLock::new(locate.map(Arc::new)),
+            settings: Mutex::new(settings::Settings::default()),
+            generation: AtomicU64::new(0),
             consent_seal: locate::Seal::new(),
             shutdown: CancellationToken::new(),
             in_flight: AtomicUsize::new(0),

@@ -111,6 +111,17 @@ pub fn disabled() -> FsError {
     .hint("the operator can enable it with --locate ask (the user is asked each time) or --locate allow")
 }
 
+/// The locate roots were removed from the settings while ferret ran.
+pub fn no_roots_now() -> FsError {
+    FsError::new(
+        ErrorCode::LocateDisabled,
+        "locate has no roots: they were removed from ferret.toml while ferret ran",
+    )
+    .hint(
+        "the operator can add `locate-root` to ferret.toml again; ferret reads it when it changes",
+    )
+}
+
 /// What the user said, or why nobody could be asked.
 pub enum Consent {
     Granted,

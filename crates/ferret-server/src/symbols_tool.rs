@@ -197,7 +197,17 @@ const MAX_PENDING: usize = 100_000;
 const PULL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Held {
+    /// `stack`'s table: read back from the state directory, else empty.
     fn new(stack: &Arc<Stack>) -> Held {
+        let table = saved_at(stack).as_ref().and_then(read_back);
+        let loaded = table.as_ref().map(|t| t.stats().files);
+        let mut held = Held::with_table(stack, table.unwrap_or_else(|| Table::new(limits())));
+        held.loaded = loaded;
+        held
+    }
+
+    /// `stack`'s table, starting from `table`.
+    fn with_table(stack: &Arc<Stack>, table: Table) -> Held {
         let pending = Arc::new(Mutex::new(Pending {
             feed: stack.index.touches(),
             paths: HashSet::new(),
@@ -219,13 +229,11 @@ impl Held {
                     pending.lock().unwrap_or_else(|p| p.into_inner()).pull();
                 }
             });
-        let saved_at = saved_at(stack);
-        let table = saved_at.as_ref().and_then(read_back);
         Held {
             stack: Arc::downgrade(stack),
-            loaded: table.as_ref().map(|t| t.stats().files),
-            table: table.unwrap_or_else(|| Table::new(limits())),
-            saved_at,
+            loaded: None,
+            table,
+            saved_at: saved_at(stack),
             dirty: false,
             pending,
             whole: false,
@@ -815,6 +823,12 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
             return;
         }
         let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+        // Asked again under the lock: a stack replaced meanwhile may have
+        // handed its table to the new one (`carry_over`).
+        if !going() {
+            set(&|b| b.state = Some("stopped"));
+            return;
+        }
         let h = held_for(&mut slot, stack);
         let r = h.table.update(chunk, &[], now_s(), threads, read);
         if r.read > 0 {
@@ -827,6 +841,10 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
     // Whole: listed again under the lock, what went meanwhile forgotten,
     // the change feed taken from here on.
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    if !going() {
+        set(&|b| b.state = Some("stopped"));
+        return;
+    }
     if let Err(e) = fresh(&mut slot, stack, &never) {
         tracing::warn!("symbols table not caught up: {}", e.message);
     }
@@ -844,6 +862,42 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
         b.state = Some("done");
         b.ms = Some(ms);
     });
+}
+
+/// The table of `from` goes over to `to` (the settings changed while
+/// ferret ran) when `to` would hold the same files alike: the same walk
+/// rules and sensitive patterns, and paths shown alike (one root shows
+/// `src/a.rs`, several `name/src/a.rs`). Its files are then not parsed
+/// again: the next listing parses only those it does not hold (a new
+/// root's) and forgets those no longer listed. Whether it went over.
+pub fn carry_over(held: &Symbols, from: &Arc<Stack>, to: &Arc<Stack>) -> bool {
+    let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
+    if !slot.as_ref().is_some_and(|h| h.serves(from)) {
+        return false;
+    }
+    let same = |s: &Stack| {
+        let c = s.index.config();
+        let mut deny: Vec<String> = s.roots.policy.deny.extra_patterns().to_vec();
+        deny.sort_unstable();
+        deny.dedup();
+        (c.rules.hidden, c.rules.no_ignore, deny)
+    };
+    let shown_alike = match (
+        from.index.config().roots.as_slice(),
+        to.index.config().roots.as_slice(),
+    ) {
+        ([x], [y]) => x.name == y.name && x.path == y.path,
+        (x, y) => x.len() > 1 && y.len() > 1,
+    };
+    if !shown_alike || same(from) != same(to) {
+        return false;
+    }
+    let old = slot.take().expect("checked above");
+    let mut new = Held::with_table(to, old.table);
+    new.dirty = true;
+    *slot = Some(new);
+    tracing::info!("symbols table carried over to the new settings");
+    true
 }
 
 impl Symbols {

@@ -639,7 +639,7 @@
   // ---- keys ----------------------------------------------------------------
 
   document.addEventListener('keydown', (ev) => {
-    if ($('help').open || $('login').open) return;
+    if ($('help').open || $('login').open || $('settings').open) return;
     const typing = inField(ev.target);
     if (ev.key === '/' && !typing) { ev.preventDefault(); $('q').focus(); $('q').select(); return; }
     if (ev.key === '?' && !typing) { ev.preventDefault(); $('help').showModal(); return; }
@@ -667,6 +667,33 @@
     }
   });
 
+  // ---- settings (read-only) ------------------------------------------------
+
+  async function showSettings() {
+    const rows = $('settings-rows');
+    rows.replaceChildren();
+    $('settings-file').textContent = 'loading…';
+    $('settings-reload').textContent = '';
+    $('settings').showModal();
+    let s;
+    try { s = await api('settings'); } catch (err) { $('settings-file').textContent = err.message; return; }
+    if (!s) { $('settings-file').textContent = 'This ferret does not show its settings.'; return; }
+    $('settings-file').textContent = !s.file ? 'No configuration file.'
+      : s.file_exists ? `Configuration file: ${s.file}`
+        : `No configuration file: ${s.file} does not exist (ferret reads it once it does).`;
+    const r = s.last_reload;
+    if (r) {
+      const what = r.applied ? 'applied' : `not applied (the running settings were kept): ${r.error || ''}`;
+      const later = (r.restart_needed || []).length ? `; takes a restart: ${r.restart_needed.join(', ')}` : '';
+      $('settings-reload').textContent = `Read again ${when(r.at, true)} (${r.cause}): ${what}${later}`;
+    }
+    for (const e of s.effective || []) {
+      const tr = el('tr');
+      tr.append(el('td', null, e.key), el('td', null, e.value === '' ? '(none)' : e.value), el('td', 'muted', e.source));
+      rows.append(tr);
+    }
+  }
+
   // ---- start ---------------------------------------------------------------
 
   function start() {
@@ -692,6 +719,7 @@
     $('journal-close').addEventListener('click', () => toggleJournal(false));
     $('journal-action').addEventListener('change', (ev) => { state.journalAction = ev.target.value; connectJournal(); });
     $('show-help').addEventListener('click', () => $('help').showModal());
+    $('show-settings').addEventListener('click', showSettings);
     new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) loadMore();
     }, { root: $('results'), rootMargin: '400px' }).observe($('more'));

@@ -104,12 +104,19 @@ pub async fn status(State(web): State<Web>) -> Result<Response, ApiError> {
             "name": "ferret",
             "version": env!("CARGO_PKG_VERSION"),
             "roots": roots,
-            "index": journal::status_json(s.index()),
+            "index": journal::status_json(&s.index()),
             "journal_entries": s.index().journal_len(),
             "features": {"downloads": downloads, "token": token, "fuzzy": true, "grep": true},
         })
     })
     .await?;
+    Ok(ok(value))
+}
+
+/// `GET /ui/api/settings`: the settings ferret runs with, each with where
+/// it came from (read-only: they are changed in ferret.toml).
+pub async fn settings(State(web): State<Web>) -> Result<Response, ApiError> {
+    let value = blocking(&web, |s| s.settings()).await?;
     Ok(ok(value))
 }
 
@@ -146,7 +153,7 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
                 "kind": h.kind,
                 "size": h.size,
                 "modified": h.modified,
-                "abs": search::absolute(roots, &h.path),
+                "abs": search::absolute(&roots, &h.path),
             });
             if let Some(m) = marker
                 .as_ref()
@@ -179,7 +186,7 @@ pub async fn preview(State(web): State<Web>, uri: Uri) -> Result<Response, ApiEr
         marker,
         downloads: web.inner.options.downloads,
     };
-    let value = blocking(&web, move |s| preview::preview(s.roots(), &request)).await??;
+    let value = blocking(&web, move |s| preview::preview(&s.roots(), &request)).await??;
     Ok(ok(value))
 }
 
@@ -298,7 +305,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
             // The page's timeout covers choosing the files too.
             stop: ferret_index::Stop::on(&cancel).until(Some(deadline)),
         };
-        let gathered = ferret_grep::gather(s.index(), roots, &scope)?;
+        let gathered = ferret_grep::gather(&s.index(), &roots, &scope)?;
         let limits = &roots.policy.limits;
         let options = ferret_grep::Options {
             before: context,
@@ -313,7 +320,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
             ..ferret_grep::Options::default()
         };
         Ok::<_, ApiError>(ferret_grep::grep(
-            roots,
+            &roots,
             &matcher,
             false,
             &gathered.candidates,
@@ -329,7 +336,7 @@ pub async fn grep(State(web): State<Web>, uri: Uri) -> Result<Response, ApiError
         if files.last().is_none_or(|f| f["path"] != line.path.as_str()) {
             files.push(json!({
                 "path": line.path,
-                "abs": search::absolute(roots, &line.path),
+                "abs": search::absolute(&roots, &line.path),
                 "lines": [],
             }));
         }

@@ -39,17 +39,20 @@ const BATCH: u64 = 500;
 /// grow during the first build without journal rows).
 const STATUS_EVERY: Duration = Duration::from_secs(2);
 
+/// How often the feed looks whether the index it follows was replaced.
+const REPLACED_EVERY: Duration = Duration::from_secs(1);
+
 /// Wakes event streams when the index reports changes.
 pub struct Feed {
-    index: Index,
+    source: Arc<dyn Source>,
     tick: watch::Sender<u64>,
     following: Mutex<bool>,
 }
 
 impl Feed {
-    pub fn new(index: Index) -> Arc<Feed> {
+    pub fn new(source: Arc<dyn Source>) -> Arc<Feed> {
         Arc::new(Feed {
-            index,
+            source,
             tick: watch::channel(0).0,
             following: Mutex::new(false),
         })
@@ -73,10 +76,24 @@ impl Feed {
     }
 
     fn follow(self: Arc<Feed>) {
-        let touches = self.index.touches();
-        while touches.recv().is_ok() {
-            std::thread::sleep(SETTLE);
-            while touches.try_recv().is_ok() {}
+        use std::sync::mpsc::RecvTimeoutError;
+        // The index served now; a new one when the settings replace it
+        // (streams are woken then too: the journal they read is its own).
+        let mut generation = self.source.generation();
+        let mut touches = self.source.index().touches();
+        loop {
+            match touches.recv_timeout(REPLACED_EVERY) {
+                Ok(_) => {
+                    std::thread::sleep(SETTLE);
+                    while touches.try_recv().is_ok() {}
+                }
+                Err(RecvTimeoutError::Timeout) if self.source.generation() != generation => {
+                    generation = self.source.generation();
+                    touches = self.source.index().touches();
+                }
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
             let mut following = self.following.lock().unwrap_or_else(|p| p.into_inner());
             if self.tick.receiver_count() == 0 {
                 // Nobody listens: stop (dropping `touches` unregisters it).
@@ -217,11 +234,11 @@ pub fn stream(
             let got = tokio::task::spawn_blocking(move || {
                 let index = source2.index();
                 let (rows, last) = if rows_due {
-                    read(index, action, since)?
+                    read(&index, action, since)?
                 } else {
                     (Vec::new(), previous)
                 };
-                let status = status_with(index, last.clone());
+                let status = status_with(&index, last.clone());
                 Ok::<_, String>((rows, last, status))
             })
             .await
@@ -308,14 +325,40 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_feed_ticks_when_the_index_records_a_change() {
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(ferret_index::IndexConfig::new(vec![
-            ferret_index::IndexRoot::new("r", dir.path()),
+    /// A source whose index the test replaces, as new settings do.
+    struct Replaced {
+        roots: Arc<ferret_fs::Roots>,
+        index: Mutex<(Index, u64)>,
+    }
+
+    impl Source for Replaced {
+        fn roots(&self) -> Arc<ferret_fs::Roots> {
+            self.roots.clone()
+        }
+        fn index(&self) -> Index {
+            self.index.lock().unwrap().0.clone()
+        }
+        fn generation(&self) -> u64 {
+            self.index.lock().unwrap().1
+        }
+    }
+
+    fn index_of(dir: &std::path::Path) -> Index {
+        Index::open(ferret_index::IndexConfig::new(vec![
+            ferret_index::IndexRoot::new("r", dir),
         ]))
-        .unwrap();
-        let feed = Feed::new(index.clone());
+        .unwrap()
+    }
+
+    #[test]
+    fn the_feed_ticks_when_the_index_records_a_change_and_follows_a_new_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index_of(dir.path());
+        let source = Arc::new(Replaced {
+            roots: Arc::new(ferret_fs::Roots::none(Default::default())),
+            index: Mutex::new((index.clone(), 0)),
+        });
+        let feed = Feed::new(source.clone());
         let mut rx = feed.subscribe();
         // The follower registers its touch listener on its own thread.
         std::thread::sleep(Duration::from_millis(100));
@@ -324,15 +367,29 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let ticked = runtime
-            .block_on(async { tokio::time::timeout(Duration::from_secs(5), rx.changed()).await });
+        let mut ticked = || {
+            runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(5), rx.changed()).await
+            })
+        };
         assert!(
-            matches!(ticked, Ok(Ok(()))),
+            matches!(ticked(), Ok(Ok(()))),
             "no tick after a recorded change"
         );
         let (rows, last) = read(&index, None, None).unwrap();
         assert_eq!(rows[0].path, "new.txt");
         assert_eq!(last["path"], "new.txt");
         assert_eq!(status_json(&index)["last_change"]["path"], "new.txt");
+        // The settings replace the index: the feed follows the new one.
+        let other = tempfile::tempdir().unwrap();
+        let replacement = index_of(other.path());
+        *source.index.lock().unwrap() = (replacement.clone(), 1);
+        assert!(matches!(ticked(), Ok(Ok(()))), "a tick for the new index");
+        std::thread::sleep(Duration::from_millis(100));
+        replacement.record(&[change("later.txt", chrono::Utc::now().timestamp_millis())]);
+        assert!(
+            matches!(ticked(), Ok(Ok(()))),
+            "no tick after a change recorded by the new index"
+        );
     }
 }

@@ -60,10 +60,21 @@ pub use error::ApiError;
 use crate::{access::Guard, journal::Feed, params::Params};
 
 /// What the page reads from: the served roots and their index (the MCP
-/// server's own).
+/// server's own). Both can be replaced while ferret runs (`ferret.toml`
+/// changed): each request takes them once.
 pub trait Source: Send + Sync + 'static {
-    fn roots(&self) -> &Roots;
-    fn index(&self) -> &Index;
+    fn roots(&self) -> Arc<Roots>;
+    fn index(&self) -> Index;
+    /// Changes whenever the roots and index are replaced (the journal's
+    /// feed then follows the new index).
+    fn generation(&self) -> u64 {
+        0
+    }
+    /// The settings ferret runs with and where each came from, shown
+    /// read-only on the page (`null`: none to show).
+    fn settings(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -96,7 +107,7 @@ impl Web {
         access: &Access,
         stop: CancellationToken,
     ) -> Web {
-        let feed = Feed::new(source.index().clone());
+        let feed = Feed::new(source.clone());
         Web {
             inner: Arc::new(Inner {
                 source,
@@ -254,6 +265,7 @@ fn mcp_stream(headers: &HeaderMap) -> bool {
 fn routes(web: Web) -> Router {
     let api = Router::new()
         .route("/status", get(api::status))
+        .route("/settings", get(api::settings))
         .route("/search", get(api::search))
         .route("/preview", get(api::preview))
         .route("/image", get(api::image))
@@ -312,7 +324,7 @@ async fn everything_json(
     }
     let (spec, columns) = everything::parse(params)?;
     let (outcome, _) = search::run(web.source(), spec).await?;
-    let body = everything::answer(web.inner.source.roots(), &outcome, columns);
+    let body = everything::answer(&web.inner.source.roots(), &outcome, columns);
     Ok(assets::no_store(Json(body).into_response()))
 }
 

@@ -21,16 +21,16 @@ use super::*;
 const SECRET: &str = "API_KEY=never-shown";
 
 struct Tree {
-    roots: Roots,
+    roots: Arc<Roots>,
     index: Index,
 }
 
 impl Source for Tree {
-    fn roots(&self) -> &Roots {
-        &self.roots
+    fn roots(&self) -> Arc<Roots> {
+        self.roots.clone()
     }
-    fn index(&self) -> &Index {
-        &self.index
+    fn index(&self) -> Index {
+        self.index.clone()
     }
 }
 
@@ -88,7 +88,7 @@ fn fixture(token: Option<&str>, downloads: bool) -> Fixture {
     let index = Index::open(config).unwrap();
     index.build_now(None);
     let source = Arc::new(Tree {
-        roots,
+        roots: Arc::new(roots),
         index: index.clone(),
     });
     let access = Access {

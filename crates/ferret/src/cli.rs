@@ -289,7 +289,7 @@ pub struct GrepCommand {
     pub json: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub root_args: RootArgs,
@@ -474,16 +474,37 @@ pub struct Parsed {
 /// Parse `argv`. Help, version and flag errors print and exit as clap does;
 /// a bad configuration file is an error naming the key and the line.
 pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
+    parse_with(argv, |e| e.exit())
+}
+
+/// Parse `argv` again while ferret runs (`ferret.toml` changed): every
+/// error, the command line's included, is returned, never printed.
+pub fn parse_again(argv: Vec<OsString>) -> Result<Parsed, String> {
+    parse_with(argv, |e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("invalid command line");
+        Err(first.trim_start_matches("error: ").to_string())
+    })
+}
+
+/// `clap_error` exits, or says what was wrong.
+fn parse_with(
+    argv: Vec<OsString>,
+    clap_error: impl Fn(clap::Error) -> Result<std::convert::Infallible, String>,
+) -> Result<Parsed, String> {
     let file = match config::requested_path(&argv) {
         Some((path, explicit)) => config::load(&path, explicit)?,
         None => ConfigFile::default(),
     };
     let command = boolean_env(config::apply(Cli::command(), &file)?)?;
-    let matches = command
-        .clone()
-        .try_get_matches_from(argv)
-        .unwrap_or_else(|e| e.exit());
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = match command.clone().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => match clap_error(e)? {},
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => match clap_error(e)? {},
+    };
     Ok(Parsed {
         cli,
         command,

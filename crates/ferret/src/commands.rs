@@ -14,6 +14,7 @@ use ferret_server::{Ferret, Transport};
 use crate::{
     cli, config,
     progress::{build_with_progress, with_content_progress},
+    reload,
     setup::{
         ClientRootOpener, content_config, http_options, index_config, open_locate, open_roots,
         read_documents, read_policy, serve_policy, served_root_args,
@@ -25,13 +26,14 @@ use crate::{
 /// the answers of the calls that just ended.
 const ANSWER_FLUSH: std::time::Duration = std::time::Duration::from_millis(300);
 
-pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+pub fn serve(args: cli::ServeArgs, start: reload::Start) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let (deny, limits) = serve_policy(&args)?;
     let root_args = served_root_args(&args);
     if root_args.roots.is_empty() && args.stdio {
-        return serve_client_roots(args, root_args, deny, limits, started);
+        return serve_client_roots(args, root_args, deny, limits, started, start);
     }
+    let running_args = args.clone();
     let roots = open_roots(&root_args, deny, limits)?;
     for root in roots.roots() {
         tracing::info!(name = %root.name, path = %root.path.display(), writable = root.writable, "serving root");
@@ -57,17 +59,20 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         content.start();
         content
     });
-    let (locate, locate_index, runtime) = locate_and_runtime(&args, &root_args)?;
+    let (locate, runtime) = locate_and_runtime(&args, &root_args)?;
     let grace = args.shutdown_grace;
     let task_after = args.task_after;
     let symbols_early = args.symbols_early;
-    // What is saved at exit (the symbols table) belongs to the server.
+    // What is saved at exit (the symbols table, the index and content index
+    // served then) belongs to the server: ferret.toml may have replaced the
+    // ones opened here (held by nothing else, so that their memory goes).
     let made: std::sync::OnceLock<Ferret> = std::sync::OnceLock::new();
+    let made_here = &made;
     // The same server whatever the transport, told how it is reached.
-    let make_server = |transport: Transport| {
-        let server = Ferret::with_locate(roots, index.clone(), transport, locate);
-        if let Some(c) = &content {
-            server.set_content_index(c.clone());
+    let make_server = move |transport: Transport| {
+        let server = Ferret::with_locate(roots, index, transport, locate);
+        if let Some(c) = content {
+            server.set_content_index(c);
         }
         server.set_task_after(task_after);
         if symbols_early {
@@ -79,7 +84,9 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         let _ = std::thread::Builder::new()
             .name("ferret-sweep".into())
             .spawn(move || sweeper.sweep_stale_temps(started));
-        let _ = made.set(server.clone());
+        // ferret.toml read again on SIGHUP and when it changes.
+        reload::Reloader::new(start, running_args, server.clone(), false).follow();
+        let _ = made_here.set(server.clone());
         server
     };
     let result = runtime.block_on(async {
@@ -114,16 +121,12 @@ pub fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
         }
     });
     // Flushed whatever ended the serving: the symbols table, the index
-    // snapshot and the journal.
+    // snapshot and the journal of what is served now.
     if let Some(server) = made.get() {
-        server.save_symbols();
-    }
-    if let Some(c) = &content {
-        c.shutdown();
-    }
-    index.shutdown();
-    if let Some(locate_index) = locate_index {
-        locate_index.shutdown();
+        server.close_served();
+        if let Some(locate) = server.locate_roots() {
+            locate.index.shutdown();
+        }
     }
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| ExitCode::SUCCESS)
@@ -166,7 +169,9 @@ fn serve_client_roots(
     deny: Denylist,
     limits: Limits,
     started: std::time::SystemTime,
+    start: reload::Start,
 ) -> anyhow::Result<ExitCode> {
+    let running_args = args.clone();
     let current_folder = std::env::current_dir().map_err(|e| {
         anyhow::anyhow!(
             "no --root given and the current folder cannot be read ({e}); name one with --root DIR"
@@ -197,13 +202,16 @@ fn serve_client_roots(
         policy,
         started,
     };
-    let (locate, locate_index, runtime) = locate_and_runtime(&args, &root_args)?;
+    let (locate, runtime) = locate_and_runtime(&args, &root_args)?;
     let server = runtime.block_on(async {
         let server = Ferret::following_client_roots(follow, Transport::Stdio, locate);
         server.set_task_after(args.task_after);
         if args.symbols_early {
             server.build_symbols_early();
         }
+        // Roots come from the client: ferret.toml's changes are named, and
+        // take a restart (SIGHUP no longer stops ferret).
+        reload::Reloader::new(start, running_args, server.clone(), true).follow();
         server
     });
     let result = runtime.block_on(serve_stdio_until_stopped(
@@ -212,34 +220,30 @@ fn serve_client_roots(
     ));
     // Whatever is served last: its index snapshot and journal flushed.
     server.close_served();
-    if let Some(locate_index) = locate_index {
-        locate_index.shutdown();
+    if let Some(locate) = server.locate_roots() {
+        locate.index.shutdown();
     }
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| ExitCode::SUCCESS)
 }
 
 /// What both ways of serving start before the transport: the locate
-/// roots' index (and a handle to stop it at exit) and the tokio runtime.
+/// roots and their index (the server stops the one it serves at exit) and
+/// the tokio runtime.
 fn locate_and_runtime(
     args: &cli::ServeArgs,
     root_args: &cli::RootArgs,
-) -> anyhow::Result<(
-    Option<ferret_server::Locate>,
-    Option<Index>,
-    tokio::runtime::Runtime,
-)> {
+) -> anyhow::Result<(Option<ferret_server::Locate>, tokio::runtime::Runtime)> {
     let locate = open_locate(
         &args.locate_roots,
         args.locate_policy,
         root_args,
         &args.index,
     )?;
-    let locate_index = locate.as_ref().map(|l| l.index.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    Ok((locate, locate_index, runtime))
+    Ok((locate, runtime))
 }
 
 /// The token HTTP clients must send (`None` for stdio and `--no-token`).
@@ -607,21 +611,10 @@ pub fn config(
         out,
         "# precedence: command line > environment > file > default"
     )?;
-    let mut rows = config::effective(sub, sub_matches, file);
-    // The file's keys were moved last when they became defaults; show the flags
-    // in the order of `--help`.
-    let order: Vec<String> = {
-        use clap::CommandFactory;
-        cli::Cli::command()
-            .find_subcommand("config")
-            .map(|c| {
-                c.get_arguments()
-                    .filter_map(|a| a.get_long().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    rows.sort_by_key(|r| order.iter().position(|k| *k == r.key).unwrap_or(usize::MAX));
+    let rows = config::in_help_order(
+        config::effective(sub, sub_matches, file),
+        &crate::setup::as_defined("config"),
+    );
     let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
     for row in rows {
         if row.key == "config" {

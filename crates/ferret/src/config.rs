@@ -347,6 +347,17 @@ pub fn effective(command: &Command, matches: &ArgMatches, file: &ConfigFile) -> 
     out
 }
 
+/// `rows` in the order of `command`'s `--help` (a subcommand as defined,
+/// before the file's keys were moved last by becoming defaults).
+pub fn in_help_order(mut rows: Vec<Effective>, command: &Command) -> Vec<Effective> {
+    let order: Vec<String> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    rows.sort_by_key(|r| order.iter().position(|k| *k == r.key).unwrap_or(usize::MAX));
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -5,6 +5,7 @@
 mod commands;
 mod doctor;
 mod progress;
+mod reload;
 mod setup;
 mod shutdown;
 mod token;
@@ -22,7 +23,8 @@ fn main() -> ExitCode {
     // The index's arrays are large: give them mappings of their own, so a
     // finished build leaves no freed holes in the heap (docs/benchmarks.md).
     ferret_index::map_large_allocations();
-    let parsed = match cli::parse(std::env::args_os().collect()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed = match cli::parse(argv.clone()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("ferret: {e}");
@@ -56,8 +58,11 @@ fn main() -> ExitCode {
         eprintln!("ferret: {e}");
         return ExitCode::FAILURE;
     }
+    // What `serve` reads ferret.toml again with, when it changes.
+    let start = matches!(parsed.cli.command, cli::Command::Serve(_))
+        .then(|| reload::Start::of(argv, &parsed));
     let result = match parsed.cli.command {
-        cli::Command::Serve(args) => commands::serve(args),
+        cli::Command::Serve(args) => commands::serve(args, start.expect("made for serve")),
         cli::Command::Index(args) => commands::index(args),
         cli::Command::Search(args) => commands::search(args),
         cli::Command::Grep(args) => commands::grep(args),

@@ -289,3 +289,13 @@ pub(crate) fn open_locate(
         policy,
     }))
 }
+
+/// The subcommand `name` as defined (its flags in `--help`'s order, which
+/// `ferret config` and the search page show them in).
+pub(crate) fn as_defined(name: &str) -> clap::Command {
+    use clap::CommandFactory;
+    cli::Cli::command()
+        .find_subcommand(name)
+        .cloned()
+        .unwrap_or_else(|| clap::Command::new("none"))
+}

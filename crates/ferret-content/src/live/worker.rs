@@ -38,13 +38,16 @@ pub(super) fn run(s: &Shared) {
         }
     }
     let mut last_try = Instant::now();
-    let mut ok = match load(s) {
-        Ok(()) => {
-            reconcile(s, true);
-            true
-        }
-        Err(_) => build_all(s).is_ok(),
-    };
+    // Made from the content index of the settings before (`adopt`), or
+    // loaded, or built.
+    let mut ok = super::adopt::take_over(s)
+        || match load(s) {
+            Ok(()) => {
+                reconcile(s, true);
+                true
+            }
+            Err(_) => build_all(s).is_ok(),
+        };
     let mut last_reconcile = Instant::now();
     let mut last_merge = Instant::now();
     let mut merge_failed: Option<Instant> = None;
@@ -77,10 +80,14 @@ pub(super) fn run(s: &Shared) {
         // A timed merge rewrites the whole index file: only for enough change
         // (1% of the files), not for the one file edited since the last.
         let due = since >= MERGE_AFTER.max(base_docs / 4)
-            || (since > 0 && since * 100 >= base_docs && last_merge.elapsed() >= MERGE_EVERY);
+            || (since > 0 && since * 100 >= base_docs && last_merge.elapsed() >= MERGE_EVERY)
+            || super::adopt::file_due(s, last_merge);
         if due && merge_failed.is_none_or(|at| at.elapsed() >= RETRY_AFTER) {
             merge_failed = (!merge(s)).then(Instant::now);
             last_merge = Instant::now();
+            if merge_failed.is_none() {
+                super::adopt::file_written(s);
+            }
         }
     }
 }
