@@ -103,6 +103,18 @@ struct Live {
     /// Files (re)read since the base was written.
     since_merge: usize,
     text_bytes: u64,
+    /// Live files the index cannot answer for (not checked against the disk
+    /// since loaded, or not indexed: too large, sensitive, unreadable …),
+    /// kept as files change, so that a grep asking the index first finds
+    /// them without a pass over every file.
+    unvouched: HashSet<u32, foldhash::fast::RandomState>,
+    /// Live binary files the index answers for (left out, counted).
+    binary: HashSet<u32, foldhash::fast::RandomState>,
+    /// Every file the name index held when this index was last built or
+    /// compared with it is among `docs`, and every change since came on the
+    /// change feed: a file the index does not know is pending. False after
+    /// a load until the first comparison.
+    complete: bool,
 }
 
 impl Live {
@@ -119,9 +131,34 @@ impl Live {
                 verified,
                 live: true,
             });
+            live.sort(i as u32);
         }
         live.text_bytes = live.base.as_ref().map_or(0, |b| b.text_bytes);
         live
+    }
+
+    /// File `id` into `unvouched` or `binary` as it now is (after any change
+    /// to it: read, verified, dropped).
+    fn sort(&mut self, id: u32) {
+        let doc = &self.docs[id as usize];
+        let unvouched = doc.live && (!doc.verified || !doc.meta.state.indexed());
+        let binary = doc.live && !unvouched && doc.meta.state == DocState::Binary;
+        if unvouched {
+            self.unvouched.insert(id);
+        } else {
+            self.unvouched.remove(&id);
+        }
+        if binary {
+            self.binary.insert(id);
+        } else {
+            self.binary.remove(&id);
+        }
+    }
+
+    /// File `id` checked against the disk: answered for from now on.
+    fn set_verified(&mut self, id: u32) {
+        self.docs[id as usize].verified = true;
+        self.sort(id);
     }
 
     fn base_docs(&self) -> usize {
@@ -136,6 +173,7 @@ impl Live {
                 self.text_bytes = self.text_bytes.saturating_sub(doc.meta.size);
             }
             self.delta.remove(&id);
+            self.sort(id);
         }
     }
 
@@ -148,7 +186,7 @@ impl Live {
                 && doc.meta.state == meta.state
                 && (doc.meta.same_version(&meta) || meta.mtime_s == i64::MIN)
             {
-                doc.verified = true;
+                self.set_verified(id);
                 return;
             }
         }
@@ -167,6 +205,7 @@ impl Live {
             verified: true,
             live: true,
         });
+        self.sort(id);
         self.since_merge += 1;
     }
 }
@@ -535,7 +574,119 @@ impl ContentIndex {
         }
         Ok(out)
     }
+
+    /// The files that may hold a match of `query`, named by the index
+    /// itself ([`Answer`]); `synced` as for [`ContentIndex::narrow`] (the
+    /// caller passed [`Index::caught_up`] before it asks). `Ok(None)`:
+    /// the index cannot list what it does not answer for without a pass over
+    /// the files (it does not follow the change feed, as in a one-shot
+    /// command; it was loaded and not yet compared with the name index; or
+    /// too many files are unchecked or pending): the caller lists its scope
+    /// and asks [`ContentIndex::narrow`]. Every file the name index holds
+    /// that may match is then among the hits, the unvouched, the binaries
+    /// or below a pending path, provided every change the name index
+    /// applied reached its change feed (which it publishes before its
+    /// barrier is passed).
+    pub fn answer(&self, query: &Grams, synced: bool) -> Result<Option<Answer>, Unused> {
+        let s = &self.shared;
+        if *query == Grams::All {
+            return Err(Unused::Pattern);
+        }
+        if !self.is_ready() {
+            if let Some(e) = self.failed() {
+                return Err(Unused::Failed(e));
+            }
+            let p = progress_of(&s.progress);
+            return Err(Unused::Building {
+                done: p.files_done,
+                total: p.files_total,
+            });
+        }
+        let follows_feed = s.feed.lock().is_ok_and(|f| f.is_some());
+        if !s.config.require_watcher || !follows_feed {
+            return Ok(None);
+        }
+        if !synced {
+            if !s.index.hears_every_change() {
+                return Err(Unused::NotWatching);
+            }
+            if !s.index.sync(ferret_index::CATCH_UP_WAIT) {
+                return Err(Unused::Behind);
+            }
+        }
+        drain_feed(s);
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        let pending = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let unsure = live.unvouched.len() + pending.paths.len();
+        if !live.complete || (unsure > UNSURE_FLOOR && unsure * UNSURE_SHARE > live.by_path.len()) {
+            return Ok(None);
+        }
+        let mut out = Answer {
+            pending: pending
+                .paths
+                .keys()
+                .map(|p| Arc::from(p.as_str()))
+                .collect(),
+            ..Answer::default()
+        };
+        drop(pending);
+        let path = |id: &u32| live.docs[*id as usize].path.clone();
+        out.unvouched = live.unvouched.iter().map(path).collect();
+        out.binary = live.binary.iter().map(path).collect();
+        let answered = |id: u32| {
+            let d = &live.docs[id as usize];
+            d.live && !live.unvouched.contains(&id)
+        };
+        if let Some(base) = &live.base {
+            let hits = evaluate(base, query);
+            let base_docs = live.base_docs();
+            out.hits.extend(
+                hits.ones()
+                    .take_while(|&id| (id as usize) < base_docs)
+                    .filter(|&id| answered(id))
+                    .map(|id| path(&id)),
+            );
+        }
+        out.hits.extend(
+            live.delta
+                .iter()
+                .filter(|(id, grams)| {
+                    answered(**id) && query.holds(&|g| grams.binary_search(&g).is_ok())
+                })
+                .map(|(id, _)| path(id)),
+        );
+        Ok(Some(out))
+    }
 }
+
+/// The index's answer for a query, without a list of files to judge
+/// ([`ContentIndex::answer`]): the files that may hold a match, as the index
+/// names them, plus those it cannot answer for. A caller maps these few
+/// paths to the name index (which has the last word on what exists and is
+/// in scope) instead of looking up every file of its scope here.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    /// Files the index answers for whose trigrams satisfy the query.
+    pub hits: Vec<Arc<str>>,
+    /// Files the index knows but cannot answer for (not checked against the
+    /// disk since loaded, or not indexed): read whatever they hold.
+    pub unvouched: Vec<Arc<str>>,
+    /// Paths the change feed named that are not read again yet: files
+    /// created, changed or renamed to, and folders moved or created, each of
+    /// which stands for every file below it. Read whatever they hold.
+    pub pending: Vec<Arc<str>>,
+    /// Binary files the index answers for (never a match; counted).
+    pub binary: Vec<Arc<str>>,
+}
+
+/// Past this share of the files it knows (a quarter), and this many, the
+/// files the index cannot answer for make it leave the choice to a pass over
+/// the caller's scope ([`ContentIndex::answer`] says `None`): right after a
+/// load, before every file is checked against the disk, or after a storm of
+/// changes, looking up each of them by its path would cost more than the
+/// pass, which visits each file of the scope once.
+const UNSURE_SHARE: usize = 4;
+const UNSURE_FLOOR: usize = 1024;
 
 fn state_name(state: DocState) -> String {
     state.as_str().to_string()

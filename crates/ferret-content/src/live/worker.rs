@@ -162,10 +162,12 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
             live.insert(path, meta, grams);
         }
     }
-    clear_pending(s, &due);
+    // Before the paths leave the pending set: a folder moved or created
+    // stays pending (every file below it searched) until its files are read.
     if unknown {
         reconcile(s, false);
     }
+    clear_pending(s, &due);
 }
 
 /// Read files for the index (not past the budget).
@@ -263,7 +265,7 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
     {
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
         for id in verified {
-            live.docs[id as usize].verified = true;
+            live.set_verified(id);
         }
         for p in &drops {
             live.drop_path(p);
@@ -275,6 +277,12 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
         for (path, meta, grams) in read {
             live.insert(path, meta, grams);
         }
+    }
+    // Every file the name index held when this began is known now (read
+    // files end as a version or a state); whatever changed since is on the
+    // feed. (Stopped part-way, files may be missing: not complete.)
+    if !s.stop.load(Ordering::Relaxed) {
+        s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
     }
 }
 
@@ -352,7 +360,7 @@ pub(super) fn verify_loaded(s: &Shared) -> usize {
     drop(live);
     let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
     for &id in &same {
-        live.docs[id as usize].verified = true;
+        live.set_verified(id);
     }
     same.len()
 }
@@ -462,7 +470,10 @@ pub(super) fn build_all(s: &Shared) -> Result<(), String> {
         Ok(built) => {
             let files = built.docs.len();
             let bytes = built.base.len();
-            let live = Live::from_docs(Some(built.base), built.docs, true);
+            let mut live = Live::from_docs(Some(built.base), built.docs, true);
+            // Built from every file the name index listed after the change
+            // feed was followed (`ContentIndex::start`).
+            live.complete = !s.stop.load(Ordering::Relaxed);
             *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
             s.ready.store(true, Ordering::Release);
             let ms = started.elapsed().as_millis() as u64;
@@ -526,6 +537,7 @@ pub(super) fn merge(s: &Shared) -> bool {
             None => Ok(Sink::memory()),
         };
         let text_bytes = live.text_bytes;
+        let complete = live.complete;
         sink.and_then(|sink| {
             build::write(sink, sources, &docs, s.key, text_bytes, &s.stop).map_err(|e| {
                 match (&e, &s.file) {
@@ -534,14 +546,17 @@ pub(super) fn merge(s: &Shared) -> bool {
                 }
             })
         })
-        .map(|base| (base, docs, verified))
+        .map(|base| (base, docs, verified, complete))
     };
     match result {
-        Ok((base, docs, verified)) => {
+        Ok((base, docs, verified, complete)) => {
             let mut fresh = Live::from_docs(Some(base), docs, false);
-            for (d, v) in fresh.docs.iter_mut().zip(verified) {
-                d.verified = v;
+            for (id, v) in verified.into_iter().enumerate() {
+                if v {
+                    fresh.set_verified(id as u32);
+                }
             }
+            fresh.complete = complete;
             let files = fresh.docs.len();
             *s.live.write().unwrap_or_else(|p| p.into_inner()) = fresh;
             set_status(s, |st| st.merges += 1);
