@@ -277,11 +277,13 @@ fn execute(
         // `timeout_ms` covers choosing the files too.
         stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
     };
-    let mut gathered = match ferret_grep::gather(index, roots, &scope) {
-        Ok(g) => g,
-        Err(e) => return render::tool_error(&e),
-    };
-    let narrowing = ferret_grep::narrow(content, &call.pattern, &mut gathered);
+    // The content index names the files when it can (in proportion to
+    // what it finds); otherwise every file of the scope is looked up.
+    let (gathered, narrowing) =
+        match ferret_grep::gather_narrowed(index, roots, content, &scope, &call.pattern) {
+            Ok(g) => g,
+            Err(e) => return render::tool_error(&e),
+        };
     let walk_limit = gathered
         .walk_capped
         .then_some(roots.policy.limits.max_walk_entries);
@@ -334,9 +336,8 @@ fn content_index_block(n: &ferret_grep::Narrowing) -> Value {
     match &n.unused {
         None => {
             let mut block = json!({"used": true, "candidates": n.after});
-            let not_indexed = n.before.saturating_sub(n.answered);
-            if not_indexed > 0 {
-                block["not_indexed"] = json!(not_indexed);
+            if n.not_indexed > 0 {
+                block["not_indexed"] = json!(n.not_indexed);
             }
             block
         }
@@ -478,10 +479,11 @@ fn render_outcome(
         _ => "files",
     };
     let of = match narrowing {
-        Some(n) if n.used => format!(
+        Some(n) if n.used && n.listed => format!(
             "{} files ({} picked by the content index)",
             n.before, n.after
         ),
+        Some(n) if n.used => format!("{} files picked by the content index", n.after),
         Some(ferret_grep::Narrowing {
             unused: Some(why), ..
         }) => format!("{} files (content index not used: {why})", o.candidates),
