@@ -67,7 +67,9 @@ pub(crate) struct FileResult {
 
 fn build_searcher(options: &Options, multiline: bool) -> Searcher {
     let mut b = SearcherBuilder::new();
-    b.line_number(true)
+    // Only lines shown need their numbers: counting the lines of every
+    // buffer read was a tenth of a `files` grep's time (issue 27).
+    b.line_number(options.output == Output::Content)
         .multi_line(multiline)
         .memory_map(grep_searcher::MmapChoice::never())
         .binary_detection(BinaryDetection::quit(0));
@@ -79,6 +81,7 @@ fn build_searcher(options: &Options, multiline: bool) -> Searcher {
 }
 
 /// What a searcher is built with: a kept one serves a grep asking the same.
+/// (`context` is `Some` for content output alone, which alone counts lines.)
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct SearcherKey {
     multiline: bool,
@@ -260,7 +263,7 @@ pub(crate) fn search_one(
     let mut legacy_searcher;
     let searcher: &mut Searcher = if let Some(enc) = encoding {
         let mut b = SearcherBuilder::new();
-        b.line_number(true)
+        b.line_number(options.output == Output::Content)
             .multi_line(searcher.multi_line())
             .memory_map(grep_searcher::MmapChoice::never())
             .binary_detection(BinaryDetection::none())
