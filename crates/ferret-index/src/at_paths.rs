@@ -44,13 +44,12 @@ pub fn facts_at(
             continue;
         }
         match store.kind(id) {
-            Kind::File => {
+            Kind::File
                 if under.is_none_or(|u| store.is_within(id, u))
                     && admits(store, request, id)
-                    && seen.insert(id)
-                {
-                    out.push(fact(store, id, path.to_string()));
-                }
+                    && seen.insert(id) =>
+            {
+                out.push(fact(store, id, path.to_string()));
             }
             Kind::Dir => {
                 // Every file below it that is in scope: from the folder, or
@@ -80,10 +79,8 @@ pub fn facts_at(
                         };
                         match store.kind(c) {
                             Kind::Dir => stack.push((c, p)),
-                            Kind::File => {
-                                if admits(store, request, c) && seen.insert(c) {
-                                    out.push(fact(store, c, p));
-                                }
+                            Kind::File if admits(store, request, c) && seen.insert(c) => {
+                                out.push(fact(store, c, p));
                             }
                             _ => {}
                         }
