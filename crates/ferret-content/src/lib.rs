@@ -35,11 +35,12 @@ pub mod grams;
 mod live;
 pub mod pattern;
 mod read;
+pub mod segments;
 
 pub use build::{Budget, BuildError};
 pub use format::DocState;
 pub use live::{
-    Answer, BuildProgress, Config, ContentIndex, Narrowed, Status, Summary, Unused, file_for,
+    Answer, BuildProgress, Config, ContentIndex, Hit, Narrowed, Status, Summary, Unused, file_for,
     inspect,
 };
 pub use pattern::{Grams, PatternSpec};

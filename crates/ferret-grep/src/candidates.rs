@@ -17,6 +17,23 @@ pub struct Candidate {
     pub path: String,
     pub mtime: i64,
     pub size: u64,
+    /// Where a match can be, from the content index's segments of a large
+    /// file (`ferret_content::Hit::windows`), for the file at this size:
+    /// when none of these byte ranges holds a match, the file holds none
+    /// and is not read whole. Empty: read it.
+    pub windows: Vec<(u64, u64)>,
+}
+
+impl Candidate {
+    /// A file to read whole.
+    pub fn new(path: String, mtime: i64, size: u64) -> Candidate {
+        Candidate {
+            path,
+            mtime,
+            size,
+            windows: Vec::new(),
+        }
+    }
 }
 
 /// `glob` patterns: a pattern with `/` matches the path below the root, one
@@ -200,11 +217,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
     .map_err(|e| FsError::from_io(&e, path))?;
     if !meta.is_dir() {
         return Ok(Begun::One(Gathered {
-            candidates: vec![Candidate {
-                path: shown,
-                mtime: mtime_of(&meta),
-                size: meta.len(),
-            }],
+            candidates: vec![Candidate::new(shown, mtime_of(&meta), meta.len())],
             from_walk: 0,
             caught_up,
             walk_capped: false,
@@ -277,11 +290,7 @@ fn from_index(
         if !scope.globs.matches(rel_of(multi, &f.path)) {
             continue;
         }
-        out.candidates.push(Candidate {
-            path: f.path,
-            mtime: f.mtime,
-            size: f.size,
-        });
+        out.candidates.push(Candidate::new(f.path, f.mtime, f.size));
     }
     if out.caught_up {
         return Ok(out);
@@ -381,6 +390,22 @@ pub struct Narrowing {
     pub not_indexed: u64,
     /// Of those left out, binary files (grep would have skipped them).
     pub binary: u64,
+    /// Of those left out, large files that hold every trigram of the
+    /// pattern but never close enough together for a match.
+    pub apart: u64,
+    /// Of those after, large files read only where a match can be (unless
+    /// one is found there).
+    pub windowed: u64,
+}
+
+/// The most bytes a match of `pattern` spans, when bounded (not multi-line).
+fn reach_of(pattern: &crate::Pattern) -> Option<usize> {
+    ferret_content::pattern::reach(&ferret_content::PatternSpec {
+        text: &pattern.text,
+        literal: pattern.literal,
+        case_insensitive: pattern.case_insensitive,
+        multiline: pattern.multiline,
+    })
 }
 
 /// The trigram query every match of `pattern` satisfies.
@@ -468,7 +493,7 @@ pub fn gather_narrowed(
             caught_up: true,
         },
     ) = (content, &begun)
-        && let Ok(Some(answer)) = content.answer(&grams_of(pattern), true)
+        && let Ok(Some(answer)) = content.answer(&grams_of(pattern), reach_of(pattern), true)
     {
         return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
     }
@@ -531,24 +556,37 @@ fn from_answer(
     let mut candidates: Vec<Candidate> = facts(unsure)?
         .into_iter()
         .filter(|f| scope.globs.matches(rel_of(multi, &f.path)))
-        .map(|f| Candidate {
-            path: f.path,
-            mtime: f.mtime,
-            size: f.size,
-        })
+        .map(|f| Candidate::new(f.path, f.mtime, f.size))
         .collect();
     let not_indexed = candidates.len() as u64;
     let unsure: std::collections::HashSet<String> =
         candidates.iter().map(|c| c.path.clone()).collect();
-    let hits: Vec<&str> = answer.hits.iter().map(|p| &**p).filter(in_scope).collect();
+    let hits: Vec<&str> = answer
+        .hits
+        .iter()
+        .map(|h| &*h.path)
+        .filter(in_scope)
+        .collect();
+    // The windows of the large files among them, by path (few).
+    let windows: std::collections::HashMap<&str, &ferret_content::Hit> = answer
+        .hits
+        .iter()
+        .filter(|h| !h.windows.is_empty())
+        .map(|h| (&*h.path, h))
+        .collect();
+    let mut windowed = 0;
     candidates.extend(
         facts(hits)?
             .into_iter()
             .filter(|f| !unsure.contains(&f.path))
-            .map(|f| Candidate {
-                path: f.path,
-                mtime: f.mtime,
-                size: f.size,
+            .map(|f| {
+                let mut c = Candidate::new(f.path, f.mtime, f.size);
+                // Windows of the version the name index holds, or none.
+                if let Some(h) = windows.get(c.path.as_str()).filter(|h| h.size == c.size) {
+                    c.windows = h.windows.clone();
+                    windowed += 1;
+                }
+                c
             }),
     );
     let binary: Vec<&str> = answer
@@ -561,6 +599,7 @@ fn from_answer(
         .iter()
         .filter(|f| !unsure.contains(&f.path))
         .count() as u64;
+    drop(windows);
     let mut gathered = Gathered {
         candidates,
         caught_up: true,
@@ -572,6 +611,8 @@ fn from_answer(
         after: gathered.candidates.len() as u64,
         not_indexed,
         binary,
+        apart: answer.apart,
+        windowed,
         ..Narrowing::default()
     };
     Ok((gathered, narrowing))
@@ -622,11 +663,8 @@ fn push_walked(
         mtime,
     };
     if globs.matches(rel) && query.matches(&entry) {
-        out.candidates.push(Candidate {
-            path: e.path.clone(),
-            mtime,
-            size: e.size.unwrap_or(0),
-        });
+        out.candidates
+            .push(Candidate::new(e.path.clone(), mtime, e.size.unwrap_or(0)));
         out.from_walk += 1;
     }
 }

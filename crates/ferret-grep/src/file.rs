@@ -206,6 +206,17 @@ pub(crate) fn search_one(
         }
     };
     let size = opened.metadata.len();
+    // A large file the content index placed: where a match can be is read
+    // first, and when none is there, nothing more (for the version it
+    // placed: the size it knew, and within the size bound).
+    if !cand.windows.is_empty() && size == cand.size && size <= options.max_file_bytes {
+        // A match there (or a read that failed): the whole file.
+        if let Some((false, bytes)) = in_windows(&opened.file, matcher, &cand.windows, control) {
+            result.scanned = true;
+            result.bytes = bytes;
+            return result;
+        }
+    }
     let searcher = searcher.for_file(size);
     let mut opened = opened;
     // The head decides document, binary or text, and the encoding.
@@ -321,6 +332,65 @@ pub(crate) fn search_one(
 
 /// A document: its text (cached, or extracted now) searched as UTF-8 lines,
 /// each line found given its page, slide, sheet or chapter.
+/// Whether any of `windows` (byte ranges of `file`) holds a match, and
+/// the bytes read; `None` when a read failed or the search was stopped.
+/// Read with `pread`: the file's position stays at its start. Each window is
+/// searched as the file is, line by line, so `^`, `$` and boundaries inside
+/// it are judged as in the whole file (it holds the character on each side
+/// of any match inside it); its first and last lines, cut, may show a match
+/// the whole file has not (the file is then read whole, which decides),
+/// never hide one. The searcher looks for no byte-order mark (a window
+/// starts anywhere) and no binary data (the file has no NUL byte).
+fn in_windows(
+    file: &impl std::os::fd::AsFd,
+    matcher: &RegexMatcher,
+    windows: &[(u64, u64)],
+    control: &Control,
+) -> Option<(bool, u64)> {
+    let mut searcher = SearcherBuilder::new()
+        .line_number(false)
+        .bom_sniffing(false)
+        .binary_detection(BinaryDetection::none())
+        .build();
+    let mut buf = Vec::new();
+    let mut read = 0u64;
+    for &(start, end) in windows {
+        if control.should_stop() {
+            return None;
+        }
+        buf.clear();
+        buf.resize(end.saturating_sub(start) as usize, 0);
+        let mut filled = 0;
+        while filled < buf.len() {
+            match rustix::io::pread(file, &mut buf[filled..], start + filled as u64) {
+                Ok(0) => return None,
+                Ok(n) => filled += n,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return None,
+            }
+        }
+        read += filled as u64;
+        let mut found = Found(false);
+        searcher.search_slice(matcher, &buf, &mut found).ok()?;
+        if found.0 {
+            return Some((true, read));
+        }
+    }
+    Some((false, read))
+}
+
+/// A sink that notes a match and stops.
+struct Found(bool);
+
+impl Sink for Found {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.0 = true;
+        Ok(false)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn search_document(
     roots: &Roots,

@@ -15,11 +15,7 @@ fn roots(dir: &Path) -> Roots {
 fn cands(names: &[&str]) -> Vec<Candidate> {
     names
         .iter()
-        .map(|n| Candidate {
-            path: n.to_string(),
-            mtime: 0,
-            size: 0,
-        })
+        .map(|n| Candidate::new(n.to_string(), 0, 0))
         .collect()
 }
 

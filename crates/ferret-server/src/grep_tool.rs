@@ -687,14 +687,15 @@ pub fn content_search(
         .hits
         .iter()
         .filter(|h| h.kind == ferret_query::Kind::File)
-        .map(|h| ferret_grep::Candidate {
-            path: h.path.clone(),
-            mtime: h
-                .modified
-                .as_deref()
-                .and_then(|m| chrono::DateTime::parse_from_rfc3339(m).ok())
-                .map_or(0, |t| t.timestamp()),
-            size: h.size.unwrap_or(0),
+        .map(|h| {
+            ferret_grep::Candidate::new(
+                h.path.clone(),
+                h.modified
+                    .as_deref()
+                    .and_then(|m| chrono::DateTime::parse_from_rfc3339(m).ok())
+                    .map_or(0, |t| t.timestamp()),
+                h.size.unwrap_or(0),
+            )
         })
         .collect();
     let files = ferret_grep::candidates::Gathered {
@@ -803,11 +804,7 @@ mod tests {
         let roots = Roots::open(&[spec], ferret_fs::Policy::default()).unwrap();
         let files = || ferret_grep::candidates::Gathered {
             candidates: (0..50)
-                .map(|i| ferret_grep::Candidate {
-                    path: format!("f{i}.txt"),
-                    mtime: 0,
-                    size: 7000,
-                })
+                .map(|i| ferret_grep::Candidate::new(format!("f{i}.txt"), 0, 7000))
                 .collect(),
             ..Default::default()
         };
