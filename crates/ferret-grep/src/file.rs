@@ -210,11 +210,21 @@ pub(crate) fn search_one(
     // first, and when none is there, nothing more (for the version it
     // placed: the size it knew, and within the size bound).
     if !cand.windows.is_empty() && size == cand.size && size <= options.max_file_bytes {
-        // A match there (or a read that failed): the whole file.
-        if let Some((false, bytes)) = in_windows(&opened.file, matcher, &cand.windows, control) {
-            result.scanned = true;
-            result.bytes = bytes;
-            return result;
+        // A match there (or a read that failed): the whole file, unless
+        // only whether it holds one is asked and a whole line showed it.
+        match in_windows(&opened.file, matcher, &cand.windows, size, control) {
+            Some((Windowed::Nothing, bytes)) => {
+                result.scanned = true;
+                result.bytes = bytes;
+                return result;
+            }
+            Some((Windowed::WholeLine, bytes)) if options.output == Output::Files => {
+                result.scanned = true;
+                result.bytes = bytes;
+                result.count = 1;
+                return result;
+            }
+            _ => {}
         }
     }
     let searcher = searcher.for_file(size);
@@ -345,8 +355,9 @@ fn in_windows(
     file: &impl std::os::fd::AsFd,
     matcher: &RegexMatcher,
     windows: &[(u64, u64)],
+    size: u64,
     control: &Control,
-) -> Option<(bool, u64)> {
+) -> Option<(Windowed, u64)> {
     let mut searcher = SearcherBuilder::new()
         .line_number(false)
         .bom_sniffing(false)
@@ -370,23 +381,58 @@ fn in_windows(
             }
         }
         read += filled as u64;
-        let mut found = Found(false);
+        let mut found = Found {
+            // (A file's UTF-8 mark is not searched: its first line is not
+            // the line the window shows.)
+            at_start: start == 0 && !buf.starts_with(b"\xEF\xBB\xBF"),
+            at_end: end == size,
+            len: buf.len() as u64,
+            found: None,
+        };
         searcher.search_slice(matcher, &buf, &mut found).ok()?;
-        if found.0 {
-            return Some((true, read));
+        if let Some(found) = found.found {
+            return Some((found, read));
         }
     }
-    Some((false, read))
+    Some((Windowed::Nothing, read))
 }
 
-/// A sink that notes a match and stops.
-struct Found(bool);
+/// What the windows of a file showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Windowed {
+    /// No match: the file holds none.
+    Nothing,
+    /// A match on a line wholly inside a window: the file holds it.
+    WholeLine,
+    /// A match on a line a window cuts: the whole file decides.
+    CutLine,
+}
+
+/// A sink that notes the first match, and whether its line is whole (not
+/// cut by the window's edges), and stops.
+struct Found {
+    /// The window starts at the file's start, ends at its end.
+    at_start: bool,
+    at_end: bool,
+    len: u64,
+    found: Option<Windowed>,
+}
 
 impl Sink for Found {
     type Error = io::Error;
 
-    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        self.0 = true;
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let start = mat.absolute_byte_offset();
+        let end = start + mat.bytes().len() as u64;
+        // A line starting past the window's first byte follows a line end
+        // inside it; one ending in a line end, or at the file's end, ends.
+        let whole = (start > 0 || self.at_start)
+            && (mat.bytes().ends_with(b"\n") || (end == self.len && self.at_end));
+        self.found = Some(if whole {
+            Windowed::WholeLine
+        } else {
+            Windowed::CutLine
+        });
         Ok(false)
     }
 }
