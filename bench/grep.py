@@ -22,6 +22,9 @@ a client asks (JSON-RPC lines over stdio), beside `rg -l` with the same
 settings. Every pattern's full set of matching files is read from all three
 (ferret's pages of 2,000) and compared; the timed call is the first page (the
 answer's `total` counts every file, so the whole tree is searched either way).
+With `--against OLD_BIN`, a third server from another build (with the
+content index) answers the same calls, call by call in turn with the first,
+so that both see the same load on a shared machine: the column `against`.
 Also: the index's first build (its own `build_ms`) beside one full `rg` pass
 (the rare pattern), its size on disk beside the text it holds, and the
 servers' anonymous resident memory (`RssAnon`: heap, not the mapped index
@@ -143,12 +146,16 @@ class Server(StdioServer):
 
     def wait(self, content):
         """Until the name index (and the content index, when on) is ready,
-        and a loaded content index is checked against the disk."""
+        a loaded content index is checked against the disk, and the symbols
+        table built in the background is done (its parsing would share the
+        cores with the timed calls)."""
         while True:
             d = self.diagnostics()
             ci = d.get("content_index")
             checked = ci and ci["state"] in ("ready", "failed") and not ci.get("unverified_files")
-            if d["index"]["state"] == "ready" and (not content or checked):
+            symbols = str(d.get("symbols", {}).get("state", ""))
+            quiet = not symbols.startswith(("building", "busy"))
+            if d["index"]["state"] == "ready" and (not content or checked) and quiet:
                 return d
             time.sleep(0.1)
 
@@ -195,6 +202,11 @@ def mcp_tree(tree: Path, label: str, patterns, args, rg):
     mem_on = on.memory()
     off = Server(args.bin, tree, [*extra, "--content-index", "off"], state_off)
     off.wait(False)
+    old, state_old = None, None
+    if args.against:
+        state_old = Path(tempfile.mkdtemp(prefix="ferret-grep-bench-against-"))
+        old = Server(args.against, tree, extra, state_old)
+        old.wait(True)
     time.sleep(1.0)
     mem_off = off.memory()
     # One full rg pass (a pattern with few matches), warm.
@@ -212,7 +224,9 @@ def mcp_tree(tree: Path, label: str, patterns, args, rg):
           f"+{extra_anon / 2**20:.1f} MiB = {extra_anon / max(text, 1):.3f} of the text; mapped file pages {mem_on['RssFile'] / 2**20:.1f} MiB; "
           f"peak (VmHWM) {mem_on['VmHWM'] / 2**20:.1f} MiB with, {mem_off['VmHWM'] / 2**20:.1f} MiB without")
     print(f"\n{args.runs} runs, warm, medians in ms; ratio = ferret with the index over MCP / rg -l")
-    print(f"{'pattern':<22}{'index':>8}{'no index':>10}{'rg -l':>8}{'ratio':>7}{'no idx/rg':>10}{'cands':>8}{'read':>8}{'files':>8}  same")
+    if old:
+        print(f"against: {args.against}, timed call by call in turn with the index column")
+    print(f"{'pattern':<22}{'index':>8}{'against' if old else '':>8}{'no index':>10}{'rg -l':>8}{'ratio':>7}{'no idx/rg':>10}{'cands':>8}{'read':>8}{'files':>8}  same")
     for name, call in patterns:
         got_on, r_on = on.files(call)
         got_off, _ = off.files(call)
@@ -220,13 +234,18 @@ def mcp_tree(tree: Path, label: str, patterns, args, rg):
         same_ferret = sorted(got_on) == sorted(got_off)
         same_rg = set(got_on) == set(got_rg)
         page = {**call, "output": "files", "limit": 2000}
-        t_on = timed_call(on, page, args.runs)
+        if old:
+            got_old, _ = old.files(call)
+            same_ferret = same_ferret and sorted(got_old) == sorted(got_on)
+            t_on, t_old = timed_calls([on, old], page, args.runs)
+        else:
+            t_on, t_old = timed_call(on, page, args.runs), None
         t_off = timed_call(off, page, args.runs)
         cmd = [rg, "--no-config", "--no-require-git", "-l", "-j", str(os.cpu_count()), *rg_args(call), "."]
         t_rg = statistics.median(timed_in(cmd, tree, args.runs)) * 1000
         used = r_on.get("content_index", {})
         cands = used.get("candidates", "-") if used.get("used") else "-"
-        print(f"{name:<22}{t_on:>8.1f}{t_off:>10.1f}{t_rg:>8.1f}{t_on / t_rg:>7.3f}{t_off / t_rg:>10.2f}{cands!s:>8}"
+        print(f"{name:<22}{t_on:>8.1f}{f'{t_old:.1f}' if old else '':>8}{t_off:>10.1f}{t_rg:>8.1f}{t_on / t_rg:>7.3f}{t_off / t_rg:>10.2f}{cands!s:>8}"
               f"{r_on.get('files_scanned', 0):>8}{len(got_on):>8}  "
               f"{'index=scan' if same_ferret else 'INDEX DIFFERS FROM SCAN'}, "
               f"{'=rg' if same_rg else f'rg {len(got_rg)} ({len(set(got_rg) - set(got_on))} only rg, {len(set(got_on) - set(got_rg))} only ferret)'}"
@@ -235,6 +254,9 @@ def mcp_tree(tree: Path, label: str, patterns, args, rg):
             print(f"    only with the index: {sorted(set(got_on) - set(got_off))[:5]}; only without: {sorted(set(got_off) - set(got_on))[:5]}")
     on.close()
     off.close()
+    if old:
+        old.close()
+        shutil.rmtree(state_old, ignore_errors=True)
     shutil.rmtree(state_on, ignore_errors=True)
     shutil.rmtree(state_off, ignore_errors=True)
 
@@ -256,6 +278,19 @@ def timed_call(server, call, runs):
         server.call("grep", call)
         times.append((time.perf_counter() - t) * 1000)
     return statistics.median(times)
+
+
+def timed_calls(servers, call, runs):
+    """Medians of the same call on each server, asked in turn, call by call."""
+    for server in servers:
+        server.call("grep", call)  # warm-up
+    times = [[] for _ in servers]
+    for _ in range(runs):
+        for server, out in zip(servers, times):
+            t = time.perf_counter()
+            server.call("grep", call)
+            out.append((time.perf_counter() - t) * 1000)
+    return [statistics.median(t) for t in times]
 
 
 def mcp_main(args, rg):
@@ -289,6 +324,7 @@ def main():
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "ferret"))
     ap.add_argument("--mcp", action="store_true", help="the content index over MCP (see above)")
     ap.add_argument("--real", action="append", default=[], help="a real tree for --mcp")
+    ap.add_argument("--against", help="with --mcp: another build's binary, timed in turn with --bin")
     ap.add_argument("--no-synthetic", action="store_true", help="with --mcp: only the --real trees")
     ap.add_argument("--pattern", action="append", default=[], help="LABEL=LITERAL for the real trees (the first: a selective one)")
     ap.add_argument("--regex", action="append", default=[], help="LABEL=REGEX for the real trees")

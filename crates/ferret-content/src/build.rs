@@ -26,6 +26,7 @@ use crate::{
     format::{Base, Bytes, DocMeta, DocState, Sink, Writer},
     grams::{Extractor, get_varint, put_varint},
     read::{self, Text},
+    segments,
 };
 
 /// A file to index, as the name index knows it.
@@ -52,6 +53,10 @@ pub struct Budget {
     /// Text indexed in all; the files past it are searched directly.
     pub max_total_bytes: u64,
     pub threads: usize,
+    /// Text files at least this large (with no NUL byte) also get a table
+    /// of where their trigrams are (`segments`), so that a grep reads only
+    /// the parts of them where a match can be.
+    pub segment_from: u64,
 }
 
 #[derive(Debug)]
@@ -96,6 +101,8 @@ struct SpillState {
     spill: Spill,
     at: u64,
     runs: Vec<RunInfo>,
+    /// Segment tables written to the spill: (file, offset, length).
+    tables: Vec<(u32, u64, u64)>,
 }
 
 /// A run in the spill: `grams` entries of (trigram u32, files u32), then the
@@ -173,6 +180,7 @@ pub fn build(
         spill,
         at: 0,
         runs: Vec::new(),
+        tables: Vec::new(),
     });
     let metas: Mutex<Vec<Option<DocMeta>>> = Mutex::new(vec![None; entries.len()]);
     let text_bytes = AtomicU64::new(0);
@@ -267,33 +275,102 @@ pub fn build(
         .map(|(m, e)| m.unwrap_or_else(|| DocMeta::unread(e.size, DocState::Unreadable)))
         .collect();
     let docs: Vec<(Arc<str>, DocMeta)> = entries.into_iter().map(|e| e.path).zip(metas).collect();
-    let written = write(
-        sink,
-        sources,
-        &docs,
-        key,
-        text_bytes.load(Ordering::Relaxed),
-        stop,
-    );
+    let mut tables: Vec<(u32, &[u8])> = state
+        .tables
+        .iter()
+        .map(|&(doc, at, len)| (doc, &spill_bytes[at as usize..(at + len) as usize]))
+        .collect();
+    tables.sort_unstable_by_key(|t| t.0);
+    // Once the runs are merged, the spill's pages leave the process's
+    // memory before the index file is written and read whole for its
+    // checksum (the tables' pages come back as they are copied): both
+    // resident at once were the build's peak.
+    let written =
+        Writer::new(sink)
+            .map_err(BuildError::from)
+            .and_then(|mut writer| match merge_runs(&mut writer, sources, stop) {
+                Ok(()) => {
+                    spill_bytes.forget_pages();
+                    finish(
+                        writer,
+                        &docs,
+                        &tables,
+                        key,
+                        text_bytes.load(Ordering::Relaxed),
+                    )
+                }
+                Err(e) => {
+                    writer.discard();
+                    Err(e)
+                }
+            });
+    drop(tables);
     drop(spill_bytes);
     cleanup(&spill_path);
     Ok(Built {
-        base: written?,
+        base: open(written?, key)?,
         docs,
     })
 }
 
+fn open(bytes: Bytes, key: u64) -> Result<Base, BuildError> {
+    Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))
+}
+
 /// Merge `sources` (each holding a later range of files than the one before)
-/// into a finished index.
+/// into a finished index, with the segment tables of its large files
+/// (`tables`, by file number, ascending).
 pub fn write(
     sink: Sink,
-    mut sources: Vec<Box<dyn Source + '_>>,
+    sources: Vec<Box<dyn Source + '_>>,
     docs: &[(Arc<str>, DocMeta)],
+    tables: &[(u32, &[u8])],
     key: u64,
     text_bytes: u64,
     stop: &AtomicBool,
 ) -> Result<Base, BuildError> {
+    open(
+        write_bytes(sink, sources, docs, tables, key, text_bytes, stop)?,
+        key,
+    )
+}
+
+/// [`write`], the index's bytes not yet opened.
+fn write_bytes(
+    sink: Sink,
+    sources: Vec<Box<dyn Source + '_>>,
+    docs: &[(Arc<str>, DocMeta)],
+    tables: &[(u32, &[u8])],
+    key: u64,
+    text_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Bytes, BuildError> {
     let mut writer = Writer::new(sink)?;
+    if let Err(e) = merge_runs(&mut writer, sources, stop) {
+        writer.discard();
+        return Err(e);
+    }
+    finish(writer, docs, tables, key, text_bytes)
+}
+
+fn finish(
+    writer: Writer,
+    docs: &[(Arc<str>, DocMeta)],
+    tables: &[(u32, &[u8])],
+    key: u64,
+    text_bytes: u64,
+) -> Result<Bytes, BuildError> {
+    let table: Vec<(&str, DocMeta)> = docs.iter().map(|(p, m)| (&**p, *m)).collect();
+    Ok(writer.finish(&table, tables, key, text_bytes)?)
+}
+
+/// The posting lists of `sources`, merged trigram by trigram into `writer`
+/// (which the caller discards on an error).
+fn merge_runs(
+    writer: &mut Writer,
+    mut sources: Vec<Box<dyn Source + '_>>,
+    stop: &AtomicBool,
+) -> Result<(), BuildError> {
     let mut list = Vec::new();
     let mut n = 0u32;
     while let Some(gram) = sources.iter().filter_map(|s| s.gram()).min() {
@@ -305,17 +382,11 @@ pub fn write(
         }
         n = n.wrapping_add(1);
         if n.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
-            writer.discard();
             return Err(BuildError::Stopped);
         }
-        if let Err(e) = writer.add(gram, &list) {
-            writer.discard();
-            return Err(e.into());
-        }
+        writer.add(gram, &list)?;
     }
-    let table: Vec<(&str, DocMeta)> = docs.iter().map(|(p, m)| (&**p, *m)).collect();
-    let bytes = writer.finish(&table, key, text_bytes)?;
-    Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))
+    Ok(())
 }
 
 /// A sorted stream of (trigram, files) for [`write`].
@@ -440,6 +511,7 @@ struct Worker {
     pairs: Vec<u64>,
     scratch: Vec<u64>,
     encoded: Vec<u8>,
+    segments: Vec<u32>,
 }
 
 impl Worker {
@@ -450,6 +522,7 @@ impl Worker {
             pairs: Vec::new(),
             scratch: Vec::new(),
             encoded: Vec::new(),
+            segments: Vec::new(),
         }
     }
 
@@ -486,6 +559,17 @@ impl Worker {
             text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
             for &g in self.extractor.distinct(bytes) {
                 self.pairs.push((u64::from(g) << 32) | doc);
+            }
+            if segmented(meta.state, bytes, budget) {
+                let table = segments::table(&mut self.extractor, bytes, &mut self.segments);
+                let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
+                match &mut s.spill {
+                    Spill::File(out, _) => out.write_all(&table)?,
+                    Spill::Memory(v) => v.extend_from_slice(&table),
+                }
+                let at = s.at;
+                s.at += table.len() as u64;
+                s.tables.push((doc as u32, at, table.len() as u64));
             }
             metas.push(meta);
             progress.files_done.fetch_add(1, Ordering::Relaxed);
@@ -548,6 +632,14 @@ impl Worker {
         });
         Ok(())
     }
+}
+
+/// Whether a file read as `state` with these bytes gets a segment table:
+/// text whose bytes are what grep matches, large enough, and with no NUL
+/// byte (grep stops at one: a match past it is never shown, so its windows
+/// would not say what a whole read says).
+pub(crate) fn segmented(state: DocState, bytes: &[u8], budget: &Budget) -> bool {
+    state == DocState::Text && bytes.len() as u64 >= budget.segment_from && !bytes.contains(&0)
 }
 
 /// Sort `(trigram << 32) | file` pairs by trigram, keeping the files' order

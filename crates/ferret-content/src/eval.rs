@@ -45,6 +45,19 @@ impl Bits {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }
+    /// The numbers in the set, ascending.
+    pub(crate) fn ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    i as u32 * 64 + bit
+                })
+            })
+        })
+    }
 }
 
 /// The files of `base` whose trigrams satisfy `q`.

@@ -8,6 +8,9 @@
 //! docs       48 bytes per file: path offset u32, path length u16, state u8, 0,
 //!            size u64, mtime s i64, ctime s i64, mtime ns u32, ctime ns u32, inode u64
 //! paths      the paths as shown to agents, one after another (UTF-8)
+//! tables     of large files, where in each its trigrams are (`segments`):
+//!            count u64, then per table file u32, entries u32, offset u64
+//!            (from the end of this list), ascending by file; then the tables
 //! ```
 //!
 //! Little-endian throughout. The checksum covers everything after the header,
@@ -25,10 +28,12 @@ use ferret_index::snapshot::hash64;
 use crate::grams::{get_varint, put_varint};
 
 const MAGIC: &[u8; 8] = b"FRTGRAM1";
-const VERSION: u32 = 1;
+/// 2: the tables of large files' segments.
+const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 128;
 const GRAM_LEN: usize = 16;
 const DOC_LEN: usize = 48;
+const TABLE_DIR_LEN: usize = 16;
 
 /// What the index knows of a file's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -178,6 +183,18 @@ impl Bytes {
     pub fn is_mapped(&self) -> bool {
         matches!(self, Bytes::Map(_))
     }
+
+    /// Let the pages of a mapped file go from the process's memory: they
+    /// are read again from the file (the page cache) when next touched.
+    /// For a spill whose runs are all read while what is left is copied.
+    pub fn forget_pages(&self) {
+        if let Bytes::Map(m) = self {
+            // SAFETY: a read-only mapping of a file: dropped pages are read
+            // back from the file on the next access, unchanged (the file is
+            // ferret's own, never written while mapped).
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -287,9 +304,12 @@ impl Writer {
     }
 
     /// Write the tables and the header; the index, ready to be read.
+    /// `tables`: the segment tables of large files (`segments::table`), by
+    /// file number, ascending.
     pub fn finish(
         mut self,
         docs: &[(&str, DocMeta)],
+        tables: &[(u32, &[u8])],
         key: u64,
         text_bytes: u64,
     ) -> io::Result<Bytes> {
@@ -326,6 +346,21 @@ impl Writer {
             self.sink.writer().write_all(&path.as_bytes()[..len])?;
         }
         self.at += paths_len;
+        let tables_off = self.at;
+        let mut dir = Vec::with_capacity(8 + tables.len() * TABLE_DIR_LEN);
+        dir.extend_from_slice(&(tables.len() as u64).to_le_bytes());
+        let mut data_len = 0u64;
+        for (doc, table) in tables {
+            dir.extend_from_slice(&doc.to_le_bytes());
+            dir.extend_from_slice(&((table.len() / crate::segments::ENTRY) as u32).to_le_bytes());
+            dir.extend_from_slice(&data_len.to_le_bytes());
+            data_len += table.len() as u64;
+        }
+        self.sink.writer().write_all(&dir)?;
+        for (_, table) in tables {
+            self.sink.writer().write_all(table)?;
+        }
+        self.at += dir.len() as u64 + data_len;
         let mut header = Vec::with_capacity(HEADER_LEN);
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&VERSION.to_le_bytes());
@@ -346,6 +381,7 @@ impl Writer {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
+            tables_off,
         ] {
             header.extend_from_slice(&v.to_le_bytes());
         }
@@ -404,6 +440,10 @@ pub struct Base {
     docs_off: usize,
     paths_off: usize,
     paths_len: usize,
+    /// The tables' list (after its count) and their data.
+    tables_dir: usize,
+    tables: usize,
+    tables_data: usize,
     pub text_bytes: u64,
     pub built_at: u64,
 }
@@ -459,11 +499,24 @@ impl Base {
                 .checked_mul(DOC_LEN as u64)
                 .and_then(|n| n.checked_add(docs_off))
                 == Some(paths_off)
-            && paths_off.checked_add(paths_len) == Some(file_len)
+            && paths_off.checked_add(paths_len) == Some(h(13))
             && docs < u32::MAX as u64;
         if !fits {
             return Err(LoadError::Corrupt("sections do not fit"));
         }
+        let tables_off = h(13);
+        let tables = if tables_off.checked_add(8).is_some_and(|e| e <= file_len) {
+            u64_at(b, tables_off as usize)
+        } else {
+            return Err(LoadError::Corrupt("sections do not fit"));
+        };
+        let tables_data = tables
+            .checked_mul(TABLE_DIR_LEN as u64)
+            .and_then(|n| n.checked_add(tables_off + 8))
+            .filter(|&e| e <= file_len && tables <= docs);
+        let Some(tables_data) = tables_data else {
+            return Err(LoadError::Corrupt("sections do not fit"));
+        };
         let base = Base {
             docs: docs as usize,
             grams: grams as usize,
@@ -473,6 +526,9 @@ impl Base {
             docs_off: docs_off as usize,
             paths_off: paths_off as usize,
             paths_len: paths_len as usize,
+            tables_dir: tables_off as usize + 8,
+            tables: tables as usize,
+            tables_data: tables_data as usize,
             text_bytes: h(9),
             built_at: h(12),
             bytes,
@@ -495,7 +551,65 @@ impl Base {
                 return Err(LoadError::Corrupt("file table"));
             }
         }
+        // The tables: ascending by file, each where the list says, whole.
+        let (mut last, mut end) = (None, 0u64);
+        for i in 0..base.tables {
+            let (doc, entries, off) = base.table_entry(i);
+            let len = u64::from(entries) * crate::segments::ENTRY as u64;
+            let fits = last.is_none_or(|l| l < doc)
+                && (doc as usize) < base.docs
+                && off == end
+                && (base.tables_data as u64)
+                    .checked_add(off + len)
+                    .is_some_and(|e| e <= file_len)
+                && crate::segments::is_table(base.table_at(off, len));
+            if !fits {
+                return Err(LoadError::Corrupt("segment tables"));
+            }
+            last = Some(doc);
+            end = off + len;
+        }
+        if base.tables_data as u64 + end != file_len {
+            return Err(LoadError::Corrupt("segment tables"));
+        }
         Ok(base)
+    }
+
+    fn table_entry(&self, i: usize) -> (u32, u32, u64) {
+        let at = self.tables_dir + i * TABLE_DIR_LEN;
+        let b = &self.bytes;
+        (u32_at(b, at), u32_at(b, at + 4), u64_at(b, at + 8))
+    }
+
+    fn table_at(&self, off: u64, len: u64) -> &[u8] {
+        &self.bytes[self.tables_data + off as usize..][..len as usize]
+    }
+
+    /// The segment table of file number `doc` (a large file), if it has one.
+    pub fn table(&self, doc: u32) -> Option<&[u8]> {
+        let (mut lo, mut hi) = (0usize, self.tables);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (d, entries, off) = self.table_entry(mid);
+            match d.cmp(&doc) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let len = u64::from(entries) * crate::segments::ENTRY as u64;
+                    return Some(self.table_at(off, len));
+                }
+            }
+        }
+        None
+    }
+
+    /// Every segment table: its file's number and its bytes, by file.
+    pub fn tables(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        (0..self.tables).map(|i| {
+            let (d, entries, off) = self.table_entry(i);
+            let len = u64::from(entries) * crate::segments::ENTRY as u64;
+            (d, self.table_at(off, len))
+        })
     }
 
     pub fn doc_count(&self) -> usize {
@@ -636,17 +750,29 @@ mod tests {
         }
     }
 
+    /// A segment table: trigram 7 in segments 0 and 5, 9 in segment 1.
+    fn table() -> Vec<u8> {
+        let mut t = Vec::new();
+        for (g, m) in [(7u32, 0b100001u64), (9, 0b10)] {
+            t.extend_from_slice(&g.to_le_bytes());
+            t.extend_from_slice(&m.to_le_bytes());
+        }
+        t
+    }
+
     fn sample(sink: Sink) -> Bytes {
         let mut w = Writer::new(sink).unwrap();
         w.add(7, &[0, 2]).unwrap();
         w.add(9, &[1]).unwrap();
         w.add(0xFF_FFFF, &[0, 1, 2]).unwrap();
+        let t = table();
         w.finish(
             &[
                 ("a.txt", meta(10, DocState::Text)),
                 ("dir/ü.md", meta(20, DocState::Text)),
                 ("bin", meta(30, DocState::Binary)),
             ],
+            &[(1, &t)],
             99,
             60,
         )
@@ -674,6 +800,10 @@ mod tests {
         assert!(base.posting(8).is_none());
         assert_eq!(base.doc(1).0, "dir/ü.md");
         assert_eq!(base.doc(2).1, meta(30, DocState::Binary));
+        assert_eq!(base.table(1), Some(&table()[..]));
+        assert_eq!(base.table(0), None);
+        assert_eq!(crate::segments::mask(base.table(1).unwrap(), 7), 0b100001);
+        assert_eq!(base.tables().map(|(d, _)| d).collect::<Vec<_>>(), [1]);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! the pattern holds them); the index answers with the files that hold them
 //! ([`ContentIndex::narrow`]), plus every file it cannot answer for (not
 //! indexed, changed since it was read, or not read again yet), and the
-//! caller's matcher checks each. The index is built in the background from
+//! caller's matcher checks each. Asked first ([`ContentIndex::answer`]), it
+//! names those files itself, from its posting lists and the sets it keeps of
+//! the files it cannot answer for, so a caller need not list its scope. The index is built in the background from
 //! the files the name index lists, read through [`ferret_fs::Roots`] (so
 //! confinement, the denylist and the size limit hold), written to the state
 //! directory and memory-mapped, and kept fresh from [`ferret_index::Index::touches`].
@@ -33,10 +35,12 @@ pub mod grams;
 mod live;
 pub mod pattern;
 mod read;
+pub mod segments;
 
 pub use build::{Budget, BuildError};
 pub use format::DocState;
 pub use live::{
-    BuildProgress, Config, ContentIndex, Narrowed, Status, Summary, Unused, file_for, inspect,
+    Answer, BuildProgress, Config, ContentIndex, Hit, Narrowed, Status, Summary, Unused, file_for,
+    inspect,
 };
 pub use pattern::{Grams, PatternSpec};

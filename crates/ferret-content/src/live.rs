@@ -32,6 +32,7 @@ use crate::{
     grams::Extractor,
     pattern::Grams,
     read::{self, Text},
+    segments,
 };
 
 /// How the content index is run.
@@ -58,11 +59,17 @@ impl Config {
                 // mean one thread here on 2 cores, and that one ran the build
                 // in the content thread at full priority.)
                 threads: std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)),
+                segment_from: SEGMENT_FROM,
             },
             require_watcher: true,
         }
     }
 }
+
+/// Text files from this size on get a segment table (`segments`): on the
+/// Rust docs, 264 of 51,906 files, 225 of 622 MiB, whose false positives
+/// were most of what a narrowed grep read.
+pub const SEGMENT_FROM: u64 = 256 << 10;
 
 /// A pending file is read again once it has been quiet this long (a file
 /// being written is read once, not at every write)…
@@ -102,9 +109,23 @@ struct Live {
     by_path: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
     /// Sorted trigrams of the files read since the base was written.
     delta: HashMap<u32, Box<[u32]>>,
+    /// Segment tables of the large files among them.
+    delta_tables: HashMap<u32, Box<[u8]>>,
     /// Files (re)read since the base was written.
     since_merge: usize,
     text_bytes: u64,
+    /// Live files the index cannot answer for (not checked against the disk
+    /// since loaded, or not indexed: too large, sensitive, unreadable …),
+    /// kept as files change, so that a grep asking the index first finds
+    /// them without a pass over every file.
+    unvouched: HashSet<u32, foldhash::fast::RandomState>,
+    /// Live binary files the index answers for (left out, counted).
+    binary: HashSet<u32, foldhash::fast::RandomState>,
+    /// Every file the name index held when this index was last built or
+    /// compared with it is among `docs`, and every change since came on the
+    /// change feed: a file the index does not know is pending. False after
+    /// a load until the first comparison.
+    complete: bool,
 }
 
 impl Live {
@@ -121,9 +142,34 @@ impl Live {
                 verified,
                 live: true,
             });
+            live.sort(i as u32);
         }
         live.text_bytes = live.base.as_ref().map_or(0, |b| b.text_bytes);
         live
+    }
+
+    /// File `id` into `unvouched` or `binary` as it now is (after any change
+    /// to it: read, verified, dropped).
+    fn sort(&mut self, id: u32) {
+        let doc = &self.docs[id as usize];
+        let unvouched = doc.live && (!doc.verified || !doc.meta.state.indexed());
+        let binary = doc.live && !unvouched && doc.meta.state == DocState::Binary;
+        if unvouched {
+            self.unvouched.insert(id);
+        } else {
+            self.unvouched.remove(&id);
+        }
+        if binary {
+            self.binary.insert(id);
+        } else {
+            self.binary.remove(&id);
+        }
+    }
+
+    /// File `id` checked against the disk: answered for from now on.
+    fn set_verified(&mut self, id: u32) {
+        self.docs[id as usize].verified = true;
+        self.sort(id);
     }
 
     fn base_docs(&self) -> usize {
@@ -138,10 +184,22 @@ impl Live {
                 self.text_bytes = self.text_bytes.saturating_sub(doc.meta.size);
             }
             self.delta.remove(&id);
+            self.delta_tables.remove(&id);
+            self.sort(id);
         }
     }
 
-    fn insert(&mut self, path: Arc<str>, meta: DocMeta, grams: Option<Box<[u32]>>) {
+    /// The segment table of file `id`, if it has one.
+    fn table(&self, id: u32) -> Option<&[u8]> {
+        if (id as usize) < self.base_docs() {
+            self.base.as_ref()?.table(id)
+        } else {
+            self.delta_tables.get(&id).map(|t| &t[..])
+        }
+    }
+
+    fn insert(&mut self, path: Arc<str>, reading: Reading) {
+        let Reading { meta, grams, table } = reading;
         if let Some(&id) = self.by_path.get(&path) {
             let doc = &mut self.docs[id as usize];
             // Read again and found as it was (a file that is never indexed,
@@ -150,7 +208,7 @@ impl Live {
                 && doc.meta.state == meta.state
                 && (doc.meta.same_version(&meta) || meta.mtime_s == i64::MIN)
             {
-                doc.verified = true;
+                self.set_verified(id);
                 return;
             }
         }
@@ -162,6 +220,9 @@ impl Live {
         if let Some(g) = grams {
             self.delta.insert(id, g);
         }
+        if let Some(t) = table {
+            self.delta_tables.insert(id, t);
+        }
         self.by_path.insert(path.clone(), id);
         self.docs.push(Doc {
             path,
@@ -169,8 +230,17 @@ impl Live {
             verified: true,
             live: true,
         });
+        self.sort(id);
         self.since_merge += 1;
     }
+}
+
+/// What reading a file again gave: its version, and when indexed its
+/// sorted trigrams (and, for a large file, its segment table).
+struct Reading {
+    meta: DocMeta,
+    grams: Option<Box<[u32]>>,
+    table: Option<Box<[u8]>>,
 }
 
 /// Paths the change feed named, not read again yet.
@@ -580,7 +650,159 @@ impl ContentIndex {
         }
         Ok(out)
     }
+
+    /// The files that may hold a match of `query`, named by the index
+    /// itself ([`Answer`]); `synced` as for [`ContentIndex::narrow`] (the
+    /// caller passed [`Index::caught_up`] before it asks). `Ok(None)`:
+    /// the index cannot list what it does not answer for without a pass over
+    /// the files (it does not follow the change feed, as in a one-shot
+    /// command; it was loaded and not yet compared with the name index; or
+    /// too many files are unchecked or pending): the caller lists its scope
+    /// and asks [`ContentIndex::narrow`]. Every file the name index holds
+    /// that may match is then among the hits, the unvouched, the binaries
+    /// or below a pending path, provided every change the name index
+    /// applied reached its change feed (which it publishes before its
+    /// barrier is passed).
+    pub fn answer(
+        &self,
+        query: &Grams,
+        reach: Option<usize>,
+        synced: bool,
+    ) -> Result<Option<Answer>, Unused> {
+        let s = &self.shared;
+        if *query == Grams::All {
+            return Err(Unused::Pattern);
+        }
+        if !self.is_ready() {
+            if let Some(e) = self.failed() {
+                return Err(Unused::Failed(e));
+            }
+            let p = progress_of(&s.progress);
+            return Err(Unused::Building {
+                done: p.files_done,
+                total: p.files_total,
+            });
+        }
+        let follows_feed = s.feed.lock().is_ok_and(|f| f.is_some());
+        if !s.config.require_watcher || !follows_feed {
+            return Ok(None);
+        }
+        if !synced {
+            if !s.index.hears_every_change() {
+                return Err(Unused::NotWatching);
+            }
+            if !s.index.sync(ferret_index::CATCH_UP_WAIT) {
+                return Err(Unused::Behind);
+            }
+        }
+        drain_feed(s);
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        let pending = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let unsure = live.unvouched.len() + pending.paths.len();
+        if !live.complete || (unsure > UNSURE_FLOOR && unsure * UNSURE_SHARE > live.by_path.len()) {
+            return Ok(None);
+        }
+        let mut out = Answer {
+            pending: pending
+                .paths
+                .keys()
+                .map(|p| Arc::from(p.as_str()))
+                .collect(),
+            ..Answer::default()
+        };
+        drop(pending);
+        let path = |id: &u32| live.docs[*id as usize].path.clone();
+        out.unvouched = live.unvouched.iter().map(path).collect();
+        out.binary = live.binary.iter().map(path).collect();
+        let answered = |id: u32| {
+            let d = &live.docs[id as usize];
+            d.live && !live.unvouched.contains(&id)
+        };
+        let mut ids: Vec<u32> = Vec::new();
+        if let Some(base) = &live.base {
+            let hits = evaluate(base, query);
+            let base_docs = live.base_docs();
+            ids.extend(
+                hits.ones()
+                    .take_while(|&id| (id as usize) < base_docs)
+                    .filter(|&id| answered(id)),
+            );
+        }
+        ids.extend(live.delta.iter().filter_map(|(id, grams)| {
+            (answered(*id) && query.holds(&|g| grams.binary_search(&g).is_ok())).then_some(*id)
+        }));
+        for id in ids {
+            let size = live.docs[id as usize].meta.size;
+            // Where in a large file a match can be, when every match fits
+            // in a segment.
+            let pairs = match (live.table(id), reach) {
+                (Some(table), Some(r)) if r as u64 <= segments::seg_len(size) => {
+                    Some(segments::reach(table, query))
+                }
+                _ => None,
+            };
+            let windows = match pairs {
+                Some(0) => {
+                    out.apart += 1;
+                    continue;
+                }
+                Some(p) => segments::windows(p, size),
+                None => Vec::new(),
+            };
+            out.hits.push(Hit {
+                path: path(&id),
+                windows,
+                size,
+            });
+        }
+        Ok(Some(out))
+    }
 }
+
+/// The index's answer for a query, without a list of files to judge
+/// ([`ContentIndex::answer`]): the files that may hold a match, as the index
+/// names them, plus those it cannot answer for. A caller maps these few
+/// paths to the name index (which has the last word on what exists and is
+/// in scope) instead of looking up every file of its scope here.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    /// Files the index answers for whose trigrams satisfy the query.
+    pub hits: Vec<Hit>,
+    /// Large files whose trigrams satisfy the query but never within two
+    /// adjacent segments: no match fits there, so they are left out.
+    pub apart: u64,
+    /// Files the index knows but cannot answer for (not checked against the
+    /// disk since loaded, or not indexed): read whatever they hold.
+    pub unvouched: Vec<Arc<str>>,
+    /// Paths the change feed named that are not read again yet: files
+    /// created, changed or renamed to, and folders moved or created, each of
+    /// which stands for every file below it. Read whatever they hold.
+    pub pending: Vec<Arc<str>>,
+    /// Binary files the index answers for (never a match; counted).
+    pub binary: Vec<Arc<str>>,
+}
+
+/// A file that may hold a match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub path: Arc<str>,
+    /// For a large file whose segments tell where a match can be: the byte
+    /// ranges that may hold one (every match of the pattern lies inside
+    /// one, with the character on each side of it). The file holds a match
+    /// only if one of them does. Empty: anywhere.
+    pub windows: Vec<(u64, u64)>,
+    /// Its size, as the index read it (the windows are of that version).
+    pub size: u64,
+}
+
+/// Past this share of the files it knows (a quarter), and this many, the
+/// files the index cannot answer for make it leave the choice to a pass over
+/// the caller's scope ([`ContentIndex::answer`] says `None`): right after a
+/// load, before every file is checked against the disk, or after a storm of
+/// changes, looking up each of them by its path would cost more than the
+/// pass, which visits each file of the scope once.
+const UNSURE_SHARE: usize = 4;
+const UNSURE_FLOOR: usize = 1024;
 
 fn state_name(state: DocState) -> String {
     state.as_str().to_string()

@@ -161,6 +161,30 @@ pub fn query(spec: &PatternSpec) -> Grams {
     info.query
 }
 
+/// The most bytes a match of the pattern can span, when that is bounded and
+/// the match stays within a line (not multi-line): what decides whether the
+/// segments of a large file can tell where a match is (`segments`). `None`:
+/// unbounded (`\w+`), multi-line, or not parsed.
+pub fn reach(spec: &PatternSpec) -> Option<usize> {
+    if spec.multiline {
+        return None;
+    }
+    let text = if spec.literal {
+        regex_syntax::escape(spec.text)
+    } else {
+        spec.text.to_string()
+    };
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .unicode(true)
+        .case_insensitive(spec.case_insensitive)
+        .nest_limit(250)
+        .build()
+        .parse(&format!("(?:{text})"))
+        .ok()?;
+    hir.properties().maximum_len()
+}
+
 /// Exact sets larger than this become prefixes, suffixes and trigrams.
 const MAX_EXACT: usize = 16;
 /// Prefix and suffix sets larger than this are shortened.

@@ -164,10 +164,15 @@ impl Documents {
             match &self.isolation {
                 Isolation::InProcess => {
                     let mut bytes = Vec::new();
-                    match file
-                        .take(self.limits.max_input_bytes + 1)
-                        .read_to_end(&mut bytes)
-                    {
+                    // From its start, as the extractor process reads it
+                    // (`isolate::run`): a caller may have read its head.
+                    let mut file = file;
+                    match std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0)).and_then(
+                        |_| {
+                            file.take(self.limits.max_input_bytes + 1)
+                                .read_to_end(&mut bytes)
+                        },
+                    ) {
                         Ok(_) => extract(&bytes, format, &self.limits),
                         Err(e) => Err(DocError::new(
                             DocErrorKind::Io,

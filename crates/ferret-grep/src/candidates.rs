@@ -17,6 +17,23 @@ pub struct Candidate {
     pub path: String,
     pub mtime: i64,
     pub size: u64,
+    /// Where a match can be, from the content index's segments of a large
+    /// file (`ferret_content::Hit::windows`), for the file at this size:
+    /// when none of these byte ranges holds a match, the file holds none
+    /// and is not read whole. Empty: read it.
+    pub windows: Vec<(u64, u64)>,
+}
+
+impl Candidate {
+    /// A file to read whole.
+    pub fn new(path: String, mtime: i64, size: u64) -> Candidate {
+        Candidate {
+            path,
+            mtime,
+            size,
+            windows: Vec::new(),
+        }
+    }
 }
 
 /// `glob` patterns: a pattern with `/` matches the path below the root, one
@@ -127,6 +144,35 @@ const FIRST_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(10)
 const SAME_SECOND_SLACK: i64 = 2;
 
 pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, FsError> {
+    match begin(index, roots, scope)? {
+        Begun::One(gathered) => Ok(gathered),
+        Begun::Folder {
+            query,
+            under,
+            caught_up,
+            ..
+        } => from_index(index, roots, scope, &query, under, caught_up),
+        Begun::Unindexed { query, folder } => Ok(walked(roots, scope, &query, &folder)),
+    }
+}
+
+/// What the scope is, once the index is ready and its barrier passed.
+enum Begun {
+    /// `path` names one file: searched as asked, whatever the filter says.
+    One(Gathered),
+    /// Every root (`under: None`), or a folder the index holds (`shown`).
+    Folder {
+        query: Query,
+        under: Option<EntryId>,
+        shown: Option<String>,
+        caught_up: bool,
+    },
+    /// A folder the index does not hold (hidden or ignored, or the index is
+    /// still empty): listed.
+    Unindexed { query: Query, folder: String },
+}
+
+fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> {
     let waiting = std::time::Instant::now();
     while !index.wait_ready(std::time::Duration::from_millis(50))
         && waiting.elapsed() < FIRST_BUILD_WAIT
@@ -142,138 +188,170 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
     let files =
         Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");
     let query = scope.query.clone().and(files);
-    let mut under: Option<EntryId> = None;
-    let mut walk_all: Option<String> = None;
-    if let Some(path) = scope.path.filter(|p| !p.trim().is_empty()) {
-        match roots.resolve(path)? {
-            Target::AllRoots => {}
-            Target::In(root, rel) => {
-                let shown = roots.display(root, &rel);
-                let real = roots.real_path(root, &rel, path)?;
-                let meta = if real.is_root() {
-                    root.dir().dir_metadata()
-                } else {
-                    root.dir().metadata(real.as_os_path())
-                }
-                .map_err(|e| FsError::from_io(&e, path))?;
-                if !meta.is_dir() {
-                    // One file: searched as asked, whatever the filter says.
-                    return Ok(Gathered {
-                        candidates: vec![Candidate {
-                            path: shown,
-                            mtime: mtime_of(&meta),
-                            size: meta.len(),
-                        }],
-                        from_walk: 0,
-                        caught_up,
-                        walk_capped: false,
-                    });
-                }
-                match index.folder(&shown) {
-                    Some(id) => under = Some(id),
-                    None => walk_all = Some(shown),
-                }
-            }
-        }
-    }
-    let multi = roots.is_multi();
-    let mut out = Gathered {
-        caught_up: caught_up && walk_all.is_none(),
-        ..Gathered::default()
+    let Some(path) = scope.path.filter(|p| !p.trim().is_empty()) else {
+        return Ok(Begun::Folder {
+            query,
+            under: None,
+            shown: None,
+            caught_up,
+        });
     };
-    if let Some(folder) = walk_all {
-        // Not indexed (hidden or ignored, or the index is still empty): list it.
-        walk_into(roots, &folder, 64, &query, &scope.globs, multi, &mut out);
-    } else {
-        // One string per file (a whole-tree grep gathers every file): facts,
-        // not hits, in no order (only the files left after narrowing are
-        // ordered), and the glob matched on a slice of the shown path.
-        let facts = index
-            .matching_facts_until(
-                &SearchRequest {
-                    query: &query,
-                    under,
-                    sort: SortKey::Modified,
-                    descending: true,
-                    offset: 0,
-                    limit: usize::MAX,
-                    group_by: None,
-                },
-                scope.stop,
-            )
-            .map_err(|_| stopped(&scope.stop))?;
-        out.candidates.reserve(facts.len());
-        for f in facts {
-            if !scope.globs.matches(rel_of(multi, &f.path)) {
-                continue;
-            }
-            out.candidates.push(Candidate {
-                path: f.path,
-                mtime: f.mtime,
-                size: f.size,
+    let (root, rel) = match roots.resolve(path)? {
+        Target::AllRoots => {
+            return Ok(Begun::Folder {
+                query,
+                under: None,
+                shown: None,
+                caught_up,
             });
         }
-        if out.caught_up {
-            return Ok(out);
+        Target::In(root, rel) => (root, rel),
+    };
+    let shown = roots.display(root, &rel);
+    let real = roots.real_path(root, &rel, path)?;
+    let meta = if real.is_root() {
+        root.dir().dir_metadata()
+    } else {
+        root.dir().metadata(real.as_os_path())
+    }
+    .map_err(|e| FsError::from_io(&e, path))?;
+    if !meta.is_dir() {
+        return Ok(Begun::One(Gathered {
+            candidates: vec![Candidate::new(shown, mtime_of(&meta), meta.len())],
+            from_walk: 0,
+            caught_up,
+            walk_capped: false,
+        }));
+    }
+    Ok(match index.folder(&shown) {
+        Some(id) => Begun::Folder {
+            query,
+            under: Some(id),
+            shown: Some(shown),
+            caught_up,
+        },
+        None => Begun::Unindexed {
+            query,
+            folder: shown,
+        },
+    })
+}
+
+/// The files of a folder the index does not hold, listed.
+fn walked(roots: &Roots, scope: &Scope, query: &Query, folder: &str) -> Gathered {
+    // The listing, not the index, named them: not `caught_up`.
+    let mut out = Gathered::default();
+    walk_into(
+        roots,
+        folder,
+        64,
+        query,
+        &scope.globs,
+        roots.is_multi(),
+        &mut out,
+    );
+    out
+}
+
+/// The files of the scope the index names, plus (when it may be behind)
+/// those of folders changed on disk since it saw them.
+fn from_index(
+    index: &Index,
+    roots: &Roots,
+    scope: &Scope,
+    query: &Query,
+    under: Option<EntryId>,
+    caught_up: bool,
+) -> Result<Gathered, FsError> {
+    let multi = roots.is_multi();
+    let mut out = Gathered {
+        caught_up,
+        ..Gathered::default()
+    };
+    // One string per file (a whole-tree grep gathers every file): facts,
+    // not hits, in no order (only the files left after narrowing are
+    // ordered), and the glob matched on a slice of the shown path.
+    let facts = index
+        .matching_facts_until(
+            &SearchRequest {
+                query,
+                under,
+                sort: SortKey::Modified,
+                descending: true,
+                offset: 0,
+                limit: usize::MAX,
+                group_by: None,
+            },
+            scope.stop,
+        )
+        .map_err(|_| stopped(&scope.stop))?;
+    out.candidates.reserve(facts.len());
+    for f in facts {
+        if !scope.globs.matches(rel_of(multi, &f.path)) {
+            continue;
         }
-        // The index may be behind (no watcher, the watch limit reached, or
-        // the watcher busy past the wait): folders changed on disk since the
-        // index saw them are listed, and what the search above did not name
-        // is judged here. By path, not by asking the index: the watcher may
-        // apply a create between the search and this listing, and the file
-        // would then be in neither.
-        let named: std::collections::HashSet<&str> =
-            out.candidates.iter().map(|c| c.path.as_str()).collect();
-        let mut walked = Gathered::default();
-        let dirs = index.folders_below(under);
-        let listed_dirs: std::collections::HashSet<&str> =
-            dirs.iter().map(|(shown, _, _)| shown.as_str()).collect();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        for (shown, indexed, _) in &dirs {
-            if scope.stop.is_set() {
-                return Err(stopped(&scope.stop));
-            }
-            let indexed = *indexed;
-            let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
-                continue;
-            };
-            let meta = if rel.is_root() {
-                root.dir().dir_metadata()
-            } else {
-                root.dir().symlink_metadata(rel.as_os_path())
-            };
-            let Ok(meta) = meta else { continue };
-            let disk = mtime_of(&meta);
-            if disk < indexed || (disk == indexed && now - disk > SAME_SECOND_SLACK) {
-                continue;
-            }
-            let Ok(listed) = roots.list(shown, &list_request(1, KindFilter::Any)) else {
-                continue;
-            };
-            for e in listed.entries {
-                if e.kind == Kind::File {
-                    push_walked(&e, &query, &scope.globs, multi, &mut walked);
-                } else if e.kind == Kind::Dir {
-                    // A folder the index held is listed on its own when it
-                    // changed; one it did not hold yet is read whole.
-                    if !listed_dirs.contains(e.path.as_str()) {
-                        walk_into(roots, &e.path, 64, &query, &scope.globs, multi, &mut walked);
-                    }
+        out.candidates.push(Candidate::new(f.path, f.mtime, f.size));
+    }
+    if out.caught_up {
+        return Ok(out);
+    }
+    // The index may be behind (no watcher, the watch limit reached, or
+    // the watcher busy past the wait): folders changed on disk since the
+    // index saw them are listed, and what the search above did not name
+    // is judged here. By path, not by asking the index: the watcher may
+    // apply a create between the search and this listing, and the file
+    // would then be in neither.
+    let named: std::collections::HashSet<&str> =
+        out.candidates.iter().map(|c| c.path.as_str()).collect();
+    let mut walked = Gathered::default();
+    let dirs = index.folders_below(under);
+    let listed_dirs: std::collections::HashSet<&str> =
+        dirs.iter().map(|(shown, _, _)| shown.as_str()).collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    for (shown, indexed, _) in &dirs {
+        if scope.stop.is_set() {
+            return Err(stopped(&scope.stop));
+        }
+        let indexed = *indexed;
+        let Ok(Target::In(root, rel)) = roots.resolve(shown) else {
+            continue;
+        };
+        let meta = if rel.is_root() {
+            root.dir().dir_metadata()
+        } else {
+            root.dir().symlink_metadata(rel.as_os_path())
+        };
+        let Ok(meta) = meta else { continue };
+        let disk = mtime_of(&meta);
+        if disk < indexed || (disk == indexed && now - disk > SAME_SECOND_SLACK) {
+            continue;
+        }
+        let Ok(listed) = roots.list(shown, &list_request(1, KindFilter::Any)) else {
+            continue;
+        };
+        for e in listed.entries {
+            if e.kind == Kind::File {
+                push_walked(&e, query, &scope.globs, multi, &mut walked);
+            } else if e.kind == Kind::Dir {
+                // A folder the index held is listed on its own when it
+                // changed; one it did not hold yet is read whole.
+                if !listed_dirs.contains(e.path.as_str()) {
+                    walk_into(roots, &e.path, 64, query, &scope.globs, multi, &mut walked);
                 }
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        walked
-            .candidates
-            .retain(|c| !named.contains(c.path.as_str()) && seen.insert(c.path.clone()));
-        drop(named);
-        drop(listed_dirs);
-        out.walk_capped |= walked.walk_capped;
-        out.from_walk = walked.candidates.len() as u64;
-        out.candidates.append(&mut walked.candidates);
     }
+    let mut seen = std::collections::HashSet::new();
+    walked
+        .candidates
+        .retain(|c| !named.contains(c.path.as_str()) && seen.insert(c.path.clone()));
+    drop(named);
+    drop(listed_dirs);
+    out.walk_capped |= walked.walk_capped;
+    out.from_walk = walked.candidates.len() as u64;
+    out.candidates.append(&mut walked.candidates);
     Ok(out)
 }
 
@@ -295,14 +373,49 @@ pub struct Narrowing {
     pub used: bool,
     /// Why it did not (off, building, a pattern it cannot narrow …).
     pub unused: Option<String>,
+    /// Every file of the scope was listed and each looked up in the index
+    /// ([`narrow`]): `before` and `answered` count them. Otherwise the index
+    /// named the files that may match ([`gather_narrowed`]) and only those
+    /// were looked up in the name index: `before` and `answered` are 0.
+    pub listed: bool,
     /// Candidates before and after the index.
     pub before: u64,
     pub after: u64,
     /// Of those before, the files the index answered for (the others are
     /// read whatever it holds: not indexed, or changed since it read them).
     pub answered: u64,
+    /// Of those after, the files the index could not answer for (read
+    /// whatever they hold: not indexed, not checked yet, or changed since
+    /// it read them).
+    pub not_indexed: u64,
     /// Of those left out, binary files (grep would have skipped them).
     pub binary: u64,
+    /// Of those left out, large files that hold every trigram of the
+    /// pattern but never close enough together for a match.
+    pub apart: u64,
+    /// Of those after, large files read only where a match can be (unless
+    /// one is found there).
+    pub windowed: u64,
+}
+
+/// The most bytes a match of `pattern` spans, when bounded (not multi-line).
+fn reach_of(pattern: &crate::Pattern) -> Option<usize> {
+    ferret_content::pattern::reach(&ferret_content::PatternSpec {
+        text: &pattern.text,
+        literal: pattern.literal,
+        case_insensitive: pattern.case_insensitive,
+        multiline: pattern.multiline,
+    })
+}
+
+/// The trigram query every match of `pattern` satisfies.
+fn grams_of(pattern: &crate::Pattern) -> ferret_content::Grams {
+    ferret_content::pattern::query(&ferret_content::PatternSpec {
+        text: &pattern.text,
+        literal: pattern.literal,
+        case_insensitive: pattern.case_insensitive,
+        multiline: pattern.multiline,
+    })
 }
 
 /// Keep the candidates that may hold a match of `pattern`, by the content
@@ -317,6 +430,7 @@ pub fn narrow(
 ) -> Narrowing {
     let before = gathered.candidates.len() as u64;
     let mut out = Narrowing {
+        listed: true,
         before,
         after: before,
         ..Narrowing::default()
@@ -325,12 +439,7 @@ pub fn narrow(
         gathered.newest_first();
         return out;
     };
-    let query = ferret_content::pattern::query(&ferret_content::PatternSpec {
-        text: &pattern.text,
-        literal: pattern.literal,
-        case_insensitive: pattern.case_insensitive,
-        multiline: pattern.multiline,
-    });
+    let query = grams_of(pattern);
     let files: Vec<(&str, i64, u64)> = gathered
         .candidates
         .iter()
@@ -344,11 +453,169 @@ pub fn narrow(
             out.used = true;
             out.after = gathered.candidates.len() as u64;
             out.answered = n.answered;
+            out.not_indexed = before - n.answered;
             out.binary = n.binary;
         }
     }
     gathered.newest_first();
     out
+}
+
+/// The files to search for `pattern` in `scope`, newest first, and what the
+/// content index did: [`gather`] then [`narrow`], unless the index can name
+/// the files itself. It can when the name index was caught up (its barrier
+/// passed: every change made before the call is in it and on its change
+/// feed) and the scope is the index's (every root or a folder it holds):
+/// the content index's answer ([`ferret_content::ContentIndex::answer`]:
+/// the files whose trigrams hold the pattern's, those it cannot answer for,
+/// and the paths changed since it read them) is then looked up in the name
+/// index, which keeps those that exist and are in scope (`filter`, `glob`,
+/// `path`), with the size and time it holds. The work is in proportion to
+/// that answer, not to the scope. The files found are those [`gather`] then
+/// [`narrow`] would keep, save a file whose version the name index holds
+/// and whose change never reached its feed, which `narrow` also keeps when
+/// the two differ in size or time (checked by `tests/index_equality.rs`
+/// against full scans).
+pub fn gather_narrowed(
+    index: &Index,
+    roots: &Roots,
+    content: Option<&ferret_content::ContentIndex>,
+    scope: &Scope,
+    pattern: &crate::Pattern,
+) -> Result<(Gathered, Narrowing), FsError> {
+    let begun = begin(index, roots, scope)?;
+    if let (
+        Some(content),
+        Begun::Folder {
+            query,
+            under,
+            shown,
+            caught_up: true,
+        },
+    ) = (content, &begun)
+        && let Ok(Some(answer)) = content.answer(&grams_of(pattern), reach_of(pattern), true)
+    {
+        return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
+    }
+    let mut gathered = match begun {
+        Begun::One(gathered) => gathered,
+        Begun::Folder {
+            query,
+            under,
+            caught_up,
+            ..
+        } => from_index(index, roots, scope, &query, under, caught_up)?,
+        Begun::Unindexed { query, folder } => walked(roots, scope, &query, &folder),
+    };
+    let narrowing = narrow(content, pattern, &mut gathered);
+    Ok((gathered, narrowing))
+}
+
+/// The content index's answer, looked up in the name index: the files of it
+/// that exist and are in scope.
+fn from_answer(
+    index: &Index,
+    roots: &Roots,
+    scope: &Scope,
+    query: &Query,
+    under: Option<EntryId>,
+    shown: Option<&str>,
+    answer: ferret_content::Answer,
+) -> Result<(Gathered, Narrowing), FsError> {
+    let multi = roots.is_multi();
+    // A file outside the folder or not matching a glob is passed over
+    // before it is looked up (a pending path may be a folder: never).
+    let prefix = shown.filter(|s| *s != ".").map(|s| format!("{s}/"));
+    let in_scope = |p: &&str| {
+        prefix.as_deref().is_none_or(|pre| p.starts_with(pre))
+            && scope.globs.matches(rel_of(multi, p))
+    };
+    let request = SearchRequest {
+        query,
+        under,
+        sort: SortKey::Modified,
+        descending: true,
+        offset: 0,
+        limit: usize::MAX,
+        group_by: None,
+    };
+    let facts = |paths: Vec<&str>| {
+        index
+            .matching_facts_at(&request, &paths, scope.stop)
+            .map_err(|_| stopped(&scope.stop))
+    };
+    // Read whatever they hold: the files the index cannot answer for, and
+    // those below the paths changed since it read them.
+    let unsure: Vec<&str> = answer
+        .unvouched
+        .iter()
+        .map(|p| &**p)
+        .filter(in_scope)
+        .chain(answer.pending.iter().map(|p| &**p))
+        .collect();
+    let mut candidates: Vec<Candidate> = facts(unsure)?
+        .into_iter()
+        .filter(|f| scope.globs.matches(rel_of(multi, &f.path)))
+        .map(|f| Candidate::new(f.path, f.mtime, f.size))
+        .collect();
+    let not_indexed = candidates.len() as u64;
+    let unsure: std::collections::HashSet<String> =
+        candidates.iter().map(|c| c.path.clone()).collect();
+    let hits: Vec<&str> = answer
+        .hits
+        .iter()
+        .map(|h| &*h.path)
+        .filter(in_scope)
+        .collect();
+    // The windows of the large files among them, by path (few).
+    let windows: std::collections::HashMap<&str, &ferret_content::Hit> = answer
+        .hits
+        .iter()
+        .filter(|h| !h.windows.is_empty())
+        .map(|h| (&*h.path, h))
+        .collect();
+    let mut windowed = 0;
+    candidates.extend(
+        facts(hits)?
+            .into_iter()
+            .filter(|f| !unsure.contains(&f.path))
+            .map(|f| {
+                let mut c = Candidate::new(f.path, f.mtime, f.size);
+                // Windows of the version the name index holds, or none.
+                if let Some(h) = windows.get(c.path.as_str()).filter(|h| h.size == c.size) {
+                    c.windows = h.windows.clone();
+                    windowed += 1;
+                }
+                c
+            }),
+    );
+    let binary: Vec<&str> = answer
+        .binary
+        .iter()
+        .map(|p| &**p)
+        .filter(in_scope)
+        .collect();
+    let binary = facts(binary)?
+        .iter()
+        .filter(|f| !unsure.contains(&f.path))
+        .count() as u64;
+    drop(windows);
+    let mut gathered = Gathered {
+        candidates,
+        caught_up: true,
+        ..Gathered::default()
+    };
+    gathered.newest_first();
+    let narrowing = Narrowing {
+        used: true,
+        after: gathered.candidates.len() as u64,
+        not_indexed,
+        binary,
+        apart: answer.apart,
+        windowed,
+        ..Narrowing::default()
+    };
+    Ok((gathered, narrowing))
 }
 
 fn list_request(depth: u32, kind: KindFilter) -> ListRequest {
@@ -396,11 +663,8 @@ fn push_walked(
         mtime,
     };
     if globs.matches(rel) && query.matches(&entry) {
-        out.candidates.push(Candidate {
-            path: e.path.clone(),
-            mtime,
-            size: e.size.unwrap_or(0),
-        });
+        out.candidates
+            .push(Candidate::new(e.path.clone(), mtime, e.size.unwrap_or(0)));
         out.from_walk += 1;
     }
 }

@@ -67,7 +67,9 @@ pub(crate) struct FileResult {
 
 fn build_searcher(options: &Options, multiline: bool) -> Searcher {
     let mut b = SearcherBuilder::new();
-    b.line_number(true)
+    // Only lines shown need their numbers: counting the lines of every
+    // buffer read was a tenth of a `files` grep's time (issue 27).
+    b.line_number(options.output == Output::Content)
         .multi_line(multiline)
         .memory_map(grep_searcher::MmapChoice::never())
         .binary_detection(BinaryDetection::quit(0));
@@ -79,6 +81,7 @@ fn build_searcher(options: &Options, multiline: bool) -> Searcher {
 }
 
 /// What a searcher is built with: a kept one serves a grep asking the same.
+/// (`context` is `Some` for content output alone, which alone counts lines.)
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct SearcherKey {
     multiline: bool,
@@ -203,6 +206,27 @@ pub(crate) fn search_one(
         }
     };
     let size = opened.metadata.len();
+    // A large file the content index placed: where a match can be is read
+    // first, and when none is there, nothing more (for the version it
+    // placed: the size it knew, and within the size bound).
+    if !cand.windows.is_empty() && size == cand.size && size <= options.max_file_bytes {
+        // A match there (or a read that failed): the whole file, unless
+        // only whether it holds one is asked and a whole line showed it.
+        match in_windows(&opened.file, matcher, &cand.windows, size, control) {
+            Some((Windowed::Nothing, bytes)) => {
+                result.scanned = true;
+                result.bytes = bytes;
+                return result;
+            }
+            Some((Windowed::WholeLine, bytes)) if options.output == Output::Files => {
+                result.scanned = true;
+                result.bytes = bytes;
+                result.count = 1;
+                return result;
+            }
+            _ => {}
+        }
+    }
     let searcher = searcher.for_file(size);
     let mut opened = opened;
     // The head decides document, binary or text, and the encoding.
@@ -260,7 +284,7 @@ pub(crate) fn search_one(
     let mut legacy_searcher;
     let searcher: &mut Searcher = if let Some(enc) = encoding {
         let mut b = SearcherBuilder::new();
-        b.line_number(true)
+        b.line_number(options.output == Output::Content)
             .multi_line(searcher.multi_line())
             .memory_map(grep_searcher::MmapChoice::never())
             .binary_detection(BinaryDetection::none())
@@ -318,6 +342,101 @@ pub(crate) fn search_one(
 
 /// A document: its text (cached, or extracted now) searched as UTF-8 lines,
 /// each line found given its page, slide, sheet or chapter.
+/// Whether any of `windows` (byte ranges of `file`) holds a match, and
+/// the bytes read; `None` when a read failed or the search was stopped.
+/// Read with `pread`: the file's position stays at its start. Each window is
+/// searched as the file is, line by line, so `^`, `$` and boundaries inside
+/// it are judged as in the whole file (it holds the character on each side
+/// of any match inside it); its first and last lines, cut, may show a match
+/// the whole file has not (the file is then read whole, which decides),
+/// never hide one. The searcher looks for no byte-order mark (a window
+/// starts anywhere) and no binary data (the file has no NUL byte).
+fn in_windows(
+    file: &impl std::os::fd::AsFd,
+    matcher: &RegexMatcher,
+    windows: &[(u64, u64)],
+    size: u64,
+    control: &Control,
+) -> Option<(Windowed, u64)> {
+    let mut searcher = SearcherBuilder::new()
+        .line_number(false)
+        .bom_sniffing(false)
+        .binary_detection(BinaryDetection::none())
+        .build();
+    let mut buf = Vec::new();
+    let mut read = 0u64;
+    for &(start, end) in windows {
+        if control.should_stop() {
+            return None;
+        }
+        buf.clear();
+        buf.resize(end.saturating_sub(start) as usize, 0);
+        let mut filled = 0;
+        while filled < buf.len() {
+            match rustix::io::pread(file, &mut buf[filled..], start + filled as u64) {
+                Ok(0) => return None,
+                Ok(n) => filled += n,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return None,
+            }
+        }
+        read += filled as u64;
+        let mut found = Found {
+            // (A file's UTF-8 mark is not searched: its first line is not
+            // the line the window shows.)
+            at_start: start == 0 && !buf.starts_with(b"\xEF\xBB\xBF"),
+            at_end: end == size,
+            len: buf.len() as u64,
+            found: None,
+        };
+        searcher.search_slice(matcher, &buf, &mut found).ok()?;
+        if let Some(found) = found.found {
+            return Some((found, read));
+        }
+    }
+    Some((Windowed::Nothing, read))
+}
+
+/// What the windows of a file showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Windowed {
+    /// No match: the file holds none.
+    Nothing,
+    /// A match on a line wholly inside a window: the file holds it.
+    WholeLine,
+    /// A match on a line a window cuts: the whole file decides.
+    CutLine,
+}
+
+/// A sink that notes the first match, and whether its line is whole (not
+/// cut by the window's edges), and stops.
+struct Found {
+    /// The window starts at the file's start, ends at its end.
+    at_start: bool,
+    at_end: bool,
+    len: u64,
+    found: Option<Windowed>,
+}
+
+impl Sink for Found {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let start = mat.absolute_byte_offset();
+        let end = start + mat.bytes().len() as u64;
+        // A line starting past the window's first byte follows a line end
+        // inside it; one ending in a line end, or at the file's end, ends.
+        let whole = (start > 0 || self.at_start)
+            && (mat.bytes().ends_with(b"\n") || (end == self.len && self.at_end));
+        self.found = Some(if whole {
+            Windowed::WholeLine
+        } else {
+            Windowed::CutLine
+        });
+        Ok(false)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn search_document(
     roots: &Roots,

@@ -50,7 +50,7 @@ use ferret_fs::{PartOf, Roots};
 use grep_regex::RegexMatcherBuilder;
 
 pub use budget::Budget;
-pub use candidates::{Candidate, Narrowing, Scope, gather, narrow};
+pub use candidates::{Candidate, Narrowing, Scope, gather, gather_narrowed, narrow};
 pub use grep_regex::RegexMatcher;
 
 /// Compiled regexes larger than this are refused (the caller's mistake, not ours).

@@ -15,11 +15,7 @@ fn roots(dir: &Path) -> Roots {
 fn cands(names: &[&str]) -> Vec<Candidate> {
     names
         .iter()
-        .map(|n| Candidate {
-            path: n.to_string(),
-            mtime: 0,
-            size: 0,
-        })
+        .map(|n| Candidate::new(n.to_string(), 0, 0))
         .collect()
 }
 
@@ -465,4 +461,73 @@ fn filters_that_name_documents_search_them() {
     ));
     assert!(!names_documents("!ext:pdf", &[], None));
     assert!(!names_documents("", &[], None));
+}
+
+/// A large file's windows (from the content index's segments): no match in
+/// them, and the file is not read on; a match on a line wholly inside one,
+/// and a files grep needs no more; a match only where a window cuts a line
+/// (`main$` at its end, `^fn` at its start), and the whole file decides;
+/// windows of another version (another size) are not used.
+#[test]
+fn windows_are_read_first_and_a_cut_line_never_decides() {
+    let t = tempfile::tempdir().unwrap();
+    let mut text = "xx main yy\n".repeat(100);
+    text.push_str("fn at the end main\n");
+    fs::write(t.path().join("big.txt"), &text).unwrap();
+    let size = text.len() as u64;
+    let roots = roots(t.path());
+    let grep_with = |pattern: &str, windows: Vec<(u64, u64)>, size: u64, output: Output| {
+        let matcher = compile(&pat(pattern)).unwrap();
+        let mut c = Candidate::new("big.txt".into(), 0, size);
+        c.windows = windows;
+        grep(
+            &roots,
+            &matcher,
+            false,
+            &[c],
+            &Options {
+                output,
+                ..Options::default()
+            },
+            &AtomicBool::new(false),
+            None,
+        )
+    };
+    let last = 1100; // where the last line starts
+    for output in [Output::Files, Output::Count, Output::Content] {
+        // Nothing in the window: the file is not read on.
+        let o = grep_with("the end", vec![(0, 50)], size, output);
+        assert_eq!(
+            (o.files_matched, o.files_scanned, o.bytes_scanned),
+            (0, 1, 50)
+        );
+        // `main$` matches at the cut end of "xx main": read whole, and the
+        // only real match is the last line.
+        let o = grep_with("main$", vec![(0, 7)], size, output);
+        assert_eq!(o.files_matched, 1, "{output:?}");
+        assert!(o.bytes_scanned >= size, "{output:?}");
+        // `^fn` matches at the cut start of "fn at": read whole (a match
+        // is there, on the last line).
+        let o = grep_with("^fn at", vec![(last, size)], size, output);
+        assert_eq!(o.files_matched, 1);
+        // Another version of the file: its windows are not used.
+        let o = grep_with("the end", vec![(0, 50)], size - 1, output);
+        assert_eq!(o.files_matched, 1);
+    }
+    // A whole line of a window holds the match: a files grep stops there.
+    let o = grep_with("the end", vec![(last - 5, size)], size, Output::Files);
+    assert_eq!(o.files, ["big.txt"]);
+    assert_eq!(o.bytes_scanned, size - last + 5);
+    // The same for lines: they need the whole file (line numbers).
+    let o = grep_with("the end", vec![(last - 5, size)], size, Output::Content);
+    assert_eq!(o.lines.len(), 1);
+    assert_eq!(o.lines[0].line, 101);
+    // A cut line alone never shows a file: `main$` at the window's cut end,
+    // in a file whose lines all end otherwise.
+    let none = "xx main yy\n".repeat(100);
+    fs::write(t.path().join("big.txt"), &none).unwrap();
+    let o = grep_with("main$", vec![(0, 7)], none.len() as u64, Output::Files);
+    assert!(o.files.is_empty(), "{:?}", o.files);
+    let o = grep_with("^main", vec![(3, 40)], none.len() as u64, Output::Files);
+    assert!(o.files.is_empty(), "{:?}", o.files);
 }

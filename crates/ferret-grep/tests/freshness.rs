@@ -5,9 +5,10 @@
 //! change is made (a file created, often in a folder made for it, a few
 //! levels deep; a file rewritten with a new token; renamed, across folders
 //! too; deleted) and, at once, with no wait of any kind, the candidates are
-//! gathered, narrowed by the content index and searched for the token the
-//! change added or removed. The files found must be exactly the files that
-//! hold it on disk.
+//! chosen as the server chooses them (`gather_narrowed`: with every folder
+//! watched, the content index names them itself) and searched for the token
+//! the change added or removed. The files found must be exactly the files
+//! that hold it on disk.
 //!
 //! The test does not pass by luck of timing. With every folder watched, each
 //! answer must also say that the index itself was caught up (`caught_up`:
@@ -31,7 +32,7 @@ use std::{
 
 use ferret_content::{Config, ContentIndex};
 use ferret_fs::{Policy, Roots};
-use ferret_grep::{Output, Pattern, compile, gather, narrow};
+use ferret_grep::{Output, Pattern, compile, gather_narrowed};
 use ferret_index::{Index, IndexConfig, IndexRoot};
 
 mod common;
@@ -201,17 +202,24 @@ fn serve(dir: &Path, max_watches: Option<usize>) -> Served {
     }
 }
 
-/// Grep the whole tree for `token` as the server does; the files found and
-/// whether the index was caught up.
-fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool) {
-    let mut gathered = gather(&s.index, &s.roots, &whole_tree()).unwrap();
-    let caught_up = gathered.caught_up;
+/// Grep the whole tree for `token` as the server does; the files found,
+/// whether the index was caught up, whether the content index was used, and
+/// whether it named the files itself (not every file looked up).
+fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool, bool) {
     let pattern = Pattern {
         text: token.to_string(),
         literal: true,
         ..Pattern::default()
     };
-    let n = narrow(Some(&s.content), &pattern, &mut gathered);
+    let (gathered, n) = gather_narrowed(
+        &s.index,
+        &s.roots,
+        Some(&s.content),
+        &whole_tree(),
+        &pattern,
+    )
+    .unwrap();
+    let caught_up = gathered.caught_up;
     let matcher = compile(&pattern).unwrap();
     let found = grep_all(
         &s.roots,
@@ -221,7 +229,12 @@ fn grep_now(s: &Served, token: &str) -> (BTreeSet<String>, bool, bool) {
         Output::Files,
         0,
     );
-    (found.files.into_iter().collect(), caught_up, n.used)
+    (
+        found.files.into_iter().collect(),
+        caught_up,
+        n.used,
+        n.used && !n.listed,
+    )
 }
 
 fn run(max_watches: Option<usize>, seed: u64, rounds: usize) {
@@ -230,12 +243,13 @@ fn run(max_watches: Option<usize>, seed: u64, rounds: usize) {
     let mut tree = Tree::new(files, seed);
     let served = serve(tree.dir.path(), max_watches);
     let mut stale = Vec::new();
-    let (mut caught_up, mut narrowed) = (0, 0);
+    let (mut caught_up, mut narrowed, mut answered) = (0, 0, 0);
     for round in 0..rounds {
         let (what, token, want) = tree.change(round);
-        let (got, up, used) = grep_now(&served, &token);
+        let (got, up, used, named) = grep_now(&served, &token);
         caught_up += u64::from(up);
         narrowed += u64::from(used);
+        answered += u64::from(named);
         if max_watches.is_none() {
             assert!(
                 up,
@@ -249,7 +263,7 @@ fn run(max_watches: Option<usize>, seed: u64, rounds: usize) {
         }
     }
     eprintln!(
-        "{files} files, {rounds} rounds: {} stale, {caught_up} answered by a caught-up index, {narrowed} narrowed by the content index",
+        "{files} files, {rounds} rounds: {} stale, {caught_up} answered by a caught-up index, {narrowed} narrowed by the content index, {answered} named by it",
         stale.len()
     );
     assert!(stale.is_empty(), "stale answers:\n{}", stale.join("\n"));
@@ -257,6 +271,10 @@ fn run(max_watches: Option<usize>, seed: u64, rounds: usize) {
         assert_eq!(
             narrowed as usize, rounds,
             "the content index narrowed every grep"
+        );
+        assert_eq!(
+            answered as usize, rounds,
+            "the content index named the files of every grep itself"
         );
     } else {
         assert_eq!(

@@ -18,6 +18,7 @@
 
 mod adopt;
 mod arr;
+mod at_paths;
 mod base;
 mod hits;
 mod orders;
@@ -531,6 +532,20 @@ impl Index {
         stop: Stop<'_>,
     ) -> Result<Vec<search::Fact>, Stopped> {
         search::matching_facts_until(&self.read_store(), request, stop)
+    }
+
+    /// The files among `paths` (as shown to agents; a folder stands for
+    /// every file below it) that match `request.query` below
+    /// `request.under`, as [`search::Fact`]s, each once, in no order: each
+    /// path looked up, not every entry visited (see [`at_paths::facts_at`]).
+    /// For a grep whose candidates the content index named.
+    pub fn matching_facts_at(
+        &self,
+        request: &SearchRequest,
+        paths: &[&str],
+        stop: Stop<'_>,
+    ) -> Result<Vec<search::Fact>, Stopped> {
+        at_paths::facts_at(&self.read_store(), request, paths, stop)
     }
 
     /// Hand the memory freed by a large piece of work (a whole-tree grep's

@@ -277,11 +277,13 @@ fn execute(
         // `timeout_ms` covers choosing the files too.
         stop: ferret_index::Stop::on(&meter.cancel).until(Some(deadline)),
     };
-    let mut gathered = match ferret_grep::gather(index, roots, &scope) {
-        Ok(g) => g,
-        Err(e) => return render::tool_error(&e),
-    };
-    let narrowing = ferret_grep::narrow(content, &call.pattern, &mut gathered);
+    // The content index names the files when it can (in proportion to
+    // what it finds); otherwise every file of the scope is looked up.
+    let (gathered, narrowing) =
+        match ferret_grep::gather_narrowed(index, roots, content, &scope, &call.pattern) {
+            Ok(g) => g,
+            Err(e) => return render::tool_error(&e),
+        };
     let walk_limit = gathered
         .walk_capped
         .then_some(roots.policy.limits.max_walk_entries);
@@ -334,9 +336,8 @@ fn content_index_block(n: &ferret_grep::Narrowing) -> Value {
     match &n.unused {
         None => {
             let mut block = json!({"used": true, "candidates": n.after});
-            let not_indexed = n.before.saturating_sub(n.answered);
-            if not_indexed > 0 {
-                block["not_indexed"] = json!(not_indexed);
+            if n.not_indexed > 0 {
+                block["not_indexed"] = json!(n.not_indexed);
             }
             block
         }
@@ -478,10 +479,11 @@ fn render_outcome(
         _ => "files",
     };
     let of = match narrowing {
-        Some(n) if n.used => format!(
+        Some(n) if n.used && n.listed => format!(
             "{} files ({} picked by the content index)",
             n.before, n.after
         ),
+        Some(n) if n.used => format!("{} files picked by the content index", n.after),
         Some(ferret_grep::Narrowing {
             unused: Some(why), ..
         }) => format!("{} files (content index not used: {why})", o.candidates),
@@ -685,14 +687,15 @@ pub fn content_search(
         .hits
         .iter()
         .filter(|h| h.kind == ferret_query::Kind::File)
-        .map(|h| ferret_grep::Candidate {
-            path: h.path.clone(),
-            mtime: h
-                .modified
-                .as_deref()
-                .and_then(|m| chrono::DateTime::parse_from_rfc3339(m).ok())
-                .map_or(0, |t| t.timestamp()),
-            size: h.size.unwrap_or(0),
+        .map(|h| {
+            ferret_grep::Candidate::new(
+                h.path.clone(),
+                h.modified
+                    .as_deref()
+                    .and_then(|m| chrono::DateTime::parse_from_rfc3339(m).ok())
+                    .map_or(0, |t| t.timestamp()),
+                h.size.unwrap_or(0),
+            )
         })
         .collect();
     let files = ferret_grep::candidates::Gathered {
@@ -801,11 +804,7 @@ mod tests {
         let roots = Roots::open(&[spec], ferret_fs::Policy::default()).unwrap();
         let files = || ferret_grep::candidates::Gathered {
             candidates: (0..50)
-                .map(|i| ferret_grep::Candidate {
-                    path: format!("f{i}.txt"),
-                    mtime: 0,
-                    size: 7000,
-                })
+                .map(|i| ferret_grep::Candidate::new(format!("f{i}.txt"), 0, 7000))
                 .collect(),
             ..Default::default()
         };

@@ -37,6 +37,7 @@ fn budget() -> Budget {
         max_file_bytes: 1 << 20,
         max_total_bytes: 1 << 30,
         threads: 3,
+        segment_from: 4096,
     }
 }
 
@@ -294,6 +295,7 @@ fn merging_renumbers_and_drops() {
         Sink::memory(),
         sources,
         &docs,
+        &[],
         7,
         0,
         &AtomicBool::new(false),
@@ -305,4 +307,63 @@ fn merging_renumbers_and_drops() {
     want.push(kept);
     assert_eq!(docs_holding(&merged, fn_), want);
     assert_eq!(merged.doc(kept as usize).0, "new.txt");
+}
+
+/// Large text files get a segment table: each trigram with exactly the
+/// segments it starts in; small, binary or transcoded files get none, nor
+/// a text file with a NUL byte past its head.
+#[test]
+fn large_text_files_get_the_segments_of_their_trigrams() {
+    let t = tree();
+    let d = t.path();
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!("line {i} of a large file, word{}\n", i % 97));
+    }
+    fs::write(d.join("large.txt"), &text).unwrap();
+    let mut nul = text.clone().into_bytes();
+    nul[5000] = 0;
+    fs::write(d.join("nul.txt"), &nul).unwrap();
+    let roots = roots(d);
+    let mut list = entries(d);
+    list.retain(|e| &*e.path != "fifo");
+    let built = build(
+        &roots,
+        list,
+        &budget(),
+        7,
+        Sink::memory(),
+        &Progress::default(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let with: Vec<&str> = built
+        .base
+        .tables()
+        .map(|(doc, _)| &*built.docs[doc as usize].0)
+        .collect();
+    // (big.txt is over the size bound: not indexed at all.)
+    assert_eq!(with, ["large.txt"]);
+    let doc = built
+        .docs
+        .iter()
+        .position(|(p, _)| &**p == "large.txt")
+        .unwrap();
+    let table = built.base.table(doc as u32).unwrap();
+    let bytes = text.as_bytes();
+    let seg = crate::segments::seg_len(bytes.len() as u64) as usize;
+    let mut want: std::collections::BTreeMap<u32, u64> = Default::default();
+    for (at, g) in grams_of(bytes).enumerate() {
+        *want.entry(g).or_default() |= 1 << (at / seg);
+    }
+    let got: std::collections::BTreeMap<u32, u64> = table
+        .chunks_exact(crate::segments::ENTRY)
+        .map(|e| {
+            (
+                u32::from_le_bytes(e[..4].try_into().unwrap()),
+                u64::from_le_bytes(e[4..].try_into().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
 }

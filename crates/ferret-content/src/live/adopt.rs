@@ -108,7 +108,11 @@ pub(super) fn take_over(s: &Shared) -> bool {
     }
     let ended = r.ended.load(Ordering::Acquire);
     drain_feed(r);
-    let live = std::mem::take(&mut *r.live.write().unwrap_or_else(|p| p.into_inner()));
+    let mut live = std::mem::take(&mut *r.live.write().unwrap_or_else(|p| p.into_inner()));
+    // The files of a new root are not among them until `reconcile` below
+    // has listed them: until then `answer` must not take what is held for
+    // every file.
+    live.complete = false;
     r.ready.store(false, Ordering::Release);
     let pending = std::mem::take(&mut r.pending.lock().unwrap_or_else(|p| p.into_inner()).paths);
     set_status(r, |st| {

@@ -73,6 +73,42 @@ fn kept(s: &Served, q: &Grams) -> Result<Vec<String>, Unused> {
         .collect())
 }
 
+/// The files the index names for `q` when asked first (`answer`), as the
+/// name index holds them: its hits, the files it cannot answer for, and
+/// those at or below a pending path. `None`: it leaves the choice to a pass
+/// over the files.
+fn named(s: &Served, q: &Grams) -> Option<Vec<String>> {
+    let a = s.content.answer(q, None, false).unwrap()?;
+    let mut out: Vec<String> = name_index_files(&s.index)
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .filter(|p| {
+            a.hits
+                .iter()
+                .map(|h| &h.path)
+                .chain(&a.unvouched)
+                .any(|h| **h == **p)
+                || a.pending
+                    .iter()
+                    .any(|d| **d == **p || p.starts_with(&format!("{d}/")))
+        })
+        .collect();
+    out.sort();
+    Some(out)
+}
+
+/// The index's binary files, as it names them.
+fn binaries(s: &Served) -> Vec<String> {
+    let a = s
+        .content
+        .answer(&literal("needle"), None, false)
+        .unwrap()
+        .unwrap();
+    let mut out: Vec<String> = a.binary.iter().map(|p| p.to_string()).collect();
+    out.sort();
+    out
+}
+
 fn tree() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
@@ -109,6 +145,15 @@ fn answers_with_the_files_that_hold_the_trigrams() {
     assert_eq!(kept(&s, &literal("module_17")).unwrap(), ["src/m17.rs"]);
     assert!(kept(&s, &literal("nowhere at all")).unwrap().is_empty());
     assert_eq!(kept(&s, &Grams::All), Err(Unused::Pattern));
+    // Asked first, it names the same files itself, and its binaries.
+    assert_eq!(named(&s, &literal("needle")).unwrap(), ["src/needle.rs"]);
+    assert_eq!(named(&s, &literal("module_17")).unwrap(), ["src/m17.rs"]);
+    assert!(named(&s, &literal("nowhere at all")).unwrap().is_empty());
+    assert_eq!(binaries(&s), ["bin.dat"]);
+    assert_eq!(
+        s.content.answer(&Grams::All, None, false).err(),
+        Some(Unused::Pattern)
+    );
     let st = s.content.status();
     assert_eq!(st.state, "ready");
     assert_eq!(st.files, 32);
@@ -127,6 +172,8 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
     let seen = feed.recv_timeout(Duration::from_secs(10)).unwrap();
     assert!(seen.iter().any(|p| p == "src/m03.rs"), "{seen:?}");
     let now = kept(&s, &literal("needle")).unwrap();
+    assert!(now.contains(&"src/m03.rs".to_string()), "{now:?}");
+    let now = named(&s, &literal("needle")).unwrap();
     assert!(now.contains(&"src/m03.rs".to_string()), "{now:?}");
     // Read again: answered by the index, and still found.
     until("the file read again", || {
@@ -155,6 +202,48 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
         kept(&s, &literal("module_5(")).unwrap() == ["src/moved.rs"]
     });
     assert_eq!(s.content.status().files, 32);
+    assert_eq!(
+        named(&s, &literal("needle")).unwrap(),
+        ["src/m03.rs", "src/new.rs"]
+    );
+    assert_eq!(named(&s, &literal("module_5(")).unwrap(), ["src/moved.rs"]);
+}
+
+/// A folder renamed: the change feed names the folder, not its files. The
+/// index asked first names every file below it (pending) until it has read
+/// them under their new paths, then answers for them again; never a file
+/// left out.
+#[test]
+fn a_folder_renamed_is_searched_whole_until_its_files_are_read_again() {
+    let t = tree();
+    fs::create_dir_all(t.path().join("src/inner/deep")).unwrap();
+    fs::write(
+        t.path().join("src/inner/deep/x.rs"),
+        "fn inner_needle() {}\n",
+    )
+    .unwrap();
+    let s = serve(t.path(), None);
+    ready(&s);
+    until("the new files read", || {
+        named(&s, &literal("inner_needle")) == Some(vec!["src/inner/deep/x.rs".into()])
+    });
+    let feed = s.index.touches();
+    fs::rename(t.path().join("src/inner"), t.path().join("moved")).unwrap();
+    // The moment the name index has it, the index names the file below the
+    // new folder, whether or not it has read it again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !feed
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .unwrap()
+        .iter()
+        .any(|p| p == "moved")
+    {}
+    let q = literal("inner_needle");
+    assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
+    until("read again", || s.content.status().pending_files == 0);
+    assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
+    let a = s.content.answer(&q, None, false).unwrap().unwrap();
+    assert!(a.pending.is_empty() && a.unvouched.is_empty(), "{a:?}");
 }
 
 #[test]
@@ -182,6 +271,15 @@ fn a_restart_loads_the_file_and_checks_every_version() {
     until("every file checked", || {
         kept(&s, &literal("needle")).unwrap() == ["src/m07.rs", "src/needle.rs"]
     });
+    // Asked first, it names the files only once it has compared itself
+    // with the name index (until then it says to list them), and the same.
+    until("compared with the name index", || {
+        named(&s, &literal("needle")).is_some()
+    });
+    assert_eq!(
+        named(&s, &literal("needle")).unwrap(),
+        ["src/m07.rs", "src/needle.rs"]
+    );
     // Once every file is checked the status says so (until then it counts
     // the files still read directly).
     until("no file left unchecked", || {
@@ -247,6 +345,10 @@ fn an_unwritable_state_directory_leaves_grep_to_scan() {
         Err(Unused::Failed(_)) => {}
         other => panic!("{other:?}"),
     }
+    match content.answer(&literal("needle"), None, false) {
+        Err(Unused::Failed(_)) => {}
+        other => panic!("{other:?}"),
+    }
     content.shutdown();
     index.shutdown();
 }
@@ -270,6 +372,10 @@ fn without_a_watcher_a_server_index_does_not_answer() {
         content
             .narrow(&literal("needle"), &[("src/needle.rs", 0, 0)], false)
             .err(),
+        Some(Unused::NotWatching)
+    );
+    assert_eq!(
+        content.answer(&literal("needle"), None, false).err(),
         Some(Unused::NotWatching)
     );
     content.shutdown();

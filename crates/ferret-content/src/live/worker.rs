@@ -165,24 +165,27 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
         for p in &drops {
             live.drop_path(p);
         }
-        for (path, meta, grams) in read {
-            live.insert(path, meta, grams);
+        for (path, reading) in read {
+            live.insert(path, reading);
         }
     }
-    clear_pending(s, &due);
+    // Before the paths leave the pending set: a folder moved or created
+    // stays pending (every file below it searched) until its files are read.
     if unknown {
         reconcile(s, false);
     }
+    clear_pending(s, &due);
 }
 
-/// Read files for the index (not past the budget).
-/// A file read again: its path, version, and sorted trigrams when indexed.
-type Reread = (Arc<str>, DocMeta, Option<Box<[u32]>>);
+/// A file read again: its path, and what the read gave.
+type Reread = (Arc<str>, Reading);
 
+/// Read files for the index (not past the budget).
 pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
     let budget = &s.config.budget;
     let mut x = Extractor::new();
     let mut buf = Vec::new();
+    let mut scratch = Vec::new();
     let mut used = s.live.read().map_or(0, |l| l.text_bytes);
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
@@ -213,10 +216,12 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
             g.sort_unstable();
             g.into_boxed_slice()
         });
+        let table = build::segmented(meta.state, bytes, budget)
+            .then(|| crate::segments::table(&mut x, bytes, &mut scratch).into_boxed_slice());
         if meta.state.has_grams() {
             used = used.saturating_sub(old.unwrap_or(0)) + meta.size;
         }
-        out.push((e.path.clone(), meta, grams));
+        out.push((e.path.clone(), Reading { meta, grams, table }));
     }
     out
 }
@@ -270,7 +275,7 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
     {
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
         for id in verified {
-            live.docs[id as usize].verified = true;
+            live.set_verified(id);
         }
         for p in &drops {
             live.drop_path(p);
@@ -279,9 +284,15 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
     for batch in reads.chunks(256) {
         let read = read_files(s, batch);
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
-        for (path, meta, grams) in read {
-            live.insert(path, meta, grams);
+        for (path, reading) in read {
+            live.insert(path, reading);
         }
+    }
+    // Every file the name index held when this began is known now (read
+    // files end as a version or a state); whatever changed since is on the
+    // feed. (Stopped part-way, files may be missing: not complete.)
+    if !s.stop.load(Ordering::Relaxed) {
+        s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
     }
 }
 
@@ -359,7 +370,7 @@ pub(super) fn verify_loaded(s: &Shared) -> usize {
     drop(live);
     let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
     for &id in &same {
-        live.docs[id as usize].verified = true;
+        live.set_verified(id);
     }
     same.len()
 }
@@ -469,7 +480,10 @@ pub(super) fn build_all(s: &Shared) -> Result<(), String> {
         Ok(built) => {
             let files = built.docs.len();
             let bytes = built.base.len();
-            let live = Live::from_docs(Some(built.base), built.docs, true);
+            let mut live = Live::from_docs(Some(built.base), built.docs, true);
+            // Built from every file the name index listed after the change
+            // feed was followed (`ContentIndex::start`).
+            live.complete = !s.stop.load(Ordering::Relaxed);
             *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
             s.ready.store(true, Ordering::Release);
             let ms = started.elapsed().as_millis() as u64;
@@ -523,6 +537,23 @@ pub(super) fn merge(s: &Shared) -> bool {
             }
         }
         let base_docs = live.base_docs();
+        // The segment tables of the files kept: the base's, renumbered, and
+        // those of the files read since.
+        let mut tables: Vec<(u32, &[u8])> = Vec::new();
+        if let Some(base) = &live.base {
+            tables.extend(
+                base.tables()
+                    .filter(|&(id, _)| renumber[id as usize] != u32::MAX)
+                    .map(|(id, t)| (renumber[id as usize], t)),
+            );
+        }
+        tables.extend(
+            live.delta_tables
+                .iter()
+                .filter(|(id, _)| renumber[**id as usize] != u32::MAX)
+                .map(|(id, t)| (renumber[*id as usize], &t[..])),
+        );
+        tables.sort_unstable_by_key(|t| t.0);
         let mut sources: Vec<Box<dyn Source + '_>> = Vec::new();
         if let Some(base) = &live.base {
             sources.push(Box::new(BaseSource::new(base, &renumber[..base_docs])));
@@ -533,22 +564,26 @@ pub(super) fn merge(s: &Shared) -> bool {
             None => Ok(Sink::memory()),
         };
         let text_bytes = live.text_bytes;
+        let complete = live.complete;
         sink.and_then(|sink| {
-            build::write(sink, sources, &docs, s.key, text_bytes, &s.stop).map_err(|e| {
+            build::write(sink, sources, &docs, &tables, s.key, text_bytes, &s.stop).map_err(|e| {
                 match (&e, &s.file) {
                     (BuildError::Io(io), Some(path)) => write_error(path, io),
                     _ => e.to_string(),
                 }
             })
         })
-        .map(|base| (base, docs, verified))
+        .map(|base| (base, docs, verified, complete))
     };
     match result {
-        Ok((base, docs, verified)) => {
+        Ok((base, docs, verified, complete)) => {
             let mut fresh = Live::from_docs(Some(base), docs, false);
-            for (d, v) in fresh.docs.iter_mut().zip(verified) {
-                d.verified = v;
+            for (id, v) in verified.into_iter().enumerate() {
+                if v {
+                    fresh.set_verified(id as u32);
+                }
             }
+            fresh.complete = complete;
             let files = fresh.docs.len();
             *s.live.write().unwrap_or_else(|p| p.into_inner()) = fresh;
             set_status(s, |st| st.merges += 1);

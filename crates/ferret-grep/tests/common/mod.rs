@@ -7,6 +7,7 @@ use ferret_grep::{Candidate, Options, Outcome, Output, Scope, grep};
 use ferret_query::{Clock, Query};
 
 /// Every file of every root, as a grep without `path` or `filter` asks.
+#[allow(dead_code, reason = "each test binary uses its own part")]
 pub fn whole_tree() -> Scope<'static> {
     Scope {
         path: None,
@@ -17,6 +18,7 @@ pub fn whole_tree() -> Scope<'static> {
 }
 
 /// Grep `candidates` with no limit that could cut the answer short.
+#[allow(dead_code, reason = "each test binary uses its own part")]
 pub fn grep_all(
     roots: &Roots,
     matcher: &grep_regex::RegexMatcher,
@@ -25,6 +27,21 @@ pub fn grep_all(
     output: Output,
     context: usize,
 ) -> Outcome {
+    grep_all_with(
+        roots, matcher, multiline, candidates, output, context, false,
+    )
+}
+
+/// [`grep_all`], searching documents as their text (`documents`) or not.
+pub fn grep_all_with(
+    roots: &Roots,
+    matcher: &grep_regex::RegexMatcher,
+    multiline: bool,
+    candidates: &[Candidate],
+    output: Output,
+    context: usize,
+    documents: bool,
+) -> Outcome {
     let options = Options {
         output,
         before: context,
@@ -32,6 +49,7 @@ pub fn grep_all(
         limit: 100_000,
         max_output_bytes: usize::MAX,
         threads: 2,
+        documents,
         ..Options::default()
     };
     grep(
