@@ -91,6 +91,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().expect("a folder"));
     let threads: usize = args.next().map_or(2, |t| t.parse().expect("a count"));
+    let start = NOW.load(Ordering::Relaxed);
     let mut sources = Vec::new();
     walk(&dir, &dir, &mut sources);
     let now = std::time::SystemTime::now()
@@ -106,7 +107,8 @@ fn main() {
     let peak = PEAK.load(Ordering::Relaxed) - before;
     let listed = sources.len();
     drop(sources);
-    let held = NOW.load(Ordering::Relaxed) - before;
+    table.shrink_to_fit();
+    let held = NOW.load(Ordering::Relaxed) - start;
     let st = table.stats();
     let report = |what: &str, bytes: usize| {
         println!(
@@ -117,8 +119,8 @@ fn main() {
         );
     };
     println!(
-        "{listed} source files listed, {} held ({} unreadable), {} definitions, built in {secs:.1} s on {threads} threads",
-        st.files, st.unreadable, st.symbols
+        "{listed} source files listed, {} held ({} unreadable, {} timed out), {} definitions, built in {secs:.1} s on {threads} threads",
+        st.files, st.unreadable, st.timed_out, st.symbols
     );
     report("table", held);
     println!(
