@@ -758,7 +758,28 @@ fn fresh(
     if refreshed != ferret_symbols::Refreshed::default() {
         h.dirty = true;
     }
+    if refreshed.read >= MANY_READ {
+        settle(&mut h.table);
+    }
     Ok((refreshed, listed))
+}
+
+/// Past this many files read by one call, the table is settled (see
+/// [`settle`]): a first call that built it.
+const MANY_READ: usize = 1024;
+
+/// After a build: the table's arrays cut to what they hold, and what the
+/// build's temporaries freed (the listing, the parsers' trees and the
+/// files' bytes, hundreds of megabytes on a big tree) handed back to the
+/// system, which glibc otherwise keeps in its arenas.
+fn settle(table: &mut Table) {
+    table.shrink_to_fit();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it takes no pointer and
+    // is thread-safe (it locks each arena it trims).
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// `stack`'s table in `slot`: the one there, or (another stack's, or none)
@@ -817,11 +838,15 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
     });
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let read = |p: &str| read_source(&stack.roots, p).ok();
-    for (i, chunk) in all.chunks(CHUNK).enumerate() {
+    // Taken from the listing's end, so that what is done is freed as the
+    // build goes.
+    let mut all = all;
+    while !all.is_empty() {
         if !going() {
             set(&|b| b.state = Some("stopped"));
             return;
         }
+        let chunk = all.split_off(all.len().saturating_sub(CHUNK));
         let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
         // Asked again under the lock: a stack replaced meanwhile may have
         // handed its table to the new one (`carry_over`).
@@ -830,14 +855,15 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
             return;
         }
         let h = held_for(&mut slot, stack);
-        let r = h.table.update(chunk, &[], now_s(), threads, read);
+        let r = h.table.update(&chunk, &[], now_s(), threads, read);
         if r.read > 0 {
             h.dirty = true;
         }
         drop(slot);
-        let done = (i * CHUNK + chunk.len()).min(total);
+        let done = total - all.len();
         set(&|b| b.files_done = done);
     }
+    drop(all);
     // Whole: listed again under the lock, what went meanwhile forgotten,
     // the change feed taken from here on.
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
@@ -850,6 +876,7 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
     }
     let ms = started.elapsed().as_millis() as u64;
     let h = held_for(&mut slot, stack);
+    settle(&mut h.table);
     let st = h.table.stats();
     tracing::info!(
         files = st.files,
@@ -975,14 +1002,14 @@ pub fn definitions(
     Some(
         found
             .hits
-            .iter()
+            .into_iter()
             .filter(|h| {
                 matches!(
                     h.tier,
                     ferret_symbols::Tier::Exact | ferret_symbols::Tier::Folded
                 )
             })
-            .map(|h| (h.path.to_string(), h.symbol.clone()))
+            .map(|h| (h.path, h.symbol))
             .collect(),
     )
 }
@@ -1007,7 +1034,7 @@ pub fn symbols(
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,
-        |path, s| call.kind.is_none_or(|k| k == s.kind) && within(scope.as_deref(), path),
+        |path, kind| call.kind.is_none_or(|k| k == kind) && within(scope.as_deref(), path),
         call.offset,
         call.limit,
     );
@@ -1016,7 +1043,7 @@ pub fn symbols(
         .hits
         .iter()
         .map(|h| {
-            let mut v = symbol_json(h.symbol);
+            let mut v = symbol_json(&h.symbol);
             v["path"] = json!(h.path);
             v["match"] = json!(h.tier.name());
             v
@@ -1035,7 +1062,7 @@ pub fn symbols(
     let lines: Vec<String> = found
         .hits
         .iter()
-        .map(|h| format!("{}:{}", h.path, symbol_text(h.symbol)))
+        .map(|h| format!("{}:{}", h.path, symbol_text(&h.symbol)))
         .collect();
     text.push('\n');
     text.push_str(&render::frame(&lines.join("\n")));

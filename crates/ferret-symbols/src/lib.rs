@@ -24,7 +24,10 @@
 mod extract;
 mod find;
 mod lang;
+mod names;
+mod paths;
 mod saved;
+mod strings;
 mod table;
 #[cfg(test)]
 mod tests;

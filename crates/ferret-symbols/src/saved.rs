@@ -1,8 +1,10 @@
 //! A [`Table`] as bytes, so that a restart does not parse every file again:
 //! each file's path, modification time, size, when it was read and what it
-//! held. The caller writes and reads the bytes (this crate does no I/O);
-//! a table read back is checked file by file by the caller's next
-//! [`Table::refresh`], which parses again only what moved since.
+//! held (files that could not be read are left out: they are tried again).
+//! The caller writes and reads the bytes (this crate does no I/O); a table
+//! read back (each file taken in as it is read, so the table is never held
+//! twice) is checked file by file by the caller's next [`Table::refresh`],
+//! which parses again only what moved since.
 //!
 //! Layout (little-endian): [`MAGIC`], the format and extraction versions,
 //! the crate's version, the [`Limits`], the caller's key, the files, and a
@@ -14,7 +16,7 @@
 use crate::{
     extract::{Kind, Limits, Skip, Symbol},
     find::fold,
-    table::{Source, State, Table},
+    table::{Source, State, Status, Table},
 };
 
 const MAGIC: &[u8; 8] = b"frtsymb\n";
@@ -119,21 +121,24 @@ impl Table {
     pub fn to_bytes(&self, key: &[u8]) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         header(&mut w, self.limits(), key);
-        let files = self.held();
-        w.u64(files.len() as u64);
-        for (path, mtime, size, read_at, state) in files {
+        // A file that could not be read is not kept: it is tried again
+        // after a restart (see `Table::insert_saved`).
+        let st = self.stats();
+        w.u64((st.files - st.unreadable) as u64);
+        let files = self.held().filter(|f| f.4 != Status::Unreadable);
+        for (path, mtime, size, read_at, status, symbols) in files {
             w.bytes(path.as_bytes());
             w.u64(mtime as u64);
             w.u64(size);
             w.u64(read_at as u64);
-            match state {
-                State::Read(symbols, errors) => {
-                    w.u8(if *errors { 1 } else { 0 });
+            match status {
+                Status::Read { errors } => {
+                    w.u8(if errors { 1 } else { 0 });
                     w.u32(symbols.len() as u32);
-                    for (s, _) in symbols {
+                    for s in symbols {
                         w.bytes(s.name.as_bytes());
                         w.u8(kind_code(s.kind));
-                        match &s.container {
+                        match s.container {
                             Some(c) => w.bytes(c.as_bytes()),
                             None => w.u32(NO_CONTAINER),
                         }
@@ -142,9 +147,9 @@ impl Table {
                         w.u32(s.doc_line);
                     }
                 }
-                State::Skipped(Skip::TooLarge) => w.u8(2),
-                State::Skipped(Skip::TimedOut) => w.u8(3),
-                State::Unreadable => w.u8(4),
+                Status::Skipped(Skip::TooLarge) => w.u8(2),
+                Status::Skipped(Skip::TimedOut) => w.u8(3),
+                Status::Unreadable => w.u8(4),
             }
         }
         let crc = crc32fast::hash(&w.0);
@@ -175,7 +180,9 @@ impl Table {
             rest: &body[expected.0.len()..],
         };
         let count = r.u64()? as usize;
-        let mut files = Vec::with_capacity(count.min(1 << 20));
+        // Each file is taken in as it is read, so that the table is never
+        // held twice.
+        let mut table = Table::new(limits);
         for _ in 0..count {
             let path = r.string()?;
             let mtime = r.u64()? as i64;
@@ -219,12 +226,13 @@ impl Table {
                 4 => State::Unreadable,
                 _ => return Err(Refused("an unknown file state".into())),
             };
-            files.push((Source { path, mtime, size }, read_at, state));
+            table.insert_saved(&Source { path, mtime, size }, read_at, state);
         }
         if !r.rest.is_empty() {
             return Err(Refused("bytes past the last file".into()));
         }
-        Ok(Table::from_saved(limits, files))
+        table.shrink_to_fit();
+        Ok(table)
     }
 }
 

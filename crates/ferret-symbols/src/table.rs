@@ -2,28 +2,38 @@
 //! a caller lists the source files as its index sees them now
 //! ([`Table::refresh`]), or names the ones that changed ([`Table::update`]);
 //! the table reads again only those that changed (in parallel, each thread
-//! with its own [`Extractor`]) and forgets those that are gone, then answers
-//! names.
+//! with its own [`Extractor`], the table taking in each outline as it comes)
+//! and forgets those that are gone, then answers names.
 //!
-//! Names are looked up in a dictionary of the distinct folded names, not by
-//! a pass over every symbol: each name holds where it is defined, and a
-//! trigram map of the names gives the few that can hold what is asked (a
-//! name holds the query only if it holds each of its three-byte pieces).
-//! Written here because no kept crate keeps a substring index of short
-//! strings that is updated in place.
+//! Names are looked up in a dictionary of the distinct folded names
+//! (`names.rs`), not by a pass over every symbol.
+//!
+//! Held compactly, since a served tree may hold millions of definitions: a
+//! file is its folder (a tree of folders, `paths.rs`), its name, its time,
+//! size and state, and its definitions as fixed records of 24 bytes whose
+//! names and containers are ids of strings held once (`strings.rs`); a path
+//! is written out only when an answer or a lookup needs it. A file with no
+//! definitions holds no more than what tells that it is unchanged.
 
 use std::{
-    collections::{HashMap, HashSet},
+    cmp::Reverse,
+    collections::HashSet,
+    hash::BuildHasher,
     sync::{
-        Mutex,
         atomic::{AtomicUsize, Ordering},
+        mpsc,
     },
 };
+
+use hashbrown::HashTable;
 
 use crate::{
     extract::{Extractor, Kind, Limits, Skip, Symbol},
     find::{NameQuery, Tier, fold, matcher},
     lang::Lang,
+    names::{Names, mask},
+    paths::{Folders, split},
+    strings::{Seed, Strings},
 };
 
 /// A source file as the caller's index sees it.
@@ -37,39 +47,52 @@ pub struct Source {
     pub size: u64,
 }
 
-/// A file's outline, each name as `N`: folded (as parsed) or its id in
-/// [`Names`] (as held).
-pub(crate) enum State<N> {
+/// A file's outline as parsed (each name with its folded form), or why it
+/// has none: what a table takes in.
+pub(crate) enum State {
     /// Its definitions, and whether the parse met errors.
-    Read(Vec<(Symbol, N)>, bool),
+    Read(Vec<(Symbol, String)>, bool),
     Skipped(Skip),
     Unreadable,
 }
 
-impl<N> State<N> {
-    /// What this file adds to [`Stats`] (its count of files aside).
-    fn counts(&self) -> Stats {
-        let mut st = Stats::default();
-        match self {
-            State::Read(symbols, errors) => {
-                st.symbols = symbols.len();
-                st.with_errors = usize::from(*errors);
-            }
-            State::Skipped(Skip::TooLarge) => st.too_large = 1,
-            State::Skipped(Skip::TimedOut) => st.timed_out = 1,
-            State::Unreadable => st.unreadable = 1,
-        }
-        st
-    }
+/// What reading a held file gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Parsed (with errors or not): its definitions are held.
+    Read {
+        errors: bool,
+    },
+    Skipped(Skip),
+    Unreadable,
 }
 
+/// A definition as held: its name and container are ids in the table's
+/// strings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Def {
+    name: u32,
+    /// [`NO_CONTAINER`] for none.
+    container: u32,
+    line: u32,
+    end_line: u32,
+    doc_line: u32,
+    kind: Kind,
+}
+
+const NO_CONTAINER: u32 = u32::MAX;
+
+const _: () = assert!(std::mem::size_of::<Def>() == 24);
+
 struct File {
-    path: String,
+    folder: u32,
+    name: u32,
+    status: Status,
     mtime: i64,
     size: u64,
     /// When it was read (Unix seconds).
     read_at: i64,
-    state: State<u32>,
+    defs: Box<[Def]>,
 }
 
 impl File {
@@ -77,6 +100,21 @@ impl File {
     /// (same size) could have been missed: read again until settled.
     fn unsettled(&self) -> bool {
         self.read_at < self.mtime + SAME_SECOND_SLACK
+    }
+
+    /// What this file adds to [`Stats`] (its count of files aside).
+    fn counts(&self) -> Stats {
+        let mut st = Stats::default();
+        match self.status {
+            Status::Read { errors } => {
+                st.symbols = self.defs.len();
+                st.with_errors = usize::from(errors);
+            }
+            Status::Skipped(Skip::TooLarge) => st.too_large = 1,
+            Status::Skipped(Skip::TimedOut) => st.timed_out = 1,
+            Status::Unreadable => st.unreadable = 1,
+        }
+        st
     }
 }
 
@@ -130,99 +168,37 @@ impl Stats {
 }
 
 /// A symbol found by [`Table::search`].
-#[derive(Debug, Clone, Copy)]
-pub struct Hit<'a> {
+#[derive(Debug, Clone)]
+pub struct Hit {
     /// The file it is in.
-    pub path: &'a str,
+    pub path: String,
     /// The definition.
-    pub symbol: &'a Symbol,
+    pub symbol: Symbol,
     /// How its name matched.
     pub tier: Tier,
 }
 
 /// What [`Table::search`] found.
 #[derive(Debug, Clone)]
-pub struct Found<'a> {
+pub struct Found {
     /// The page asked for, best first.
-    pub hits: Vec<Hit<'a>>,
+    pub hits: Vec<Hit>,
     /// How many matched in all.
     pub total: usize,
 }
 
-/// The distinct folded names, where each is defined, and their trigrams.
-#[derive(Default)]
-struct Names {
-    ids: HashMap<Box<str>, u32>,
-    folded: Vec<Box<str>>,
-    /// Which of a few character classes each name holds (see [`mask`]): a
-    /// name lacking one the query has cannot hold the query's letters.
-    masks: Vec<u64>,
-    /// Where each name is defined: (file slot, index in its symbols).
-    postings: Vec<Vec<(u32, u32)>>,
-    /// The names holding each three-byte piece, in ascending id order (ids
-    /// only grow; a name that is no longer defined keeps its place, with no
-    /// postings).
-    grams: HashMap<[u8; 3], Vec<u32>>,
-}
+/// A held file as [`Table::to_bytes`] writes it: its path, modification
+/// time, size, when it was read, what that gave, and its definitions.
+pub(crate) type HeldFile<'t> = (String, i64, u64, i64, Status, Vec<SymbolRef<'t>>);
 
-/// A bit per character class: letters and digits by their ASCII value
-/// modulo 63, anything else in the last bit.
-fn mask(folded: &str) -> u64 {
-    folded.bytes().fold(0, |m, b| {
-        m | if b.is_ascii() { 1 << (b % 63) } else { 1 << 63 }
-    })
-}
-
-impl Names {
-    fn intern(&mut self, folded: &str) -> u32 {
-        if let Some(&id) = self.ids.get(folded) {
-            return id;
-        }
-        let id = self.folded.len() as u32;
-        let mut seen = HashSet::new();
-        for w in folded.as_bytes().windows(3) {
-            let g = [w[0], w[1], w[2]];
-            if seen.insert(g) {
-                self.grams.entry(g).or_default().push(id);
-            }
-        }
-        self.ids.insert(folded.into(), id);
-        self.folded.push(folded.into());
-        self.masks.push(mask(folded));
-        self.postings.push(Vec::new());
-        id
-    }
-
-    /// The ids of names that hold `q` (folded), in no order.
-    fn holding(&self, q: &str) -> Vec<u32> {
-        let live = |id: &u32| !self.postings[*id as usize].is_empty();
-        if q.is_empty() {
-            return (0..self.folded.len() as u32).filter(live).collect();
-        }
-        let qm = mask(q);
-        let check = |id: &u32| {
-            let i = *id as usize;
-            self.masks[i] & qm == qm && !self.postings[i].is_empty() && self.folded[i].contains(q)
-        };
-        if q.len() < 3 {
-            return (0..self.folded.len() as u32).filter(check).collect();
-        }
-        // The rarest piece's names, checked whole.
-        let mut rarest: Option<&Vec<u32>> = None;
-        for w in q.as_bytes().windows(3) {
-            match self.grams.get(&[w[0], w[1], w[2]]) {
-                None => return Vec::new(),
-                Some(list) => {
-                    if rarest.is_none_or(|r| list.len() < r.len()) {
-                        rarest = Some(list);
-                    }
-                }
-            }
-        }
-        rarest.map_or_else(Vec::new, |list| {
-            list.iter().copied().filter(|id| check(id)).collect()
-        })
-    }
+/// A held definition, its strings borrowed from the table.
+pub(crate) struct SymbolRef<'t> {
+    pub(crate) name: &'t str,
+    pub(crate) kind: Kind,
+    pub(crate) container: Option<&'t str>,
+    pub(crate) line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) doc_line: u32,
 }
 
 /// Outlines of many files.
@@ -230,10 +206,14 @@ pub struct Table {
     limits: Limits,
     /// For the few files a call finds changed.
     extractor: Extractor,
-    slots: HashMap<String, u32>,
+    strings: Strings,
+    folders: Folders,
+    names: Names,
+    /// File slots by the hash of their path.
+    slots: HashTable<u32>,
+    seed: Seed,
     files: Vec<Option<File>>,
     free: Vec<u32>,
-    names: Names,
     /// The slots of files read too soon after their modification (see
     /// [`File::unsettled`]), checked again on every update.
     unsettled: HashSet<u32>,
@@ -241,18 +221,70 @@ pub struct Table {
     totals: Stats,
 }
 
+/// The hash of the path of the file in `slot` (for the slots' table).
+fn slot_hash(
+    files: &[Option<File>],
+    folders: &Folders,
+    strings: &Strings,
+    seed: &Seed,
+    slot: u32,
+) -> u64 {
+    let f = files[slot as usize]
+        .as_ref()
+        .expect("a slot in the table holds a file");
+    let mut path = String::new();
+    folders.write(strings, f.folder, f.name, &mut path);
+    seed.hash_one(path.as_str())
+}
+
 impl Table {
     /// An empty table whose files are extracted within `limits`.
     pub fn new(limits: Limits) -> Table {
+        let seed = Seed::default();
         Table {
             limits,
             extractor: Extractor::new(limits),
-            slots: HashMap::new(),
+            strings: Strings::new(seed.clone()),
+            folders: Folders::new(seed.clone()),
+            names: Names::new(seed.clone()),
+            slots: HashTable::new(),
+            seed,
             files: Vec::new(),
             free: Vec::new(),
-            names: Names::default(),
             unsettled: HashSet::new(),
             totals: Stats::default(),
+        }
+    }
+
+    /// The slot of the file held at `path`.
+    fn slot_of(&self, path: &str) -> Option<u32> {
+        let hash = self.seed.hash_one(path);
+        self.slots
+            .find(hash, |&slot| {
+                let f = self.files[slot as usize].as_ref().expect("held");
+                self.folders.holds(&self.strings, f.folder, f.name, path)
+            })
+            .copied()
+    }
+
+    /// Write the path of the file in `slot` into `out`.
+    fn path_into(&self, slot: u32, out: &mut String) {
+        let f = self.files[slot as usize].as_ref().expect("held");
+        self.folders.write(&self.strings, f.folder, f.name, out);
+    }
+
+    fn container(&self, def: &Def) -> Option<&str> {
+        (def.container != NO_CONTAINER).then(|| self.strings.get(def.container))
+    }
+
+    fn symbol(&self, def: &Def) -> Symbol {
+        Symbol {
+            name: self.strings.get(def.name).to_string(),
+            kind: def.kind,
+            container: self.container(def).map(str::to_string),
+            line: def.line,
+            end_line: def.end_line,
+            doc_line: def.doc_line,
         }
     }
 
@@ -264,14 +296,18 @@ impl Table {
     where
         R: Fn(&str) -> Option<Vec<u8>> + Sync,
     {
-        let listed: HashSet<&str> = sources.iter().map(|s| s.path.as_str()).collect();
-        let gone: Vec<String> = self
-            .slots
-            .keys()
-            .filter(|p| !listed.contains(p.as_str()))
-            .cloned()
+        let slots: Vec<Option<u32>> = sources.iter().map(|s| self.slot_of(&s.path)).collect();
+        let mut listed = vec![false; self.files.len()];
+        for &slot in slots.iter().flatten() {
+            listed[slot as usize] = true;
+        }
+        let gone: Vec<u32> = (0..self.files.len() as u32)
+            .filter(|&s| self.files[s as usize].is_some() && !listed[s as usize])
             .collect();
-        self.update(sources, &gone, now, threads, read)
+        for &slot in &gone {
+            self.remove(slot);
+        }
+        self.apply(sources, &slots, gone.len(), now, threads, &read)
     }
 
     /// Change only what the caller names: `changed` are files new or changed
@@ -291,134 +327,187 @@ impl Table {
         R: Fn(&str) -> Option<Vec<u8>> + Sync,
     {
         let mut removed = 0;
-        let mut folders: HashSet<&str> = HashSet::new();
+        let mut folders: HashSet<u32> = HashSet::new();
         for p in gone {
-            if self.slots.contains_key(p.as_str()) {
-                self.remove(p);
+            if let Some(slot) = self.slot_of(p) {
+                self.remove(slot);
                 removed += 1;
-            } else {
-                folders.insert(p.as_str());
+            } else if let Some(folder) = self.folders.get(&self.strings, p) {
+                folders.insert(folder);
             }
         }
         if !folders.is_empty() {
-            // One pass over the held paths, each looking up its folders.
-            let under: Vec<String> = self
-                .slots
-                .keys()
-                .filter(|k| k.match_indices('/').any(|(i, _)| folders.contains(&k[..i])))
-                .cloned()
+            // One pass over the held files, each looking up its folders.
+            let under: Vec<u32> = (0..self.files.len() as u32)
+                .filter(|&s| {
+                    self.files[s as usize]
+                        .as_ref()
+                        .is_some_and(|f| self.folders.under(f.folder, &folders))
+                })
                 .collect();
-            for k in &under {
-                self.remove(k);
+            for &slot in &under {
+                self.remove(slot);
             }
             removed += under.len();
         }
+        let slots: Vec<Option<u32>> = changed.iter().map(|s| self.slot_of(&s.path)).collect();
+        self.apply(changed, &slots, removed, now, threads, &read)
+    }
+
+    /// Read what in `changed` (held at `slots`) is new or changed, and
+    /// what is still unsettled.
+    fn apply<R>(
+        &mut self,
+        changed: &[Source],
+        slots: &[Option<u32>],
+        mut removed: usize,
+        now: i64,
+        threads: usize,
+        read: &R,
+    ) -> Refreshed
+    where
+        R: Fn(&str) -> Option<Vec<u8>> + Sync,
+    {
         // An empty file defines nothing: never read, nor held (a tree of
         // empty files, as a synthetic one is, costs nothing).
-        for s in changed.iter().filter(|s| s.size == 0) {
-            if self.slots.contains_key(s.path.as_str()) {
-                self.remove(&s.path);
+        for (s, slot) in changed.iter().zip(slots) {
+            if s.size == 0
+                && let Some(slot) = slot
+                && self.files[*slot as usize].is_some()
+            {
+                self.remove(*slot);
                 removed += 1;
             }
         }
-        let mut stale: Vec<Source> = changed
+        let stale = changed
             .iter()
-            .filter(|s| s.size > 0 && Lang::of_path(&s.path).is_some())
-            .filter(|s| {
-                self.file(&s.path)
+            .zip(slots)
+            .filter(|(s, _)| s.size > 0 && Lang::of_path(&s.path).is_some())
+            .filter(|(s, slot)| {
+                slot.and_then(|slot| self.files[slot as usize].as_ref())
                     .is_none_or(|f| f.mtime != s.mtime || f.size != s.size || f.unsettled())
             })
-            .cloned()
-            .collect();
-        let named: HashSet<&str> = changed.iter().map(|s| s.path.as_str()).collect();
-        let again: Vec<Source> = self
+            .map(|(s, _)| s);
+        let named: HashSet<u32> = slots.iter().flatten().copied().collect();
+        let mut unsettled: Vec<u32> = self
             .unsettled
             .iter()
-            .filter_map(|&slot| self.files[slot as usize].as_ref())
-            .filter(|f| !named.contains(f.path.as_str()))
-            .map(|f| Source {
-                path: f.path.clone(),
-                mtime: f.mtime,
-                size: f.size,
+            .copied()
+            .filter(|slot| !named.contains(slot))
+            .collect();
+        unsettled.sort_unstable();
+        let again: Vec<Source> = unsettled
+            .into_iter()
+            .map(|slot| {
+                let f = self.files[slot as usize]
+                    .as_ref()
+                    .expect("unsettled files are held");
+                let mut path = String::new();
+                self.path_into(slot, &mut path);
+                Source {
+                    path,
+                    mtime: f.mtime,
+                    size: f.size,
+                }
             })
             .collect();
-        stale.extend(again);
+        // Borrowed, not copied: on a first build this is every file.
+        let stale: Vec<&Source> = stale.chain(&again).collect();
         if stale.is_empty() {
             return Refreshed { read: 0, removed };
         }
-        let states = self.read_all(&stale, threads, &read);
-        let read = states.len();
-        for (i, state) in states {
-            let s = &stale[i];
-            self.insert(s, now, state);
-        }
+        let read = self.read_all(&stale, now, threads, read);
         Refreshed { read, removed }
     }
 
-    fn file(&self, path: &str) -> Option<&File> {
-        let slot = *self.slots.get(path)?;
-        self.files[slot as usize].as_ref()
-    }
-
-    fn read_all<R>(
-        &mut self,
-        stale: &[Source],
-        threads: usize,
-        read: &R,
-    ) -> Vec<(usize, State<String>)>
+    /// Parse `stale` and take each outline in as it comes; gives how many
+    /// were read.
+    fn read_all<R>(&mut self, stale: &[&Source], now: i64, threads: usize, read: &R) -> usize
     where
         R: Fn(&str) -> Option<Vec<u8>> + Sync,
     {
         if stale.len() <= FEW || threads <= 1 {
             // A few files (what changed since the last call): here, with
             // the table's own extractor, whose compiled queries are kept.
-            let x = &mut self.extractor;
-            return stale
-                .iter()
-                .enumerate()
-                .map(|(i, source)| (i, parse(x, source, read)))
-                .collect();
+            for source in stale {
+                let state = parse(&mut self.extractor, source, read);
+                self.insert(source, now, state);
+            }
+            return stale.len();
         }
         let next = AtomicUsize::new(0);
-        let done = Mutex::new(Vec::with_capacity(stale.len()));
         let limits = self.limits;
         let threads = threads.clamp(1, 16).min(stale.len());
+        // Outlines come back as they are parsed and are taken in on this
+        // thread, so that what the table keeps is allocated here and the
+        // parsers' temporaries stay in their own threads.
+        let (tx, rx) = mpsc::sync_channel::<(usize, State)>(threads * 4);
         std::thread::scope(|scope| {
+            let mut workers = Vec::with_capacity(threads);
             for _ in 0..threads {
-                scope.spawn(|| {
-                    let mut extractor = Extractor::new(limits);
-                    let mut mine = Vec::new();
+                let tx = tx.clone();
+                let next = &next;
+                let mut extractor = Extractor::new(limits);
+                workers.push(scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(source) = stale.get(i) else { break };
-                        mine.push((i, parse(&mut extractor, source, read)));
+                        if tx.send((i, parse(&mut extractor, source, read))).is_err() {
+                            break;
+                        }
                     }
-                    done.lock().expect("no panics hold it").extend(mine);
-                });
+                    extractor
+                }));
             }
-        });
-        done.into_inner().expect("no panics hold it")
-    }
-
-    fn remove(&mut self, path: &str) {
-        let Some(slot) = self.slots.remove(path) else {
-            return;
-        };
-        self.unsettled.remove(&slot);
-        if let Some(file) = self.files[slot as usize].take() {
-            self.totals.subtract(file.state.counts());
-            if let State::Read(symbols, _) = file.state {
-                let ids: HashSet<u32> = symbols.iter().map(|(_, id)| *id).collect();
-                for id in ids {
-                    self.names.postings[id as usize].retain(|&(f, _)| f != slot);
+            drop(tx);
+            for (i, state) in rx {
+                self.insert(stale[i], now, state);
+            }
+            for worker in workers {
+                if let Err(panic) = worker.join() {
+                    std::panic::resume_unwind(panic);
                 }
             }
+        });
+        stale.len()
+    }
+
+    fn remove(&mut self, slot: u32) {
+        let Some(file) = self.files[slot as usize].take() else {
+            return;
+        };
+        // Its path, for its place in the slots' table, before its folder
+        // and name may be forgotten.
+        let mut path = String::new();
+        self.folders
+            .write(&self.strings, file.folder, file.name, &mut path);
+        let hash = self.seed.hash_one(path.as_str());
+        if let Ok(entry) = self.slots.find_entry(hash, |&s| s == slot) {
+            entry.remove();
         }
+        self.unsettled.remove(&slot);
+        self.totals.subtract(file.counts());
+        let mut names: HashSet<u32> = HashSet::new();
+        for def in &file.defs {
+            if names.insert(def.name) {
+                self.names.remove(&fold(self.strings.get(def.name)), slot);
+            }
+        }
+        for def in &file.defs {
+            self.strings.release(def.name);
+            if def.container != NO_CONTAINER {
+                self.strings.release(def.container);
+            }
+        }
+        self.strings.release(file.name);
+        self.folders.leave(&mut self.strings, file.folder);
         self.free.push(slot);
     }
 
-    fn insert(&mut self, source: &Source, now: i64, parsed: State<String>) {
-        self.remove(&source.path);
+    fn insert(&mut self, source: &Source, now: i64, parsed: State) {
+        if let Some(old) = self.slot_of(&source.path) {
+            self.remove(old);
+        }
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -426,35 +515,58 @@ impl Table {
                 (self.files.len() - 1) as u32
             }
         };
-        let state = match parsed {
-            State::Read(symbols, errors) => State::Read(
-                symbols
+        let (dir, name) = split(&source.path);
+        let folder = self.folders.enter(&mut self.strings, dir);
+        let name = self.strings.intern(name);
+        let (status, defs) = match parsed {
+            State::Read(symbols, errors) => {
+                let defs: Box<[Def]> = symbols
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (symbol, folded))| {
-                        let id = self.names.intern(&folded);
-                        self.names.postings[id as usize].push((slot, i as u32));
-                        (symbol, id)
+                    .map(|(i, (s, folded))| {
+                        self.names.add(&folded, (slot, i as u32));
+                        Def {
+                            name: self.strings.intern(&s.name),
+                            container: s
+                                .container
+                                .as_deref()
+                                .map_or(NO_CONTAINER, |c| self.strings.intern(c)),
+                            line: s.line,
+                            end_line: s.end_line,
+                            doc_line: s.doc_line,
+                            kind: s.kind,
+                        }
                     })
-                    .collect(),
-                errors,
-            ),
-            State::Skipped(skip) => State::Skipped(skip),
-            State::Unreadable => State::Unreadable,
+                    .collect();
+                (Status::Read { errors }, defs)
+            }
+            State::Skipped(skip) => (Status::Skipped(skip), Box::default()),
+            State::Unreadable => (Status::Unreadable, Box::default()),
         };
-        self.totals.add(state.counts());
-        self.slots.insert(source.path.clone(), slot);
         let file = File {
-            path: source.path.clone(),
+            folder,
+            name,
+            status,
             mtime: source.mtime,
             size: source.size,
             read_at: now,
-            state,
+            defs,
         };
+        self.totals.add(file.counts());
         if file.unsettled() {
             self.unsettled.insert(slot);
         }
         self.files[slot as usize] = Some(file);
+        let hash = self.seed.hash_one(source.path.as_str());
+        let Table {
+            files,
+            folders,
+            strings,
+            seed,
+            slots,
+            ..
+        } = self;
+        slots.insert_unique(hash, slot, |&s| slot_hash(files, folders, strings, seed, s));
     }
 
     /// The bounds each file is extracted within.
@@ -462,28 +574,47 @@ impl Table {
         self.limits
     }
 
-    /// Every held file: its path, modification time, size, when it was
-    /// read and its outline, for [`Table::to_bytes`].
-    pub(crate) fn held(&self) -> impl ExactSizeIterator<Item = (&str, i64, u64, i64, &State<u32>)> {
-        let files: Vec<&File> = self.files.iter().flatten().collect();
-        files
-            .into_iter()
-            .map(|f| (f.path.as_str(), f.mtime, f.size, f.read_at, &f.state))
+    /// Every held file, for [`Table::to_bytes`].
+    pub(crate) fn held(&self) -> impl Iterator<Item = HeldFile<'_>> {
+        self.files.iter().flatten().map(|f| {
+            let mut path = String::new();
+            self.folders
+                .write(&self.strings, f.folder, f.name, &mut path);
+            let symbols = f
+                .defs
+                .iter()
+                .map(|d| SymbolRef {
+                    name: self.strings.get(d.name),
+                    kind: d.kind,
+                    container: self.container(d),
+                    line: d.line,
+                    end_line: d.end_line,
+                    doc_line: d.doc_line,
+                })
+                .collect();
+            (path, f.mtime, f.size, f.read_at, f.status, symbols)
+        })
     }
 
-    /// A table holding `files` as they were saved (see `saved.rs`), but
-    /// for those that could not be read: the next refresh tries them again,
-    /// as permissions or the caller's policy may have changed meanwhile
-    /// without their modification time moving.
-    /// Each file is its source, when it was read and what it held.
-    pub(crate) fn from_saved(limits: Limits, files: Vec<(Source, i64, State<String>)>) -> Table {
-        let mut table = Table::new(limits);
-        for (source, read_at, state) in files {
-            if !matches!(state, State::Unreadable) {
-                table.insert(&source, read_at, state);
-            }
+    /// Take in a file as it was saved (see `saved.rs`), but for one that
+    /// could not be read: the next refresh tries it again, as permissions
+    /// or the caller's policy may have changed meanwhile without its
+    /// modification time moving. `read_at` is when it was read.
+    pub(crate) fn insert_saved(&mut self, source: &Source, read_at: i64, state: State) {
+        if !matches!(state, State::Unreadable) {
+            self.insert(source, read_at, state);
         }
-        table
+    }
+
+    /// Give back the room its arrays grew into beyond what they hold (up to
+    /// a third of the table after a build); for when many files were just
+    /// read, as the next changes grow them again.
+    pub fn shrink_to_fit(&mut self) {
+        self.strings.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.folders.shrink_to_fit();
+        self.files.shrink_to_fit();
+        self.free.shrink_to_fit();
     }
 
     /// What the table holds.
@@ -495,39 +626,40 @@ impl Table {
     }
 
     /// The symbols whose name matches `query` (and its container, when it
-    /// names one) among those `keep` accepts, best first: by how the name
-    /// matched (exact, then folded, a start, a part, fuzzy, a typo), then
-    /// code before tests, types before functions before the rest, the file
-    /// named after it first, then shallower paths, then by path and line.
-    /// Fuzzy and typo matching run only when the plainer tiers do not fill
-    /// the page.
-    pub fn search<'a>(
-        &'a self,
+    /// names one) among those `keep` accepts (given the file's path and the
+    /// symbol's kind), best first: by how the name matched (exact, then
+    /// folded, a start, a part, fuzzy, a typo), then code before tests,
+    /// types before functions before the rest, the file named after it
+    /// first, then shallower paths, then by path and line. Fuzzy and typo
+    /// matching run only when the plainer tiers do not fill the page.
+    pub fn search(
+        &self,
         query: &NameQuery,
-        keep: impl Fn(&str, &Symbol) -> bool,
+        keep: impl Fn(&str, Kind) -> bool,
         offset: usize,
         limit: usize,
-    ) -> Found<'a> {
-        let mut all: Vec<(Tier, u16, &str, &Symbol)> = Vec::new();
+    ) -> Found {
+        // (tier, fuzzy score, file slot, index in its definitions)
+        type Row = (Tier, u16, u32, u32);
+        let mut all: Vec<Row> = Vec::new();
         let plain = self.names.holding(query.folded());
-        type Row<'r> = (Tier, u16, &'r str, &'r Symbol);
-        let each = |all: &mut Vec<Row<'a>>, id: u32, tier: &mut Rate| {
-            let folded = &self.names.folded[id as usize];
-            for &(slot, i) in &self.names.postings[id as usize] {
+        let mut path = String::new();
+        let mut each = |all: &mut Vec<Row>, id: u32, tier: &mut Rate| {
+            let folded = self.names.name(id);
+            for &(slot, i) in self.names.postings(id) {
                 let Some(file) = self.files[slot as usize].as_ref() else {
                     continue;
                 };
-                let State::Read(symbols, _) = &file.state else {
-                    continue;
-                };
-                let symbol = &symbols[i as usize].0;
-                if !query.container_fits(symbol.container.as_deref()) {
+                let def = &file.defs[i as usize];
+                if !query.container_fits(self.container(def)) {
                     continue;
                 }
-                if let Some((t, score)) = tier(&symbol.name, folded)
-                    && keep(&file.path, symbol)
-                {
-                    all.push((t, score, file.path.as_str(), symbol));
+                if let Some((t, score)) = tier(self.strings.get(def.name), folded) {
+                    self.folders
+                        .write(&self.strings, file.folder, file.name, &mut path);
+                    if keep(&path, def.kind) {
+                        all.push((t, score, slot, i));
+                    }
                 }
             }
         };
@@ -541,13 +673,13 @@ impl Table {
             let mut m = matcher();
             let mut buf = Vec::new();
             let qm = mask(query.folded());
-            for id in 0..self.names.folded.len() as u32 {
-                if held.contains(&id) || self.names.postings[id as usize].is_empty() {
+            for id in 0..self.names.len() {
+                if held.contains(&id) || !self.names.is_live(id) {
                     continue;
                 }
-                let folded = &self.names.folded[id as usize];
+                let folded = self.names.name(id);
                 // Fuzzy needs every letter asked; a typo may lack some.
-                let score = if self.names.masks[id as usize] & qm == qm {
+                let score = if self.names.mask_of(id) & qm == qm {
                     query.fuzzy(folded, &mut m, &mut buf)
                 } else {
                     None
@@ -566,32 +698,45 @@ impl Table {
         let total = all.len();
         // By tier and score first (cheap); the full order only for the
         // classes the page reaches (a common name matches by the thousand).
-        all.sort_unstable_by_key(|&(tier, score, _, _)| (tier, std::cmp::Reverse(score)));
+        all.sort_unstable_by_key(|&(tier, score, _, _)| (tier, Reverse(score)));
         let reach = (offset.saturating_add(limit)).min(all.len());
         let end = match reach.checked_sub(1).map(|i| (all[i].0, all[i].1)) {
-            Some(last) => all.partition_point(|r| {
-                (r.0, std::cmp::Reverse(r.1)) <= (last.0, std::cmp::Reverse(last.1))
-            }),
+            Some(last) => all.partition_point(|r| (r.0, Reverse(r.1)) <= (last.0, Reverse(last.1))),
             None => 0,
         };
         all.truncate(end);
-        all.sort_by_cached_key(|&(tier, score, path, symbol)| {
+        let def = |slot: u32, i: u32| {
+            let file = self.files[slot as usize].as_ref().expect("held");
+            &file.defs[i as usize]
+        };
+        all.sort_by_cached_key(|&(tier, score, slot, i)| {
+            let d = def(slot, i);
+            let mut path = String::new();
+            self.path_into(slot, &mut path);
             (
                 tier,
-                std::cmp::Reverse(score),
-                is_test(path, symbol),
-                kind_rank(symbol.kind),
-                !is_home(path, &symbol.name),
+                Reverse(score),
+                is_test(&path, self.container(d)),
+                kind_rank(d.kind),
+                !is_home(&path, self.strings.get(d.name)),
                 path.matches('/').count(),
                 path,
-                symbol.line,
+                d.line,
             )
         });
         let hits = all
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|(tier, _, path, symbol)| Hit { path, symbol, tier })
+            .map(|(tier, _, slot, i)| {
+                let mut path = String::new();
+                self.path_into(slot, &mut path);
+                Hit {
+                    path,
+                    symbol: self.symbol(def(slot, i)),
+                    tier,
+                }
+            })
             .collect();
         Found { hits, total }
     }
@@ -603,7 +748,7 @@ type Rate<'f> = dyn FnMut(&str, &str) -> Option<(Tier, u16)> + 'f;
 /// Up to this many files are parsed on the caller's thread.
 const FEW: usize = 8;
 
-fn parse<R>(x: &mut Extractor, source: &Source, read: &R) -> State<String>
+fn parse<R>(x: &mut Extractor, source: &Source, read: &R) -> State
 where
     R: Fn(&str) -> Option<Vec<u8>>,
 {
@@ -629,7 +774,7 @@ where
 
 /// Test code (a test folder or file, or a `tests` module) ranks after the
 /// code it tests: a name defined in both is most often wanted where it lives.
-fn is_test(path: &str, symbol: &Symbol) -> bool {
+fn is_test(path: &str, container: Option<&str>) -> bool {
     const FOLDERS: [&str; 7] = [
         "test",
         "tests",
@@ -648,10 +793,7 @@ fn is_test(path: &str, symbol: &Symbol) -> bool {
         || stem.ends_with("_tests")
         || name.contains(".test.")
         || name.contains(".spec.")
-        || symbol
-            .container
-            .as_deref()
-            .is_some_and(|c| c == "tests" || c == "test")
+        || container.is_some_and(|c| c == "tests" || c == "test")
 }
 
 /// A definition in the file named after it (`State` in `state.rs`,
@@ -674,6 +816,8 @@ fn kind_rank(kind: Kind) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    use std::{collections::HashMap, sync::Mutex};
+
     use super::*;
 
     fn src(path: &str, mtime: i64) -> Source {
@@ -790,7 +934,7 @@ mod tests {
         let order: Vec<(&str, Option<&str>)> = found
             .hits
             .iter()
-            .map(|h| (h.path, h.symbol.container.as_deref()))
+            .map(|h| (h.path.as_str(), h.symbol.container.as_deref()))
             .collect();
         assert_eq!(
             order,
@@ -1048,5 +1192,58 @@ mod tests {
         assert_eq!(table.stats().symbols, 1);
         let r = table.update(&[empty], &[], 100, 1, |_| panic!("not read"));
         assert_eq!((r.removed, table.stats().files), (1, 0));
+    }
+
+    /// Paths are held as a tree of folders: each comes back as given, a
+    /// folder gone takes only what is below it, and a folder emptied is
+    /// forgotten and made again when a file comes back to it.
+    #[test]
+    fn paths_come_back_as_given_and_folders_go_with_their_files() {
+        let deep = format!("{}/deep.rs", vec!["nest"; 300].join("/"));
+        let paths = [
+            "top.rs",
+            "/lead.rs",
+            "a//b.rs",
+            "a/b/c/d/e.rs",
+            "a/b/c2/f.rs",
+            "a/b.rs",
+            "é/ü ñ.rs",
+            deep.as_str(),
+        ];
+        let body = |_: &str| Some(b"fn here() {}\n".to_vec());
+        let mut table = Table::new(Limits::default());
+        let sources: Vec<Source> = paths.iter().map(|p| src(p, 1)).collect();
+        table.refresh(&sources, 100, 2, body);
+        let held = |t: &Table| -> Vec<String> {
+            let mut v: Vec<String> = t
+                .search(&NameQuery::new("here"), |_, _| true, 0, 100)
+                .hits
+                .into_iter()
+                .map(|h| h.path)
+                .collect();
+            v.sort();
+            v
+        };
+        let mut want: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        want.sort();
+        assert_eq!(held(&table), want);
+        // Nothing moved: nothing is read again (each path is found again).
+        let r = table.refresh(&sources, 100, 2, |_| panic!("not read again"));
+        assert_eq!(r, Refreshed::default());
+        // `a/b` takes what is below it, not `a/b.rs` nor `a//b.rs`; the
+        // empty folder name takes `/lead.rs`.
+        let r = table.update(&[], &["a/b".into(), "".into()], 100, 1, body);
+        assert_eq!(r.removed, 3);
+        want.retain(|p| !p.starts_with("a/b/") && p != "/lead.rs");
+        assert_eq!(held(&table), want);
+        // Back again, in folders made anew.
+        let back = [src("a/b/c/d/e.rs", 2), src("nest/x.rs", 2)];
+        table.update(&back, &[], 100, 1, body);
+        want.extend(["a/b/c/d/e.rs".to_string(), "nest/x.rs".to_string()]);
+        want.sort();
+        assert_eq!(held(&table), want);
+        let r = table.update(&[], &["nest".into()], 100, 1, body);
+        assert_eq!(r.removed, 2);
+        assert_eq!(table.stats().files, want.len() - 2);
     }
 }
