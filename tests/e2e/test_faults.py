@@ -235,7 +235,10 @@ def test_a_read_only_state_folder_keeps_serving_in_memory(tmp_path):
 
         d, ch = run(go())
         assert "unusable" in (d["index"]["journal_error"] or ""), d["index"]
-        assert [e["path"] for e in ch["changes"]] == ["d000/fresh.txt"], "changes are kept in memory"
+        # The create and the write may land in one batch or two (a loaded
+        # machine): one change or two, both of the new file.
+        paths = [e["path"] for e in ch["changes"]]
+        assert paths and set(paths) == {"d000/fresh.txt"}, ("changes are kept in memory", ch)
         # HTTP needs its token kept there: refused at start, with the ways out.
         p = subprocess.run(
             [str(FERRET), "serve", "--root", str(root), "--state-dir", str(state), "--bind", "127.0.0.1:0"],
