@@ -24,6 +24,9 @@ use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
+use std::sync::Arc;
+
+use crate::folders::{FolderTable, ROOT};
 use crate::hits::{Hit, display_path, hit};
 use crate::names::{byte_mask, fold_into};
 use crate::rank::{NameFit, Places, Ranker, exact_forms};
@@ -515,9 +518,10 @@ struct NameFits {
     need: Vec<u8>,
     /// By name key and word: [`STARTS`], [`HOLDS`], [`NEAR`].
     flags: Vec<u8>,
-    /// The words (folded), and each one's bound (see [`NameFits::new`]).
+    /// The names that can match, in key order (see [`may_match`]).
+    maybe: Vec<u32>,
+    /// The words (folded).
     words: Vec<Vec<u8>>,
-    bound: Vec<usize>,
 }
 
 /// The name starts with the word.
@@ -554,7 +558,7 @@ impl NameFits {
                 byte_mask(&w[b.min(w.len())..])
             })
             .collect();
-        let parts: Vec<(Vec<u8>, Vec<u8>)> = std::thread::scope(|scope| {
+        let parts: Vec<(Vec<u8>, Vec<u8>, Vec<u32>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let rest_masks = &rest_masks;
@@ -562,6 +566,8 @@ impl NameFits {
                         let (from, to) = (t * step, ((t + 1) * step).min(count));
                         let mut need = Vec::with_capacity((to.saturating_sub(from)) * n);
                         let mut flags = Vec::with_capacity(need.capacity());
+                        // The names that can match (see [`may_match`]).
+                        let mut maybe = Vec::new();
                         let mut buf = Vec::new();
                         // Where each word's near names (sorted) reach `from`.
                         let mut cursors: Vec<usize> = near
@@ -609,22 +615,40 @@ impl NameFits {
                                     flags.push(f);
                                     continue;
                                 }
-                                if !folded {
-                                    fold_into(store.names.get(k), &mut buf);
-                                    folded = true;
-                                }
                                 // Greedy from the right: the longest end of
-                                // the word the name holds in order.
+                                // the word the name holds in order. (An
+                                // ASCII name is folded as it is read: most
+                                // names read here are not kept.)
+                                let raw = store.names.get(k);
                                 let mut i = word.len();
-                                for &b in buf.iter().rev() {
-                                    if i == 0 {
-                                        break;
+                                if !folded && raw.is_ascii() {
+                                    for &b in raw.iter().rev() {
+                                        if i == 0 {
+                                            break;
+                                        }
+                                        if word[i - 1] == b.to_ascii_lowercase() {
+                                            i -= 1;
+                                        }
                                     }
-                                    if word[i - 1] == b {
-                                        i -= 1;
+                                } else {
+                                    if !folded {
+                                        fold_into(raw, &mut buf);
+                                        folded = true;
+                                    }
+                                    for &b in buf.iter().rev() {
+                                        if i == 0 {
+                                            break;
+                                        }
+                                        if word[i - 1] == b {
+                                            i -= 1;
+                                        }
                                     }
                                 }
                                 need.push(i as u8);
+                                if i == 0 && !folded {
+                                    fold_into(raw, &mut buf);
+                                    folded = true;
+                                }
                                 if i == 0 {
                                     if buf.starts_with(word) {
                                         f |= STARTS | HOLDS;
@@ -634,8 +658,12 @@ impl NameFits {
                                 }
                                 flags.push(f);
                             }
+                            let at = need.len() - n;
+                            if may_match(words, bound, &need[at..], &flags[at..]) {
+                                maybe.push(k);
+                            }
                         }
-                        (need, flags)
+                        (need, flags, maybe)
                     })
                 })
                 .collect();
@@ -646,28 +674,18 @@ impl NameFits {
         });
         let mut need = Vec::with_capacity(count * n);
         let mut flags = Vec::with_capacity(count * n);
-        for (a, b) in parts {
+        let mut maybe = Vec::new();
+        for (a, b, c) in parts {
             need.extend(a);
             flags.extend(b);
+            maybe.extend(c);
         }
         NameFits {
             need,
             flags,
+            maybe,
             words: words.to_vec(),
-            bound: bound.to_vec(),
         }
-    }
-
-    /// Whether name `k` can match some entry: each word within its bound
-    /// (counting a `/` a folder boundary stands for) or one edit away.
-    fn may_match(&self, k: usize) -> bool {
-        let n = self.words.len();
-        self.words.iter().enumerate().all(|(w, word)| {
-            let need = self.need[k * n + w] as usize;
-            need <= self.bound[w]
-                || (need > 0 && word[need - 1] == b'/' && need - 1 <= self.bound[w])
-                || self.flags[k * n + w] & NEAR != 0
-        })
     }
 
     /// The names that can match, in key order, when their entries are few
@@ -679,20 +697,28 @@ impl NameFits {
         }
         let limit = store.len() / 8;
         let mut entries = 0;
-        let mut keys = Vec::new();
-        for k in 0..store.names.len() as usize {
-            if self.may_match(k) {
-                keys.push(k as u32);
-                if (k as u32) < store.names.sorted_len() {
-                    entries += store.base.named(k as u32).len();
-                    if entries > limit {
-                        return None;
-                    }
+        for &k in &self.maybe {
+            if k < store.names.sorted_len() {
+                entries += store.base.named(k).len();
+                if entries > limit {
+                    return None;
                 }
             }
         }
-        Some(keys)
+        Some(self.maybe.clone())
     }
+}
+
+/// Whether a name with these `need`s and `flags` (one each a word) can match
+/// some entry: each word within its `bound` (counting a `/` a folder
+/// boundary stands for) or one edit away.
+fn may_match(words: &[Vec<u8>], bound: &[usize], need: &[u8], flags: &[u8]) -> bool {
+    words.iter().enumerate().all(|(w, word)| {
+        let need = need[w] as usize;
+        need <= bound[w]
+            || (need > 0 && word[need - 1] == b'/' && need - 1 <= bound[w])
+            || flags[w] & NEAR != 0
+    })
 }
 
 /// Greedily match `word` from `from` over `name` (after a `/` when `sep`).
@@ -875,7 +901,6 @@ struct Reach {
 
 impl Reach {
     fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>], halt: &Halt) -> Reach {
-        use crate::store::NONE;
         let n = words.len();
         let slots = store.dirs.len();
         let single = store.roots().len() == 1;
@@ -886,72 +911,45 @@ impl Reach {
             done: vec![false; slots],
             bound: vec![0; n],
         };
-        let mut buf = Vec::new();
-        for &top in store.roots() {
-            let Some(s) = store.dir_slot(top) else {
-                continue;
-            };
-            if !single {
-                fold_into(store.name(top), &mut buf);
-                for (w, word) in words.iter().enumerate() {
-                    r.consumed[s * n + w] = advance(word, 0, false, &buf) as u8;
-                }
-            }
-            r.done[s] = true;
-        }
-        let mut chain = Vec::new();
-        for (id, rec) in store.records.iter().enumerate() {
-            if rec.kind != crate::store::Kind::Dir as u8 || rec.parent == NONE {
-                continue;
-            }
-            if (id & 4095) == 0 && !halt.go() {
+        // Parents before their folders, names folded, read in one sequence.
+        let table = folder_table(store);
+        for place in 0..table.len() {
+            if (place & 4095) == 0 && !halt.go() {
                 break;
             }
-            if r.done[rec.size as usize] {
-                continue;
-            }
-            // Climb to a folder worked out already, then come down.
-            chain.clear();
-            let mut at = id as EntryId;
-            let mut reached = false;
-            while at != NONE {
-                let Some(s) = store.dir_slot(at) else {
-                    break;
-                };
-                if r.done[s] {
-                    reached = true;
-                    break;
-                }
-                chain.push(at);
-                at = store.parent(at);
-            }
-            if !reached {
-                continue;
-            }
-            for &c in chain.iter().rev() {
-                let p = store.parent(c);
-                let (Some(ps), Some(cs)) = (store.dir_slot(p), store.dir_slot(c)) else {
-                    break;
-                };
-                let sep = !(single && store.parent(p) == NONE);
-                fold_into(store.name(c), &mut buf);
-                let k = store.names_of[c as usize];
-                let mut typos = r.typos[ps];
-                for (w, word) in words.iter().enumerate() {
-                    let from = r.consumed[ps * n + w] as usize;
-                    r.consumed[cs * n + w] = advance(word, from, sep, &buf) as u8;
-                    if w < 64
-                        && near[w]
-                            .as_ref()
-                            .is_some_and(|nr| nr.holds_key(store, k, &buf, word))
-                    {
-                        typos |= 1 << w;
+            let cs = table.slots[place] as usize;
+            let name = table.name(place);
+            let parent = table.parents[place];
+            if parent == ROOT {
+                if !single {
+                    for (w, word) in words.iter().enumerate() {
+                        r.consumed[cs * n + w] = advance(word, 0, false, name) as u8;
                     }
                 }
-                r.typos[cs] = typos;
-                r.depth[cs] = r.depth[ps].saturating_add(1);
                 r.done[cs] = true;
+                continue;
             }
+            let ps = table.slots[parent as usize] as usize;
+            let sep = !(single && table.parents[parent as usize] == ROOT);
+            let mut typos = r.typos[ps];
+            for (w, word) in words.iter().enumerate() {
+                let from = r.consumed[ps * n + w] as usize;
+                r.consumed[cs * n + w] = advance(word, from, sep, name) as u8;
+                // (One edit away needs a length within one of the word's,
+                // for the name or its stem, which is shorter.)
+                if w < 64
+                    && (name.len() + 1 >= word.len() || !name.is_ascii())
+                    && near[w].as_ref().is_some_and(|nr| {
+                        let k = store.names_of[table.ids[place] as usize];
+                        nr.holds_key(store, k, name, word)
+                    })
+                {
+                    typos |= 1 << w;
+                }
+            }
+            r.typos[cs] = typos;
+            r.depth[cs] = r.depth[ps].saturating_add(1);
+            r.done[cs] = true;
         }
         let mut typos = 0u64;
         for s in 0..slots {
@@ -970,6 +968,30 @@ impl Reach {
         }
         r
     }
+}
+
+/// The store's folders as [`Reach`] reads them: the table kept with the
+/// store, made again (a walk down from the roots) when the folders changed.
+fn folder_table(store: &Store) -> Arc<FolderTable> {
+    store.folders.get(store.folder_stamp, || {
+        let mut table = FolderTable::new(store.folder_stamp);
+        let mut buf = Vec::new();
+        let mut stack: Vec<(EntryId, u32)> =
+            store.roots().iter().rev().map(|&r| (r, ROOT)).collect();
+        while let Some((id, parent)) = stack.pop() {
+            let Some(slot) = store.dir_slot(id) else {
+                continue;
+            };
+            fold_into(store.name(id), &mut buf);
+            let place = table.push(id, slot as u32, parent, &buf);
+            for &child in store.children(id) {
+                if store.kind(child) == crate::store::Kind::Dir {
+                    stack.push((child, place));
+                }
+            }
+        }
+        table
+    })
 }
 
 /// [`candidates`] read by name: the entries bearing one of `keys` (the
@@ -1173,6 +1195,48 @@ mod tests {
         .into_iter()
         .map(|h| h.path)
         .collect()
+    }
+
+    #[test]
+    fn the_folder_table_follows_every_change_to_the_folders() {
+        // A clone of the store keeps no table: it makes one from the store
+        // as it is, so each answer must equal its clone's.
+        let check = |s: &Store, step: &str| {
+            for q in [
+                "albefile",
+                "gamfile",
+                "deltafile",
+                "delta file",
+                "beta",
+                "alpha/beta",
+                "fresh",
+                "freshx",
+            ] {
+                assert_eq!(find(s, q), find(&s.clone(), q), "{step}: {q}");
+            }
+        };
+        let mut s = store(&["alpha/beta/file.rs", "alpha/other.rs", "gamma/file.rs"]);
+        check(&s, "built");
+        let root = s.roots()[0];
+        let alpha = s.child(root, b"alpha").unwrap();
+        let beta = s.child(alpha, b"beta").unwrap();
+        let fresh = s.insert_new(beta, b"fresh", Kind::Dir, Meta::default());
+        s.insert_new(fresh, b"file.rs", Kind::File, Meta::default());
+        check(&s, "a folder added");
+        assert!(find(&s, "freshfile").contains(&"alpha/beta/fresh/file.rs".to_string()));
+        s.rename(beta, root, b"delta");
+        check(&s, "a folder moved and renamed");
+        assert!(find(&s, "deltafile").contains(&"delta/fresh/file.rs".to_string()));
+        let gamma = s.child(root, b"gamma").unwrap();
+        s.remove(gamma);
+        check(&s, "a folder removed");
+        assert!(find(&s, "gamfile").is_empty());
+        // Its slot taken by another folder.
+        let again = s.insert_new(root, b"epsilon", Kind::Dir, Meta::default());
+        s.insert_new(again, b"file.rs", Kind::File, Meta::default());
+        check(&s, "a slot used again");
+        crate::orders::rebuild_store(&mut s);
+        check(&s, "the orders rebuilt");
     }
 
     #[test]
@@ -1393,9 +1457,19 @@ mod tests {
             let near = near_names(&s, &folded, &words);
             let reach = Reach::new(&s, &folded, &near, &halt);
             let fits = NameFits::new(&s, &folded, &near, &reach.bound, &halt);
+            let n = folded.len();
             let keys: Vec<u32> = (0..s.names.len())
-                .filter(|&k| fits.may_match(k as usize))
+                .filter(|&k| {
+                    let at = k as usize * n..k as usize * n + n;
+                    may_match(
+                        &folded,
+                        &reach.bound,
+                        &fits.need[at.clone()],
+                        &fits.flags[at],
+                    )
+                })
                 .collect();
+            assert_eq!(keys, fits.maybe, "the names the pass kept: {q}");
             let ids = |mut v: Vec<Found>| {
                 v.sort_unstable_by_key(|f| f.id);
                 v.into_iter()

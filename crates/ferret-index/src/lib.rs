@@ -32,6 +32,7 @@ mod complete;
 mod config;
 mod dirs;
 mod echo;
+mod folders;
 pub mod fuzzy;
 pub mod health;
 mod inotify_watch;

@@ -18,6 +18,7 @@ use crate::arr::Arr;
 use std::{borrow::Cow, collections::HashMap};
 
 use crate::base::{Base, BaseKey};
+use crate::folders::FolderCache;
 use crate::names::{Names, name_order};
 use crate::wire::{Reader, SnapshotError, Writer};
 
@@ -163,6 +164,11 @@ pub struct Store {
     /// How many entries lay at or below the moved ones when they moved
     /// (counted up to [`MOVED_COUNT_MAX`] a move), toward a rebuild.
     moved_weight: usize,
+    /// Counts every change to the folders (added, removed, moved, renamed):
+    /// the [`FolderTable`](crate::folders::FolderTable) kept in `folders` is
+    /// good while it is the same.
+    pub(crate) folder_stamp: u64,
+    pub(crate) folders: FolderCache,
 }
 
 /// A move's entries are counted toward a rebuild up to this many.
@@ -193,6 +199,8 @@ impl Store {
             delta: Vec::new(),
             moved: Vec::new(),
             moved_weight: 0,
+            folder_stamp: 0,
+            folders: FolderCache::default(),
         }
     }
 
@@ -258,6 +266,7 @@ impl Store {
             ("folders", self.dirs.heap_bytes()),
             ("children", self.children.heap_bytes()),
             ("orders", self.base.heap_bytes()),
+            ("folder names (fuzzy)", self.folders.heap_bytes()),
             (
                 "delta",
                 self.free.capacity() * 4
@@ -283,6 +292,7 @@ impl Store {
             self.names.push(name)
         };
         let size = if kind == Kind::Dir {
+            self.folder_stamp += 1;
             u64::from(self.new_dir())
         } else {
             meta.size
@@ -649,6 +659,7 @@ impl Store {
             stack.extend_from_slice(self.children(at));
             self.remember_base(at);
             if let Some(slot) = self.dir_slot(at) {
+                self.folder_stamp += 1;
                 let d = self.dirs[slot];
                 self.child_garbage += d.cap as usize;
                 self.dirs[slot] = Dir::default();
@@ -683,6 +694,9 @@ impl Store {
             self.remove(existing);
         }
         self.unlink(id);
+        if self.kind(id) == Kind::Dir {
+            self.folder_stamp += 1;
+        }
         if self.name(id) != name {
             self.touch(id);
             self.names_of[id as usize] = self.names.intern(name);
@@ -837,6 +851,8 @@ impl Store {
             delta,
             moved,
             moved_weight,
+            folder_stamp: 0,
+            folders: FolderCache::default(),
         })
     }
 
