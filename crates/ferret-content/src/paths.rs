@@ -392,14 +392,6 @@ impl Paths {
         self.by_path
             .shrink_to_fit(|&f| view.hash(seed, view.files[f as usize]));
     }
-
-    /// Bytes held on the heap (for `diagnostics`' and the tests' figures).
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.names.capacity()
-            + self.folders.capacity() * std::mem::size_of::<Folder>()
-            + self.files.capacity() * std::mem::size_of::<File>()
-            + (self.folder_at.capacity() + self.by_path.capacity()) * (4 + 1)
-    }
 }
 
 /// The parts of [`Paths`] a comparison reads, borrowed apart from its hash
