@@ -153,11 +153,16 @@ fn main() {
         st.size_bytes as f64 / files as f64,
     );
     let report = |what: &str, held: u64, peak: u64| {
+        // (A tree of empty or binary files has no text to compare with.)
+        let share = if st.indexed_bytes >= 1 << 20 {
+            format!("{:.4}x the text", held as f64 / st.indexed_bytes as f64)
+        } else {
+            "no text indexed".to_string()
+        };
         println!(
-            "{what}: heap held {:.1} MiB ({:.0} B a file, {:.4}x the text), peak {:.1} MiB",
+            "{what}: heap held {:.1} MiB ({:.0} B a file, {share}), peak {:.1} MiB",
             mib(held),
             held as f64 / files as f64,
-            held as f64 / st.indexed_bytes.max(1) as f64,
             mib(peak),
         );
     };

@@ -586,7 +586,8 @@ impl Worker {
                 run.flush((chunk, seq), spill)?;
                 seq += 1;
             }
-            if run.pairs.capacity() == 0 {
+            // Made at the first file with text (a tree of binaries makes none).
+            if run.pairs.capacity() == 0 && n > 0 {
                 run.pairs.reserve_exact(run.run_pairs.max(n));
             }
             run.pairs.extend(

@@ -480,10 +480,10 @@ pub(super) fn load(s: &Shared) -> Result<(), LoadError> {
             return Err(e);
         }
     };
-    // Checking it read every page: they leave the process's memory, and
-    // queries bring back those they read.
-    base.forget_pages();
     let metas: Vec<DocMeta> = (0..base.doc_count()).map(|i| base.meta(i)).collect();
+    // Checking it and reading its files' table read every page: they leave
+    // the process's memory, and queries bring back those they read.
+    base.forget_pages();
     let mut live = Live::new(Some(base), paths, metas, false);
     // A file denied since the index was written: forget what it held.
     let mut shown = String::new();
