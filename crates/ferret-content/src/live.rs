@@ -30,7 +30,7 @@ use crate::{
     eval::{Bits, evaluate},
     format::{Base, Bytes, DocMeta, DocState, LoadError, Sink},
     grams::Extractor,
-    paths::{Paths, TOP},
+    paths::{Near, Paths, TOP},
     pattern::Grams,
     read::{self, Text},
     segments,
@@ -666,8 +666,9 @@ impl ContentIndex {
             keep: Vec::with_capacity(files.len()),
             ..Narrowed::default()
         };
+        let mut near = Near::default();
         for &(path, mtime, size) in files {
-            let keep = match live.paths.get(path) {
+            let keep = match live.paths.get_near(path, &mut near) {
                 None => true,
                 Some(id) => {
                     let meta = live.meta(id);

@@ -43,6 +43,15 @@ struct File {
     name: Name,
 }
 
+/// The folder [`Paths::get_near`] last went through.
+#[derive(Default)]
+pub(crate) struct Near {
+    folder: String,
+    /// Its number, if held.
+    id: Option<u32>,
+    valid: bool,
+}
+
 /// The paths of the files, by number.
 pub(crate) struct Paths {
     /// The names of the folders and files, one after another.
@@ -233,6 +242,41 @@ impl Paths {
         let view = self.view();
         self.by_path
             .find(self.hash_of(path), |&id| view.is(id, path))
+            .copied()
+    }
+
+    /// [`Paths::get`] for a run of paths, most in the folder of the one
+    /// before (a caller's list of its scope comes folder by folder): the
+    /// folder's part of the path is compared with the last one's, and its
+    /// hash and number, found once, serve the run (a path 50 folders deep is
+    /// then one hash of its name, not fifty).
+    pub(crate) fn get_near(&self, path: &str, near: &mut Near) -> Option<u32> {
+        let (folder, name) = split(path);
+        let Some(folder) = folder else {
+            return self.get(path);
+        };
+        if !near.valid || near.folder != folder {
+            near.folder.clear();
+            near.folder.push_str(folder);
+            near.valid = true;
+            let mut hash = 0;
+            for part in folder.split('/') {
+                hash = self.child_hash(hash, part);
+            }
+            let view = self.view();
+            near.id = self
+                .folder_at
+                .find(hash, |&f| view.folder_is(f, folder))
+                .copied();
+        }
+        let f = near.id?;
+        let hash = self.file_hash(f, name);
+        let view = self.view();
+        self.by_path
+            .find(hash, |&id| {
+                let file = view.files[id as usize];
+                file.folder == f && view.name(file.name) == name
+            })
             .copied()
     }
 

@@ -299,10 +299,12 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         let mut listed = Bits::new(live.metas.len());
         let mut path = String::new();
+        // (The listing goes folder by folder.)
+        let mut near = Near::default();
         for n in 0..listing.paths.len() as u32 {
             listing.paths.write(n, &mut path);
             let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
-            let Some(id) = live.paths.get(&path) else {
+            let Some(id) = live.paths.get_near(&path, &mut near) else {
                 reads.push(n);
                 continue;
             };

@@ -38,6 +38,10 @@ fn paths_come_back_as_they_were_added() {
     // empty one in it ("a//b"), the empty one of "/abs", trailing, root-a,
     // .hidden, back\slash; and the top.
     assert_eq!(p.folder_count(), 1 + 14);
+    let mut near = Near::default();
+    for (i, path) in list.iter().enumerate() {
+        assert_eq!(p.get_near(path, &mut near), Some(i as u32), "{path:?}");
+    }
     for missing in [
         "src",
         "src/",
@@ -54,6 +58,7 @@ fn paths_come_back_as_they_were_added() {
         "trailing",
     ] {
         assert_eq!(p.get(missing), None, "{missing:?}");
+        assert_eq!(p.get_near(missing, &mut near), None, "{missing:?}");
     }
 }
 
@@ -172,9 +177,15 @@ proptest! {
             }
         }
         prop_assert_eq!(p.live(), model.len());
+        let mut near = Near::default();
         for (id, path) in added.iter().enumerate() {
             prop_assert_eq!(&p.path(id as u32), path);
             prop_assert_eq!(p.get(path), model.get(path).copied());
+            // Through the last folder, and again from a fresh one.
+            prop_assert_eq!(p.get_near(path, &mut near), model.get(path).copied());
+            prop_assert_eq!(p.get_near(path, &mut Near::default()), model.get(path).copied());
+            let other = format!("{path}/x");
+            prop_assert_eq!(p.get_near(&other, &mut near), model.get(&other).copied());
         }
         let keep: Vec<u32> = {
             let mut k: Vec<u32> = model.values().copied().collect();
