@@ -9,8 +9,10 @@
 //! then its lists. The runs are then merged trigram by trigram into the final
 //! index; because each run holds a range of files and runs are taken in
 //! order, a trigram's lists simply follow one another. Memory stays at the
-//! workers' buffers whatever the size of the tree; the spill lives next to
-//! the index (or in memory without a state directory).
+//! workers' buffers ([`RUN_PAIRS`] in all, however many workers) and the
+//! files' paths (held once, `paths`) and versions, whatever the size of the
+//! tree; the spill lives next to the index (or in memory without a state
+//! directory).
 
 use std::{
     io::{self, Write},
@@ -25,11 +27,12 @@ use ferret_fs::Roots;
 use crate::{
     format::{Base, Bytes, DocMeta, DocState, Sink, Writer},
     grams::{Extractor, get_varint, put_varint},
+    paths::Paths,
     read::{self, Text},
     segments,
 };
 
-/// A file to index, as the name index knows it.
+/// A file to read again, as the name index knows it.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub path: Arc<str>,
@@ -80,16 +83,20 @@ impl From<io::Error> for BuildError {
     }
 }
 
-/// A finished index and what it holds of each file.
+/// A finished index and what it holds of each file (by number, as the
+/// paths it was built from).
 pub struct Built {
     pub base: Base,
-    pub docs: Vec<(Arc<str>, DocMeta)>,
+    pub metas: Vec<DocMeta>,
 }
 
 /// Text per chunk of work (small in tests, so that they cross chunks).
 const CHUNK_BYTES: u64 = if cfg!(test) { 2048 } else { 16 << 20 };
-/// Pairs a worker collects before it writes a run.
-const RUN_PAIRS: usize = if cfg!(test) { 700 } else { 4 << 20 };
+/// Pairs the workers collect in all before each writes a run (shared out
+/// among them, so more cores do not mean more memory): 8 bytes each, and
+/// as many again to sort them, 96 MiB in all. (4 Mi pairs a worker, whose
+/// buffers also doubled past it, were a 319 MiB peak on the Rust docs.)
+const RUN_PAIRS: usize = if cfg!(test) { 2100 } else { 6 << 20 };
 
 /// Where runs go while a build runs.
 enum Spill {
@@ -116,18 +123,18 @@ struct RunInfo {
 }
 
 /// The state of one file before it is read: read it, or what it is.
-fn plan(entries: &[Entry], budget: &Budget) -> (Vec<Option<DocState>>, u64) {
+fn plan(sizes: &[u64], budget: &Budget) -> (Vec<Option<DocState>>, u64) {
     let mut total = 0u64;
-    let plan = entries
+    let plan = sizes
         .iter()
-        .map(|e| {
-            if e.size > budget.max_file_bytes {
+        .map(|&size| {
+            if size > budget.max_file_bytes {
                 // Opened for its head only (a document's text may be small).
                 None
-            } else if total + e.size > budget.max_total_bytes {
+            } else if total + size > budget.max_total_bytes {
                 Some(DocState::OverBudget)
             } else {
-                total += e.size;
+                total += size;
                 None
             }
         })
@@ -135,26 +142,30 @@ fn plan(entries: &[Entry], budget: &Budget) -> (Vec<Option<DocState>>, u64) {
     (plan, total)
 }
 
-/// Build the index of `entries` (sorted by path) into `sink`.
-pub fn build(
+/// Build the index of the files of `paths` (by number, each of the size in
+/// `sizes`) into `sink`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
     roots: &Roots,
-    entries: Vec<Entry>,
+    paths: &Paths,
+    sizes: &[u64],
     budget: &Budget,
     key: u64,
     sink: Sink,
     progress: &Progress,
     stop: &AtomicBool,
 ) -> Result<Built, BuildError> {
-    let (planned, to_read) = plan(&entries, budget);
+    debug_assert_eq!(paths.len(), sizes.len());
+    let (planned, to_read) = plan(sizes, budget);
     progress
         .files_total
-        .store(entries.len() as u64, Ordering::Relaxed);
+        .store(sizes.len() as u64, Ordering::Relaxed);
     progress.bytes_total.store(to_read, Ordering::Relaxed);
     let mut chunks: Vec<(usize, usize)> = Vec::new();
     let (mut start, mut bytes) = (0usize, 0u64);
-    for (i, e) in entries.iter().enumerate() {
+    for (i, &size) in sizes.iter().enumerate() {
         if planned[i].is_none() {
-            bytes += e.size.min(budget.max_file_bytes);
+            bytes += size.min(budget.max_file_bytes);
         }
         if bytes >= CHUNK_BYTES {
             chunks.push((start, i + 1));
@@ -162,8 +173,8 @@ pub fn build(
             bytes = 0;
         }
     }
-    if start < entries.len() {
-        chunks.push((start, entries.len()));
+    if start < sizes.len() {
+        chunks.push((start, sizes.len()));
     }
     let spill = match &sink {
         Sink::File { dest, .. } => {
@@ -182,12 +193,19 @@ pub fn build(
         runs: Vec::new(),
         tables: Vec::new(),
     });
-    let metas: Mutex<Vec<Option<DocMeta>>> = Mutex::new(vec![None; entries.len()]);
+    // A file no worker got to (the build failed) is unreadable.
+    let metas: Mutex<Vec<DocMeta>> = Mutex::new(
+        sizes
+            .iter()
+            .map(|&size| DocMeta::unread(size, DocState::Unreadable))
+            .collect(),
+    );
     let text_bytes = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<BuildError>> = Mutex::new(None);
+    let threads = budget.threads.clamp(1, 16).min(chunks.len().max(1));
     let work = || {
-        let mut worker = Worker::new();
+        let mut worker = Worker::new(RUN_PAIRS / threads);
         loop {
             let c = next.fetch_add(1, Ordering::Relaxed);
             if c >= chunks.len() || failed.lock().map_or(true, |f| f.is_some()) {
@@ -196,7 +214,8 @@ pub fn build(
             let (from, to) = chunks[c];
             let r = worker.chunk(
                 roots,
-                &entries[from..to],
+                paths,
+                &sizes[from..to],
                 from,
                 &planned[from..to],
                 budget,
@@ -209,9 +228,7 @@ pub fn build(
             match r {
                 Ok(m) => {
                     let mut all = metas.lock().unwrap_or_else(|p| p.into_inner());
-                    for (i, meta) in m.into_iter().enumerate() {
-                        all[from + i] = Some(meta);
-                    }
+                    all[from..to].copy_from_slice(&m);
                 }
                 Err(e) => {
                     let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
@@ -221,7 +238,6 @@ pub fn build(
             }
         }
     };
-    let threads = budget.threads.clamp(1, 16).min(chunks.len().max(1));
     // Threads of their own even when one is enough: the priority is lowered
     // on them, never on the caller's thread (the content thread, which
     // re-reads changed files, or a command's main thread).
@@ -267,14 +283,7 @@ pub fn build(
         .iter()
         .map(|r| Box::new(RunCursor::new(&spill_bytes, *r)) as Box<dyn Source>)
         .collect();
-    let metas: Vec<DocMeta> = metas
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .zip(&entries)
-        .map(|(m, e)| m.unwrap_or_else(|| DocMeta::unread(e.size, DocState::Unreadable)))
-        .collect();
-    let docs: Vec<(Arc<str>, DocMeta)> = entries.into_iter().map(|e| e.path).zip(metas).collect();
+    let metas: Vec<DocMeta> = metas.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut tables: Vec<(u32, &[u8])> = state
         .tables
         .iter()
@@ -293,7 +302,8 @@ pub fn build(
                     spill_bytes.forget_pages();
                     finish(
                         writer,
-                        &docs,
+                        paths,
+                        &metas,
                         &tables,
                         key,
                         text_bytes.load(Ordering::Relaxed),
@@ -309,59 +319,52 @@ pub fn build(
     cleanup(&spill_path);
     Ok(Built {
         base: open(written?, key)?,
-        docs,
+        metas,
     })
 }
 
+/// The index just written, checked as a loaded one is; its pages then leave
+/// the process's memory (checking read them all): queries bring back those
+/// they read.
 fn open(bytes: Bytes, key: u64) -> Result<Base, BuildError> {
-    Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))
+    let base =
+        Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))?;
+    base.forget_pages();
+    Ok(base)
 }
 
 /// Merge `sources` (each holding a later range of files than the one before)
-/// into a finished index, with the segment tables of its large files
-/// (`tables`, by file number, ascending).
-pub fn write(
+/// into a finished index of the files of `paths` (versions in `metas`, by
+/// number), with the segment tables of its large files (`tables`, by file
+/// number, ascending).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write(
     sink: Sink,
     sources: Vec<Box<dyn Source + '_>>,
-    docs: &[(Arc<str>, DocMeta)],
+    paths: &Paths,
+    metas: &[DocMeta],
     tables: &[(u32, &[u8])],
     key: u64,
     text_bytes: u64,
     stop: &AtomicBool,
 ) -> Result<Base, BuildError> {
-    open(
-        write_bytes(sink, sources, docs, tables, key, text_bytes, stop)?,
-        key,
-    )
-}
-
-/// [`write`], the index's bytes not yet opened.
-fn write_bytes(
-    sink: Sink,
-    sources: Vec<Box<dyn Source + '_>>,
-    docs: &[(Arc<str>, DocMeta)],
-    tables: &[(u32, &[u8])],
-    key: u64,
-    text_bytes: u64,
-    stop: &AtomicBool,
-) -> Result<Bytes, BuildError> {
     let mut writer = Writer::new(sink)?;
     if let Err(e) = merge_runs(&mut writer, sources, stop) {
         writer.discard();
         return Err(e);
     }
-    finish(writer, docs, tables, key, text_bytes)
+    open(finish(writer, paths, metas, tables, key, text_bytes)?, key)
 }
 
 fn finish(
     writer: Writer,
-    docs: &[(Arc<str>, DocMeta)],
+    paths: &Paths,
+    metas: &[DocMeta],
     tables: &[(u32, &[u8])],
     key: u64,
     text_bytes: u64,
 ) -> Result<Bytes, BuildError> {
-    let table: Vec<(&str, DocMeta)> = docs.iter().map(|(p, m)| (&**p, *m)).collect();
-    Ok(writer.finish(&table, tables, key, text_bytes)?)
+    Ok(writer.finish(paths, metas, tables, key, text_bytes)?)
 }
 
 /// The posting lists of `sources`, merged trigram by trigram into `writer`
@@ -508,20 +511,33 @@ impl Source for BaseSource<'_> {
 struct Worker {
     extractor: Extractor,
     buf: Vec<u8>,
-    pairs: Vec<u64>,
-    scratch: Vec<u64>,
-    encoded: Vec<u8>,
+    /// The path of the file being read.
+    path: String,
+    run: Run,
     segments: Vec<u32>,
 }
 
+/// The pairs a worker collects, written as a run before they pass
+/// `run_pairs`.
+struct Run {
+    pairs: Vec<u64>,
+    run_pairs: usize,
+    scratch: Vec<u64>,
+    encoded: Vec<u8>,
+}
+
 impl Worker {
-    fn new() -> Worker {
+    fn new(run_pairs: usize) -> Worker {
         Worker {
             extractor: Extractor::new(),
             buf: Vec::new(),
-            pairs: Vec::new(),
-            scratch: Vec::new(),
-            encoded: Vec::new(),
+            path: String::new(),
+            run: Run {
+                pairs: Vec::new(),
+                run_pairs: run_pairs.max(1),
+                scratch: Vec::new(),
+                encoded: Vec::new(),
+            },
             segments: Vec::new(),
         }
     }
@@ -530,7 +546,8 @@ impl Worker {
     fn chunk(
         &mut self,
         roots: &Roots,
-        entries: &[Entry],
+        paths: &Paths,
+        sizes: &[u64],
         first: usize,
         planned: &[Option<DocState>],
         budget: &Budget,
@@ -540,16 +557,19 @@ impl Worker {
         stop: &AtomicBool,
         text_bytes: &AtomicU64,
     ) -> Result<Vec<DocMeta>, BuildError> {
-        let mut metas = Vec::with_capacity(entries.len());
+        let mut metas = Vec::with_capacity(sizes.len());
         let mut seq = 0u32;
-        for (i, e) in entries.iter().enumerate() {
+        for (i, &size) in sizes.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
                 return Err(BuildError::Stopped);
             }
             let doc = (first + i) as u64;
             let (meta, text) = match planned[i] {
-                Some(state) => (DocMeta::unread(e.size, state), Text::None),
-                None => read::read(roots, &e.path, budget.max_file_bytes, &mut self.buf),
+                Some(state) => (DocMeta::unread(size, state), Text::None),
+                None => {
+                    paths.write(doc as u32, &mut self.path);
+                    read::read(roots, &self.path, budget.max_file_bytes, &mut self.buf)
+                }
             };
             let bytes: &[u8] = match &text {
                 Text::Bytes => &self.buf,
@@ -557,9 +577,25 @@ impl Worker {
                 Text::None => &[],
             };
             text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            for &g in self.extractor.distinct(bytes) {
-                self.pairs.push((u64::from(g) << 32) | doc);
+            // Written as a run first if this file's pairs would pass the
+            // bound (the buffer is never grown past it, but for a file
+            // whose trigrams alone do).
+            let n = self.extractor.distinct(bytes).len();
+            let run = &mut self.run;
+            if !run.pairs.is_empty() && run.pairs.len() + n > run.run_pairs {
+                run.flush((chunk, seq), spill)?;
+                seq += 1;
             }
+            // Made at the first file with text (a tree of binaries makes none).
+            if run.pairs.capacity() == 0 && n > 0 {
+                run.pairs.reserve_exact(run.run_pairs.max(n));
+            }
+            run.pairs.extend(
+                self.extractor
+                    .last()
+                    .iter()
+                    .map(|&g| (u64::from(g) << 32) | doc),
+            );
             if segmented(meta.state, bytes, budget) {
                 let table = segments::table(&mut self.extractor, bytes, &mut self.segments);
                 let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
@@ -576,19 +612,17 @@ impl Worker {
             if planned[i].is_none() {
                 progress
                     .bytes_done
-                    .fetch_add(e.size.min(budget.max_file_bytes), Ordering::Relaxed);
-            }
-            if self.pairs.len() >= RUN_PAIRS {
-                self.flush((chunk, seq), spill)?;
-                seq += 1;
+                    .fetch_add(size.min(budget.max_file_bytes), Ordering::Relaxed);
             }
         }
-        if !self.pairs.is_empty() {
-            self.flush((chunk, seq), spill)?;
+        if !self.run.pairs.is_empty() {
+            self.run.flush((chunk, seq), spill)?;
         }
         Ok(metas)
     }
+}
 
+impl Run {
     /// Sort the pairs by trigram and append them to the spill as a run.
     fn flush(&mut self, order: (usize, u32), spill: &Mutex<SpillState>) -> io::Result<()> {
         radix_sort_by_gram(&mut self.pairs, &mut self.scratch);
@@ -646,6 +680,8 @@ pub(crate) fn segmented(state: DocState, bytes: &[u8], budget: &Budget) -> bool 
 /// (two stable 12-bit passes over the 24 bits of a trigram).
 fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     scratch.clear();
+    // Exactly as many (not doubled): the two swap places below.
+    scratch.reserve_exact(pairs.len());
     scratch.resize(pairs.len(), 0);
     for shift in [32u32, 44] {
         let mut counts = vec![0usize; 4097];

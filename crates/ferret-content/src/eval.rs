@@ -18,6 +18,23 @@ impl Bits {
             *w |= 1 << (i % 64);
         }
     }
+    /// Set or clear `i`, growing the set to hold it.
+    pub(crate) fn put(&mut self, i: u32, on: bool) {
+        let w = i as usize / 64;
+        if w >= self.0.len() {
+            if !on {
+                return;
+            }
+            // Doubled, as a vector grows: files are added one at a time.
+            let len = (w + 1).max(self.0.len() * 2);
+            self.0.resize(len, 0);
+        }
+        if on {
+            self.0[w] |= 1 << (i % 64);
+        } else {
+            self.0[w] &= !(1 << (i % 64));
+        }
+    }
     pub(crate) fn has(&self, i: u32) -> bool {
         self.0
             .get(i as usize / 64)

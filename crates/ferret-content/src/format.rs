@@ -5,9 +5,15 @@
 //! header     128 bytes: magic, version, key, counts, section offsets, checksum
 //! postings   per trigram, its files' numbers: the first, then the gaps (varints)
 //! grams      16 bytes per trigram, sorted: trigram u32, files u32, offset u64
-//! docs       48 bytes per file: path offset u32, path length u16, state u8, 0,
-//!            size u64, mtime s i64, ctime s i64, mtime ns u32, ctime ns u32, inode u64
-//! paths      the paths as shown to agents, one after another (UTF-8)
+//! docs       52 bytes per file: folder u32, name offset u32, name length u16,
+//!            state u8, 0, size u64, mtime s i64, ctime s i64, mtime ns u32,
+//!            ctime ns u32, inode u64
+//! folders    12 bytes per folder: parent u32, name offset u32, name length u32;
+//!            the first is the top (the folder of paths with no `/`: no name),
+//!            each other's parent comes before it
+//! names      the folders' and files' names, one after another (UTF-8): a
+//!            file's path as shown to agents is its folders' names and its
+//!            own, joined by `/` (a path is held once, however deep)
 //! tables     of large files, where in each its trigrams are (`segments`):
 //!            count u64, then per table file u32, entries u32, offset u64
 //!            (from the end of this list), ascending by file; then the tables
@@ -25,14 +31,18 @@ use std::{
 
 use ferret_index::snapshot::hash64;
 
-use crate::grams::{get_varint, put_varint};
+use crate::{
+    grams::{get_varint, put_varint},
+    paths::{Paths, TOP},
+};
 
 const MAGIC: &[u8; 8] = b"FRTGRAM1";
-/// 2: the tables of large files' segments.
-const VERSION: u32 = 2;
+/// 2: the tables of large files' segments. 3: paths as folders and names.
+const VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 128;
 const GRAM_LEN: usize = 16;
-const DOC_LEN: usize = 48;
+const DOC_LEN: usize = 52;
+const FOLDER_LEN: usize = 12;
 const TABLE_DIR_LEN: usize = 16;
 
 /// What the index knows of a file's content.
@@ -105,15 +115,17 @@ impl DocState {
     }
 }
 
-/// A file's version as it was indexed.
+/// A file's version as it was indexed. Packed (44 bytes, not 48): the live
+/// index holds one per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed(4))]
 pub struct DocMeta {
     pub size: u64,
     pub mtime_s: i64,
-    pub mtime_ns: u32,
     pub ctime_s: i64,
-    pub ctime_ns: u32,
     pub ino: u64,
+    pub mtime_ns: u32,
+    pub ctime_ns: u32,
     pub state: DocState,
 }
 
@@ -304,48 +316,79 @@ impl Writer {
     }
 
     /// Write the tables and the header; the index, ready to be read.
-    /// `tables`: the segment tables of large files (`segments::table`), by
-    /// file number, ascending.
-    pub fn finish(
+    /// `paths` and `metas`: the files, by number. `tables`: the segment
+    /// tables of large files (`segments::table`), by file number, ascending.
+    pub(crate) fn finish(
         mut self,
-        docs: &[(&str, DocMeta)],
+        paths: &Paths,
+        metas: &[DocMeta],
         tables: &[(u32, &[u8])],
         key: u64,
         text_bytes: u64,
     ) -> io::Result<Bytes> {
+        debug_assert_eq!(paths.len(), metas.len());
         let postings_len = self.at - HEADER_LEN as u64;
         let grams_off = self.at;
         let grams = std::mem::take(&mut self.grams);
         self.sink.writer().write_all(&grams)?;
         self.at += grams.len() as u64;
+        drop(grams);
+        // The names: the folders' (the top has none), then the files'.
+        let folders = paths.folder_count();
+        let folder_names: u64 = (1..folders as u32)
+            .map(|f| paths.folder_entry(f).1.len() as u64)
+            .sum();
+        let file_names: u64 = (0..paths.len() as u32)
+            .map(|id| paths.file(id).1.len() as u64)
+            .sum();
+        let names_len = folder_names + file_names;
+        if names_len > u32::MAX as u64 {
+            return Err(io::Error::other("more than 4 GiB of names"));
+        }
+        // Written as they are made (through the sink's buffer), not
+        // gathered first: a tree of a million files is 52 MiB of table.
         let docs_off = self.at;
-        let mut table = Vec::with_capacity(docs.len() * DOC_LEN);
-        let mut paths_len: u64 = 0;
-        for (path, m) in docs {
-            let len = path.len().min(u16::MAX as usize);
-            table.extend_from_slice(&(paths_len as u32).to_le_bytes());
-            table.extend_from_slice(&(len as u16).to_le_bytes());
-            table.push(m.state as u8);
-            table.push(0);
-            table.extend_from_slice(&m.size.to_le_bytes());
-            table.extend_from_slice(&m.mtime_s.to_le_bytes());
-            table.extend_from_slice(&m.ctime_s.to_le_bytes());
-            table.extend_from_slice(&m.mtime_ns.to_le_bytes());
-            table.extend_from_slice(&m.ctime_ns.to_le_bytes());
-            table.extend_from_slice(&m.ino.to_le_bytes());
-            paths_len += len as u64;
+        let mut at = folder_names as u32;
+        for (id, m) in metas.iter().enumerate() {
+            let (folder, name) = paths.file(id as u32);
+            if name.len() > u16::MAX as usize {
+                return Err(io::Error::other("a file name longer than 64 KiB"));
+            }
+            let mut e = [0u8; DOC_LEN];
+            e[0..4].copy_from_slice(&folder.to_le_bytes());
+            e[4..8].copy_from_slice(&at.to_le_bytes());
+            e[8..10].copy_from_slice(&(name.len() as u16).to_le_bytes());
+            e[10] = m.state as u8;
+            e[12..20].copy_from_slice(&{ m.size }.to_le_bytes());
+            e[20..28].copy_from_slice(&{ m.mtime_s }.to_le_bytes());
+            e[28..36].copy_from_slice(&{ m.ctime_s }.to_le_bytes());
+            e[36..40].copy_from_slice(&{ m.mtime_ns }.to_le_bytes());
+            e[40..44].copy_from_slice(&{ m.ctime_ns }.to_le_bytes());
+            e[44..52].copy_from_slice(&{ m.ino }.to_le_bytes());
+            self.sink.writer().write_all(&e)?;
+            at += name.len() as u32;
         }
-        if paths_len > u32::MAX as u64 {
-            return Err(io::Error::other("more than 4 GiB of paths"));
+        self.at += (metas.len() * DOC_LEN) as u64;
+        let mut at = 0u32;
+        for f in 0..folders as u32 {
+            let (parent, name) = paths.folder_entry(f);
+            let mut e = [0u8; FOLDER_LEN];
+            e[0..4].copy_from_slice(&parent.to_le_bytes());
+            e[4..8].copy_from_slice(&at.to_le_bytes());
+            e[8..12].copy_from_slice(&(name.len() as u32).to_le_bytes());
+            self.sink.writer().write_all(&e)?;
+            at += name.len() as u32;
         }
-        self.sink.writer().write_all(&table)?;
-        self.at += table.len() as u64;
-        let paths_off = self.at;
-        for (path, _) in docs {
-            let len = path.len().min(u16::MAX as usize);
-            self.sink.writer().write_all(&path.as_bytes()[..len])?;
+        self.at += (folders * FOLDER_LEN) as u64;
+        for f in 1..folders as u32 {
+            self.sink
+                .writer()
+                .write_all(paths.folder_entry(f).1.as_bytes())?;
         }
-        self.at += paths_len;
+        for id in 0..paths.len() as u32 {
+            self.sink.writer().write_all(paths.file(id).1.as_bytes())?;
+        }
+        self.at += names_len;
         let tables_off = self.at;
         let mut dir = Vec::with_capacity(8 + tables.len() * TABLE_DIR_LEN);
         dir.extend_from_slice(&(tables.len() as u64).to_le_bytes());
@@ -367,14 +410,14 @@ impl Writer {
         header.extend_from_slice(&(HEADER_LEN as u32).to_le_bytes());
         for v in [
             key,
-            docs.len() as u64,
+            metas.len() as u64,
             self.gram_count,
             HEADER_LEN as u64,
             postings_len,
             grams_off,
             docs_off,
-            paths_off,
-            paths_len,
+            folders as u64,
+            names_len,
             text_bytes,
             self.at,
             0, // checksum, below
@@ -438,8 +481,10 @@ pub struct Base {
     postings_len: usize,
     grams_off: usize,
     docs_off: usize,
-    paths_off: usize,
-    paths_len: usize,
+    folders: usize,
+    folders_off: usize,
+    names_off: usize,
+    names_len: usize,
     /// The tables' list (after its count) and their data.
     tables_dir: usize,
     tables: usize,
@@ -488,22 +533,27 @@ impl Base {
         }
         let (docs, grams) = (h(1), h(2));
         let (postings_off, postings_len) = (h(3), h(4));
-        let (grams_off, docs_off, paths_off, paths_len) = (h(5), h(6), h(7), h(8));
+        let (grams_off, docs_off, folders, names_len) = (h(5), h(6), h(7), h(8));
+        let folders_off = docs
+            .checked_mul(DOC_LEN as u64)
+            .and_then(|n| n.checked_add(docs_off));
+        let names_off = folders
+            .checked_mul(FOLDER_LEN as u64)
+            .zip(folders_off)
+            .and_then(|(n, off)| n.checked_add(off));
         let fits = postings_off == HEADER_LEN as u64
             && postings_off.checked_add(postings_len) == Some(grams_off)
             && grams
                 .checked_mul(GRAM_LEN as u64)
                 .and_then(|n| n.checked_add(grams_off))
                 == Some(docs_off)
-            && docs
-                .checked_mul(DOC_LEN as u64)
-                .and_then(|n| n.checked_add(docs_off))
-                == Some(paths_off)
-            && paths_off.checked_add(paths_len) == Some(h(13))
-            && docs < u32::MAX as u64;
-        if !fits {
+            && names_off.and_then(|off| off.checked_add(names_len)) == Some(h(13))
+            && docs < u32::MAX as u64
+            && (1..u32::MAX as u64).contains(&folders)
+            && names_len <= u32::MAX as u64;
+        let (Some(folders_off), Some(names_off), true) = (folders_off, names_off, fits) else {
             return Err(LoadError::Corrupt("sections do not fit"));
-        }
+        };
         let tables_off = h(13);
         let tables = if tables_off.checked_add(8).is_some_and(|e| e <= file_len) {
             u64_at(b, tables_off as usize)
@@ -524,8 +574,10 @@ impl Base {
             postings_len: postings_len as usize,
             grams_off: grams_off as usize,
             docs_off: docs_off as usize,
-            paths_off: paths_off as usize,
-            paths_len: paths_len as usize,
+            folders: folders as usize,
+            folders_off: folders_off as usize,
+            names_off: names_off as usize,
+            names_len: names_len as usize,
             tables_dir: tables_off as usize + 8,
             tables: tables as usize,
             tables_data: tables_data as usize,
@@ -541,12 +593,40 @@ impl Base {
             }
             last = Some(g);
         }
+        // Every name whole UTF-8 in the names; the top first, each other
+        // folder's parent before it (so following parents ends at the top).
+        let name_ok = |off: usize, len: usize| {
+            off.checked_add(len).is_some_and(|e| e <= base.names_len)
+                && std::str::from_utf8(&base.bytes[base.names_off + off..][..len]).is_ok()
+        };
+        for f in 0..base.folders {
+            let at = base.folders_off + f * FOLDER_LEN;
+            let b = &base.bytes;
+            let (parent, off, len) = (
+                u32_at(b, at) as usize,
+                u32_at(b, at + 4) as usize,
+                u32_at(b, at + 8) as usize,
+            );
+            let placed = if f == TOP as usize {
+                parent == f && len == 0
+            } else {
+                parent < f
+            };
+            if !placed || !name_ok(off, len) {
+                return Err(LoadError::Corrupt("folder table"));
+            }
+        }
         for i in 0..base.docs {
             let at = base.docs_off + i * DOC_LEN;
-            let (off, len) = (u32_at(&base.bytes, at) as usize, u16_of(&base, at + 4));
-            if off + len > base.paths_len
-                || DocState::from_u8(base.bytes[at + 6]).is_none()
-                || std::str::from_utf8(&base.bytes[base.paths_off + off..][..len]).is_err()
+            let b = &base.bytes;
+            let (folder, off, len) = (
+                u32_at(b, at) as usize,
+                u32_at(b, at + 4) as usize,
+                u16_of(&base, at + 8),
+            );
+            if folder >= base.folders
+                || DocState::from_u8(b[at + 10]).is_none()
+                || !name_ok(off, len)
             {
                 return Err(LoadError::Corrupt("file table"));
             }
@@ -633,29 +713,64 @@ impl Base {
         self.bytes.is_mapped()
     }
 
+    /// Let the mapped file's pages go from the process's memory (opening
+    /// read them all, for the checksum): queries bring back those they read.
+    pub fn forget_pages(&self) {
+        self.bytes.forget_pages();
+    }
+
     fn gram_entry(&self, i: usize) -> (u32, u32, u64) {
         let at = self.grams_off + i * GRAM_LEN;
         let b = &self.bytes;
         (u32_at(b, at), u32_at(b, at + 4), u64_at(b, at + 8))
     }
 
-    /// File number `i`: its path and version.
-    pub fn doc(&self, i: usize) -> (&str, DocMeta) {
+    /// A name in the names section (checked at open).
+    fn name(&self, off: usize, len: usize) -> &str {
+        std::str::from_utf8(&self.bytes[self.names_off + off..][..len]).unwrap_or("")
+    }
+
+    /// File number `i`'s version.
+    pub fn meta(&self, i: usize) -> DocMeta {
         let b = &self.bytes;
         let at = self.docs_off + i * DOC_LEN;
-        let off = u32_at(b, at) as usize;
-        let len = u16_of(self, at + 4);
-        let path = std::str::from_utf8(&b[self.paths_off + off..][..len]).unwrap_or("");
-        let meta = DocMeta {
-            state: DocState::from_u8(b[at + 6]).unwrap_or(DocState::Unreadable),
-            size: u64_at(b, at + 8),
-            mtime_s: u64_at(b, at + 16) as i64,
-            ctime_s: u64_at(b, at + 24) as i64,
-            mtime_ns: u32_at(b, at + 32),
-            ctime_ns: u32_at(b, at + 36),
-            ino: u64_at(b, at + 40),
-        };
-        (path, meta)
+        DocMeta {
+            state: DocState::from_u8(b[at + 10]).unwrap_or(DocState::Unreadable),
+            size: u64_at(b, at + 12),
+            mtime_s: u64_at(b, at + 20) as i64,
+            ctime_s: u64_at(b, at + 28) as i64,
+            mtime_ns: u32_at(b, at + 36),
+            ctime_ns: u32_at(b, at + 40),
+            ino: u64_at(b, at + 44),
+        }
+    }
+
+    /// The paths of the files, by number, as the live index holds them.
+    pub(crate) fn paths(&self) -> Result<Paths, LoadError> {
+        let mut paths = Paths::new();
+        paths.reserve(self.docs, self.folders, self.names_len);
+        // Folder number in the file to number held. (Two folders alike, which
+        // this writer never writes, would be held as one.)
+        let mut held = vec![TOP; self.folders];
+        let b = &self.bytes;
+        for f in 1..self.folders {
+            let at = self.folders_off + f * FOLDER_LEN;
+            let parent = held[u32_at(b, at) as usize];
+            let name = self.name(u32_at(b, at + 4) as usize, u32_at(b, at + 8) as usize);
+            // Checked at open: the names fit in 4 GiB, the parent is before.
+            held[f] = paths
+                .folder(parent, name)
+                .ok_or(LoadError::Corrupt("folder table"))?;
+        }
+        for i in 0..self.docs {
+            let at = self.docs_off + i * DOC_LEN;
+            let folder = held[u32_at(b, at) as usize];
+            let name = self.name(u32_at(b, at + 4) as usize, u16_of(self, at + 8));
+            paths
+                .add(folder, name)
+                .ok_or(LoadError::Corrupt("file table"))?;
+        }
+        Ok(paths)
     }
 
     /// How many files hold `gram`, and their encoded list.
@@ -766,11 +881,16 @@ mod tests {
         w.add(9, &[1]).unwrap();
         w.add(0xFF_FFFF, &[0, 1, 2]).unwrap();
         let t = table();
+        let mut paths = Paths::new();
+        for p in ["a.txt", "dir/ü.md", "bin"] {
+            paths.push(p).unwrap();
+        }
         w.finish(
+            &paths,
             &[
-                ("a.txt", meta(10, DocState::Text)),
-                ("dir/ü.md", meta(20, DocState::Text)),
-                ("bin", meta(30, DocState::Binary)),
+                meta(10, DocState::Text),
+                meta(20, DocState::Text),
+                meta(30, DocState::Binary),
             ],
             &[(1, &t)],
             99,
@@ -798,8 +918,11 @@ mod tests {
         assert_eq!(docs_of(&base, 9), [1]);
         assert_eq!(docs_of(&base, 0xFF_FFFF), [0, 1, 2]);
         assert!(base.posting(8).is_none());
-        assert_eq!(base.doc(1).0, "dir/ü.md");
-        assert_eq!(base.doc(2).1, meta(30, DocState::Binary));
+        let paths = base.paths().unwrap();
+        assert_eq!(paths.path(1), "dir/ü.md");
+        assert_eq!(paths.get("dir/ü.md"), Some(1));
+        assert_eq!(paths.path(2), "bin");
+        assert_eq!(base.meta(2), meta(30, DocState::Binary));
         assert_eq!(base.table(1), Some(&table()[..]));
         assert_eq!(base.table(0), None);
         assert_eq!(crate::segments::mask(base.table(1).unwrap(), 7), 0b100001);

@@ -79,6 +79,11 @@ impl Extractor {
         &self.list
     }
 
+    /// The distinct trigrams the last [`Extractor::distinct`] gave.
+    pub fn last(&self) -> &[u32] {
+        &self.list
+    }
+
     fn clear(&mut self) {
         if self.list.len() > GRAM_SPACE / 512 {
             self.seen.fill(0);

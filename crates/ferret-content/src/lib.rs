@@ -33,6 +33,7 @@ mod eval;
 pub mod format;
 pub mod grams;
 mod live;
+mod paths;
 pub mod pattern;
 mod read;
 pub mod segments;

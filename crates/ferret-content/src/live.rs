@@ -13,7 +13,7 @@
 //! call is pending too. Queries read under a read lock.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, HashMap},
     path::PathBuf,
     sync::{
         Arc, Mutex, RwLock,
@@ -23,13 +23,14 @@ use std::{
 };
 
 use ferret_fs::{Roots, Target};
-use ferret_index::{EntryId, Index, Kind, search::display_path};
+use ferret_index::{EntryId, Index, Kind};
 
 use crate::{
     build::{self, BaseSource, Budget, BuildError, Entry, PairSource, Progress, Source},
-    eval::evaluate,
+    eval::{Bits, evaluate},
     format::{Base, Bytes, DocMeta, DocState, LoadError, Sink},
     grams::Extractor,
+    paths::{Near, Paths, TOP},
     pattern::Grams,
     read::{self, Text},
     segments,
@@ -90,23 +91,20 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// Re-read files are merged into the file at least this often.
 const MERGE_EVERY: Duration = Duration::from_secs(600);
 
-/// One file the index knows.
-struct Doc {
-    path: Arc<str>,
-    meta: DocMeta,
-    /// Checked against the disk since this process loaded it.
-    verified: bool,
-    live: bool,
-}
-
-/// What queries read.
+/// What queries read. Each file the index knows has a number: its path
+/// (`paths`, held once, looked up while the file is live), its version
+/// (`metas`) and a bit in each set below. A file dropped or read again
+/// keeps its number until the next merge, no longer live (read again, it
+/// is held anew under a new number).
 #[derive(Default)]
 struct Live {
     base: Option<Base>,
-    docs: Vec<Doc>,
-    /// Looked up for every candidate of every grep: foldhash (seeded per
-    /// process), not SipHash, which was a tenth of a narrowed grep's time.
-    by_path: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
+    paths: Paths,
+    metas: Vec<DocMeta>,
+    /// Not dropped or replaced since.
+    live: Bits,
+    /// Checked against the disk since this process loaded it.
+    verified: Bits,
     /// Sorted trigrams of the files read since the base was written.
     delta: HashMap<u32, Box<[u32]>>,
     /// Segment tables of the large files among them.
@@ -117,58 +115,91 @@ struct Live {
     /// Live files the index cannot answer for (not checked against the disk
     /// since loaded, or not indexed: too large, sensitive, unreadable …),
     /// kept as files change, so that a grep asking the index first finds
-    /// them without a pass over every file.
-    unvouched: HashSet<u32, foldhash::fast::RandomState>,
+    /// them without a pass over every file. (Sets of bits: a set of a
+    /// million numbers in a hash set was 5 MiB, here 122 KiB.)
+    unvouched: Bits,
+    unvouched_count: usize,
     /// Live binary files the index answers for (left out, counted).
-    binary: HashSet<u32, foldhash::fast::RandomState>,
+    binary: Bits,
     /// Every file the name index held when this index was last built or
-    /// compared with it is among `docs`, and every change since came on the
-    /// change feed: a file the index does not know is pending. False after
-    /// a load until the first comparison.
+    /// compared with it is among the live files, and every change since
+    /// came on the change feed: a file the index does not know is pending.
+    /// False after a load until the first comparison.
     complete: bool,
 }
 
 impl Live {
-    fn from_docs(base: Option<Base>, docs: Vec<(Arc<str>, DocMeta)>, verified: bool) -> Live {
+    /// The files of `paths` with their versions (`metas`, by number), all
+    /// live, all checked against the disk or none.
+    fn new(base: Option<Base>, paths: Paths, metas: Vec<DocMeta>, verified: bool) -> Live {
+        debug_assert_eq!(paths.len(), metas.len());
+        let n = metas.len();
         let mut live = Live {
             base,
+            paths,
+            metas,
             ..Live::default()
         };
-        for (i, (path, meta)) in docs.into_iter().enumerate() {
-            live.by_path.insert(path.clone(), i as u32);
-            live.docs.push(Doc {
-                path,
-                meta,
-                verified,
-                live: true,
-            });
-            live.sort(i as u32);
+        live.live = Bits::all(n);
+        live.verified = if verified { Bits::all(n) } else { Bits::new(n) };
+        // A path added twice (two names shown alike) is live once: as the
+        // later, the one looked up.
+        if live.paths.live() != n {
+            for id in 0..n as u32 {
+                if !live.paths.is_live(id) {
+                    live.live.put(id, false);
+                }
+            }
+        }
+        for id in 0..n as u32 {
+            live.sort(id);
         }
         live.text_bytes = live.base.as_ref().map_or(0, |b| b.text_bytes);
         live
     }
 
+    /// The live files' numbers, ascending.
+    fn live_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.live.ones()
+    }
+
+    fn is_live(&self, id: u32) -> bool {
+        self.live.has(id)
+    }
+
+    fn is_verified(&self, id: u32) -> bool {
+        self.verified.has(id)
+    }
+
+    fn meta(&self, id: u32) -> &DocMeta {
+        &self.metas[id as usize]
+    }
+
+    fn path(&self, id: u32) -> Arc<str> {
+        Arc::from(self.paths.path(id))
+    }
+
     /// File `id` into `unvouched` or `binary` as it now is (after any change
     /// to it: read, verified, dropped).
     fn sort(&mut self, id: u32) {
-        let doc = &self.docs[id as usize];
-        let unvouched = doc.live && (!doc.verified || !doc.meta.state.indexed());
-        let binary = doc.live && !unvouched && doc.meta.state == DocState::Binary;
-        if unvouched {
-            self.unvouched.insert(id);
-        } else {
-            self.unvouched.remove(&id);
+        let live = self.is_live(id);
+        let state = self.metas[id as usize].state;
+        let unvouched = live && (!self.is_verified(id) || !state.indexed());
+        let binary = live && !unvouched && state == DocState::Binary;
+        if unvouched != self.unvouched.has(id) {
+            self.unvouched.put(id, unvouched);
+            if unvouched {
+                self.unvouched_count += 1;
+            } else {
+                self.unvouched_count -= 1;
+            }
         }
-        if binary {
-            self.binary.insert(id);
-        } else {
-            self.binary.remove(&id);
-        }
+        self.binary.put(id, binary);
     }
 
     /// File `id` checked against the disk: answered for from now on.
     fn set_verified(&mut self, id: u32) {
-        self.docs[id as usize].verified = true;
+        self.verified.put(id, true);
         self.sort(id);
     }
 
@@ -177,16 +208,28 @@ impl Live {
     }
 
     fn drop_path(&mut self, path: &str) {
-        if let Some(id) = self.by_path.remove(path) {
-            let doc = &mut self.docs[id as usize];
-            doc.live = false;
-            if doc.meta.state.has_grams() {
-                self.text_bytes = self.text_bytes.saturating_sub(doc.meta.size);
-            }
-            self.delta.remove(&id);
-            self.delta_tables.remove(&id);
-            self.sort(id);
+        if let Some(id) = self.paths.remove(path) {
+            self.forget(id);
         }
+    }
+
+    /// File `id` (live) no longer looked up by its path: dropped.
+    fn drop_id(&mut self, id: u32) {
+        if self.is_live(id) {
+            self.paths.remove_id(id);
+            self.forget(id);
+        }
+    }
+
+    fn forget(&mut self, id: u32) {
+        self.live.put(id, false);
+        let meta = self.metas[id as usize];
+        if meta.state.has_grams() {
+            self.text_bytes = self.text_bytes.saturating_sub(meta.size);
+        }
+        self.delta.remove(&id);
+        self.delta_tables.remove(&id);
+        self.sort(id);
     }
 
     /// The segment table of file `id`, if it has one.
@@ -198,22 +241,29 @@ impl Live {
         }
     }
 
-    fn insert(&mut self, path: Arc<str>, reading: Reading) {
+    fn insert(&mut self, path: &str, reading: Reading) {
         let Reading { meta, grams, table } = reading;
-        if let Some(&id) = self.by_path.get(&path) {
-            let doc = &mut self.docs[id as usize];
+        if let Some(id) = self.paths.get(path) {
+            let doc = self.metas[id as usize];
             // Read again and found as it was (a file that is never indexed,
             // a document still not extracted): nothing to add.
             if !meta.state.has_grams()
-                && doc.meta.state == meta.state
-                && (doc.meta.same_version(&meta) || meta.mtime_s == i64::MIN)
+                && doc.state == meta.state
+                && (doc.same_version(&meta) || { meta.mtime_s } == i64::MIN)
             {
                 self.set_verified(id);
                 return;
             }
         }
-        self.drop_path(&path);
-        let id = self.docs.len() as u32;
+        self.drop_path(path);
+        let Some(id) = self.paths.push(path) else {
+            // No room for its path (4 GiB of names since the last merge):
+            // not held, so searched; and `answer` must not take the files
+            // held for all of them.
+            self.complete = false;
+            return;
+        };
+        debug_assert_eq!(id as usize, self.metas.len());
         if meta.state.has_grams() {
             self.text_bytes += meta.size;
         }
@@ -223,13 +273,9 @@ impl Live {
         if let Some(t) = table {
             self.delta_tables.insert(id, t);
         }
-        self.by_path.insert(path.clone(), id);
-        self.docs.push(Doc {
-            path,
-            meta,
-            verified: true,
-            live: true,
-        });
+        self.metas.push(meta);
+        self.live.put(id, true);
+        self.verified.put(id, true);
         self.sort(id);
         self.since_merge += 1;
     }
@@ -537,13 +583,14 @@ impl ContentIndex {
             let live = s.live.read().unwrap_or_else(|p| p.into_inner());
             let mut not_indexed: BTreeMap<String, u64> = BTreeMap::new();
             let (mut files, mut indexed, mut unverified) = (0u64, 0u64, 0u64);
-            for d in live.docs.iter().filter(|d| d.live) {
+            for id in live.live_ids() {
                 files += 1;
-                unverified += u64::from(!d.verified);
-                if d.meta.state.indexed() {
+                unverified += u64::from(!live.is_verified(id));
+                let state = live.meta(id).state;
+                if state.indexed() {
                     indexed += 1;
                 } else {
-                    *not_indexed.entry(state_name(d.meta.state)).or_default() += 1;
+                    *not_indexed.entry(state_name(state)).or_default() += 1;
                 }
             }
             status.budget_reached = not_indexed.contains_key("over_budget");
@@ -619,21 +666,22 @@ impl ContentIndex {
             keep: Vec::with_capacity(files.len()),
             ..Narrowed::default()
         };
+        let mut near = Near::default();
         for &(path, mtime, size) in files {
-            let keep = match live.by_path.get(path) {
+            let keep = match live.paths.get_near(path, &mut near) {
                 None => true,
-                Some(&id) => {
-                    let doc = &live.docs[id as usize];
-                    if !doc.verified
-                        || !doc.meta.state.indexed()
-                        || doc.meta.mtime_s != mtime
-                        || doc.meta.size != size
+                Some(id) => {
+                    let meta = live.meta(id);
+                    if !live.is_verified(id)
+                        || !meta.state.indexed()
+                        || { meta.mtime_s } != mtime
+                        || { meta.size } != size
                         || pending.paths.contains_key(path)
                     {
                         true
                     } else {
                         out.answered += 1;
-                        match doc.meta.state {
+                        match meta.state {
                             DocState::Binary => {
                                 out.binary += 1;
                                 false
@@ -698,8 +746,8 @@ impl ContentIndex {
         drain_feed(s);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         let pending = s.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let unsure = live.unvouched.len() + pending.paths.len();
-        if !live.complete || (unsure > UNSURE_FLOOR && unsure * UNSURE_SHARE > live.by_path.len()) {
+        let unsure = live.unvouched_count + pending.paths.len();
+        if !live.complete || (unsure > UNSURE_FLOOR && unsure * UNSURE_SHARE > live.paths.live()) {
             return Ok(None);
         }
         let mut out = Answer {
@@ -711,13 +759,9 @@ impl ContentIndex {
             ..Answer::default()
         };
         drop(pending);
-        let path = |id: &u32| live.docs[*id as usize].path.clone();
-        out.unvouched = live.unvouched.iter().map(path).collect();
-        out.binary = live.binary.iter().map(path).collect();
-        let answered = |id: u32| {
-            let d = &live.docs[id as usize];
-            d.live && !live.unvouched.contains(&id)
-        };
+        out.unvouched = live.unvouched.ones().map(|id| live.path(id)).collect();
+        out.binary = live.binary.ones().map(|id| live.path(id)).collect();
+        let answered = |id: u32| live.is_live(id) && !live.unvouched.has(id);
         let mut ids: Vec<u32> = Vec::new();
         if let Some(base) = &live.base {
             let hits = evaluate(base, query);
@@ -732,7 +776,7 @@ impl ContentIndex {
             (answered(*id) && query.holds(&|g| grams.binary_search(&g).is_ok())).then_some(*id)
         }));
         for id in ids {
-            let size = live.docs[id as usize].meta.size;
+            let size = live.meta(id).size;
             // Where in a large file a match can be, when every match fits
             // in a segment.
             let pairs = match (live.table(id), reach) {
@@ -750,7 +794,7 @@ impl ContentIndex {
                 None => Vec::new(),
             };
             out.hits.push(Hit {
-                path: path(&id),
+                path: live.path(id),
                 windows,
                 size,
             });
@@ -860,7 +904,7 @@ pub fn inspect(
     let base = Base::open(bytes, key_of(index, config, roots))
         .map_err(|e| format!("{} is not usable: {e}", path.display()))?;
     let indexed = (0..base.doc_count())
-        .filter(|&i| base.doc(i).1.state.indexed())
+        .filter(|&i| base.meta(i).state.indexed())
         .count() as u64;
     Ok(Some(Summary {
         files: base.doc_count() as u64,

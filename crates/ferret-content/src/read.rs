@@ -175,7 +175,7 @@ mod tests {
                 match (meta.state, text) {
                     (DocState::Changed, Text::None) => changed += 1,
                     (DocState::Text, Text::Bytes) => {
-                        assert_eq!(buf.len() as u64, meta.size);
+                        assert_eq!(buf.len() as u64, { meta.size });
                         whole += 1;
                     }
                     (state, _) => panic!("unexpected {state:?}"),

@@ -595,10 +595,28 @@ fn from_answer(
         .map(|p| &**p)
         .filter(in_scope)
         .collect();
-    let binary = facts(binary)?
-        .iter()
-        .filter(|f| !unsure.contains(&f.path))
-        .count() as u64;
+    let binary = if query.is_match_all() {
+        // Nothing to match but the path: counted as they are (the index
+        // holds every file, and what changed since is pending), without
+        // looking each up (a tree of binaries would build every path twice).
+        let pending: std::collections::HashSet<&str> =
+            answer.pending.iter().map(|p| &**p).collect();
+        // The path or a folder above it is pending.
+        let changed = |p: &str| {
+            !pending.is_empty()
+                && (pending.contains(p)
+                    || p.match_indices('/').any(|(i, _)| pending.contains(&p[..i])))
+        };
+        binary
+            .iter()
+            .filter(|p| !unsure.contains(**p) && !changed(p))
+            .count() as u64
+    } else {
+        facts(binary)?
+            .iter()
+            .filter(|f| !unsure.contains(&f.path))
+            .count() as u64
+    };
     drop(windows);
     let mut gathered = Gathered {
         candidates,

@@ -5,6 +5,63 @@ use ferret_fs::{Policy, Roots};
 use super::*;
 use crate::grams::grams_of;
 
+/// What a build gave, each file's path (as read back from the index, as a
+/// load reads it) beside its version.
+struct Tested {
+    base: Base,
+    docs: Vec<(Arc<str>, DocMeta)>,
+}
+
+/// [`super::build`] of a list of paths.
+fn build(
+    roots: &Roots,
+    list: Vec<Entry>,
+    budget: &Budget,
+    key: u64,
+    sink: Sink,
+    progress: &Progress,
+    stop: &AtomicBool,
+) -> Result<Tested, BuildError> {
+    let mut paths = Paths::new();
+    for e in &list {
+        paths.push(&e.path).unwrap();
+    }
+    let sizes: Vec<u64> = list.iter().map(|e| e.size).collect();
+    let built = super::build(roots, &paths, &sizes, budget, key, sink, progress, stop)?;
+    let back = built.base.paths().unwrap();
+    let docs: Vec<(Arc<str>, DocMeta)> = built
+        .metas
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (Arc::from(back.path(i as u32)), *m))
+        .collect();
+    let listed: Vec<&str> = list.iter().map(|e| &*e.path).collect();
+    let read: Vec<&str> = docs.iter().map(|(p, _)| &**p).collect();
+    assert_eq!(read, listed);
+    Ok(Tested {
+        base: built.base,
+        docs,
+    })
+}
+
+/// [`super::write`] of files given by path.
+fn write(
+    sink: Sink,
+    sources: Vec<Box<dyn Source + '_>>,
+    docs: &[(Arc<str>, DocMeta)],
+    tables: &[(u32, &[u8])],
+    key: u64,
+    text_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Base, BuildError> {
+    let mut paths = Paths::new();
+    for (p, _) in docs {
+        paths.push(p).unwrap();
+    }
+    let metas: Vec<DocMeta> = docs.iter().map(|(_, m)| *m).collect();
+    super::write(sink, sources, &paths, &metas, tables, key, text_bytes, stop)
+}
+
 fn roots(dir: &Path) -> Roots {
     Roots::open(&[dir.to_str().unwrap().parse().unwrap()], Policy::default()).unwrap()
 }
@@ -306,7 +363,7 @@ fn merging_renumbers_and_drops() {
     let mut want: Vec<u32> = (0..kept).collect();
     want.push(kept);
     assert_eq!(docs_holding(&merged, fn_), want);
-    assert_eq!(merged.doc(kept as usize).0, "new.txt");
+    assert_eq!(merged.paths().unwrap().path(kept), "new.txt");
 }
 
 /// Large text files get a segment table: each trigram with exactly the

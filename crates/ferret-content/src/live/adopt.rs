@@ -118,7 +118,7 @@ pub(super) fn take_over(s: &Shared) -> bool {
     set_status(r, |st| {
         st.state = "handed over to the content index of the new settings".into()
     });
-    let taken = live.docs.len();
+    let taken = live.metas.len();
     *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
     {
         let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -139,9 +139,12 @@ pub(super) fn take_over(s: &Shared) -> bool {
     reconcile(s, !ended);
     // Those taken over and still held as they were (a file read again is
     // held anew, after them).
-    let files = s.live.read().unwrap_or_else(|p| p.into_inner()).docs[..taken]
-        .iter()
-        .filter(|d| d.live)
+    let files = s
+        .live
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .live_ids()
+        .take_while(|&id| (id as usize) < taken)
         .count() as u64;
     set_status(s, |st| st.carried_files = Some(files));
     tracing::info!(files, "content index made from the running one");

@@ -442,3 +442,58 @@ fn a_build_stopped_midway_leaves_no_temporary_file() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Files dropped and read again keep their numbers until a merge, which
+/// writes the live files alone (their paths in a new set, the folders of
+/// files gone forgotten); the merged file answers alike, and so does a
+/// restart that loads it.
+#[test]
+fn a_merge_keeps_the_live_files_and_forgets_the_rest() {
+    let t = tree();
+    let d = t.path();
+    fs::create_dir_all(d.join("gone/deep")).unwrap();
+    fs::write(d.join("gone/deep/g.rs"), "needle gone\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let expect = ["deep/er/z.rs", "src/m03.rs"];
+    {
+        let s = serve(d, Some(state.path()));
+        ready(&s);
+        let folders = s.content.shared.live.read().unwrap().paths.folder_count();
+        fs::remove_dir_all(d.join("gone")).unwrap();
+        fs::remove_file(d.join("src/needle.rs")).unwrap();
+        fs::create_dir_all(d.join("deep/er")).unwrap();
+        fs::write(d.join("deep/er/z.rs"), "needle deep\n").unwrap();
+        fs::write(d.join("src/m03.rs"), "fn module_3() { needle() }\n").unwrap();
+        until("the changes read", || {
+            s.content.status().pending_files == 0 && kept(&s, &literal("needle")).unwrap() == expect
+        });
+        let before = s.content.status();
+        assert!(before.files_since_merge > 0);
+        assert!(merge(&s.content.shared));
+        let after = s.content.status();
+        assert_eq!(after.files_since_merge, 0);
+        assert_eq!(
+            (after.files, after.indexed_files),
+            (before.files, before.indexed_files)
+        );
+        assert_eq!(kept(&s, &literal("needle")).unwrap(), expect);
+        assert_eq!(named(&s, &literal("needle")).unwrap(), expect);
+        assert_eq!(binaries(&s), ["bin.dat"]);
+        let live = s.content.shared.live.read().unwrap();
+        assert_eq!(live.metas.len(), after.files as usize);
+        // gone and gone/deep forgotten, deep and deep/er held.
+        assert_eq!(live.paths.folder_count(), folders);
+        assert_eq!(live.paths.get("gone/deep/g.rs"), None);
+        assert!(live.paths.get("deep/er/z.rs").is_some());
+    }
+    let s = serve(d, Some(state.path()));
+    ready(&s);
+    assert!(s.content.status().loaded_from_disk);
+    until("compared with the name index", || {
+        named(&s, &literal("needle")).is_some()
+    });
+    assert_eq!(named(&s, &literal("needle")).unwrap(), expect);
+    until("every file checked", || {
+        kept(&s, &literal("needle")).unwrap() == expect
+    });
+}

@@ -4,6 +4,8 @@
 //! leaves (`super`).
 
 use super::*;
+#[cfg(test)]
+use ferret_index::search::display_path;
 
 pub(super) fn set_status(s: &Shared, f: impl FnOnce(&mut Status)) {
     f(&mut s.status.lock().unwrap_or_else(|p| p.into_inner()));
@@ -119,7 +121,69 @@ pub(super) fn clear_pending(s: &Shared, done: &[(String, u64)]) {
     }
 }
 
+/// Every file the name index holds: their paths held once (folders as a
+/// tree: a listing of a million files 900 bytes deep is not 900 MB of
+/// strings), numbered folder by folder, each folder's files in name order,
+/// and their sizes and modification times by number.
+pub(super) struct Listing {
+    pub(super) paths: Paths,
+    pub(super) sizes: Vec<u64>,
+    pub(super) mtimes: Vec<i64>,
+}
+
+/// The files the name index holds, as paths are shown (`display_path`: a
+/// root's name first when there are several roots, names not UTF-8 shown
+/// with U+FFFD).
+pub(super) fn list_files(index: &Index) -> Listing {
+    let mut out = index.with_store(|store| {
+        let files = store.count_of(Kind::File) as usize;
+        let mut out = Listing {
+            paths: Paths::new(),
+            sizes: Vec::with_capacity(files),
+            mtimes: Vec::with_capacity(files),
+        };
+        out.paths
+            .reserve(files, store.count_of(Kind::Dir) as usize, 0);
+        let multi = store.roots().len() > 1;
+        // (A loop, not recursion: a tree may be deeper than a stack.)
+        let mut stack: Vec<(EntryId, u32)> = Vec::new();
+        for &root in store.roots() {
+            let top = if multi {
+                out.paths
+                    .folder(TOP, &String::from_utf8_lossy(store.name(root)))
+            } else {
+                Some(TOP)
+            };
+            stack.extend(top.map(|t| (root, t)));
+            while let Some((dir, folder)) = stack.pop() {
+                for &child in store.children(dir) {
+                    let name = String::from_utf8_lossy(store.name(child));
+                    match store.kind(child) {
+                        // (No room: past 4 GiB of names, left out, so
+                        // searched directly.)
+                        Kind::File if out.paths.add(folder, &name).is_some() => {
+                            let m = store.meta(child);
+                            out.sizes.push(m.size);
+                            out.mtimes.push(m.mtime);
+                        }
+                        Kind::Dir => {
+                            if let Some(f) = out.paths.folder(folder, &name) {
+                                stack.push((child, f));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out
+    });
+    out.paths.shrink_to_fit();
+    out
+}
+
 /// Every file the name index holds, sorted by path.
+#[cfg(test)]
 pub(super) fn name_index_files(index: &Index) -> Vec<(String, u64, i64)> {
     let mut files = index.with_store(|store| {
         let mut out = Vec::new();
@@ -151,10 +215,7 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
                 drops.push(path.clone());
                 // A folder (moved, removed) or a name the index no longer
                 // has: compare everything once.
-                let known = s
-                    .live
-                    .read()
-                    .is_ok_and(|l| l.by_path.contains_key(path.as_str()));
+                let known = s.live.read().is_ok_and(|l| l.paths.get(path).is_some());
                 unknown |= !known;
             }
         }
@@ -166,7 +227,7 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
             live.drop_path(p);
         }
         for (path, reading) in read {
-            live.insert(path, reading);
+            live.insert(&path, reading);
         }
     }
     // Before the paths leave the pending set: a folder moved or created
@@ -193,9 +254,9 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
             break;
         }
         let old = s.live.read().ok().and_then(|l| {
-            l.by_path
-                .get(&*e.path)
-                .map(|&id| l.docs[id as usize].meta)
+            l.paths
+                .get(&e.path)
+                .map(|id| *l.meta(id))
                 .filter(|m| m.state.has_grams())
                 .map_or(Some(0), |m| Some(m.size))
         });
@@ -229,63 +290,66 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
 /// Compare the index with the name index (and, with `verify`, every file's
 /// version with the disk): drop what is gone, read what is new or changed.
 pub(super) fn reconcile(s: &Shared, verify: bool) {
-    let files = name_index_files(&s.index);
-    let mut reads: Vec<Entry> = Vec::new();
+    let listing = list_files(&s.index);
+    // Files of the listing to read, by its numbers.
+    let mut reads: Vec<u32> = Vec::new();
     let mut verified: Vec<u32> = Vec::new();
-    let drops: Vec<Arc<str>>;
+    let drops: Vec<u32>;
     {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-        let present: HashSet<&str> = files.iter().map(|(p, _, _)| p.as_str()).collect();
-        drops = live
-            .by_path
-            .keys()
-            .filter(|p| !present.contains(&***p))
-            .cloned()
-            .collect();
-        for (path, size, mtime) in &files {
-            let Some(&id) = live.by_path.get(path.as_str()) else {
-                reads.push(Entry {
-                    path: path.as_str().into(),
-                    size: *size,
-                });
+        let mut listed = Bits::new(live.metas.len());
+        let mut path = String::new();
+        // (The listing goes folder by folder.)
+        let mut near = Near::default();
+        for n in 0..listing.paths.len() as u32 {
+            listing.paths.write(n, &mut path);
+            let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
+            let Some(id) = live.paths.get_near(&path, &mut near) else {
+                reads.push(n);
                 continue;
             };
-            let doc = &live.docs[id as usize];
-            let m = &doc.meta;
-            let read_before = m.mtime_s != i64::MIN;
-            let stale = m.size != *size
-                || (read_before && m.mtime_s != *mtime)
+            listed.put(id, true);
+            let m = live.meta(id);
+            let read_before = { m.mtime_s } != i64::MIN;
+            let stale = { m.size } != size
+                || (read_before && { m.mtime_s } != mtime)
                 || matches!(
                     m.state,
                     DocState::Changed | DocState::Unreadable | DocState::DocumentPending
                 )
                 || (m.state == DocState::OverBudget
                     && live.text_bytes + size <= s.config.budget.max_total_bytes)
-                || (verify || !doc.verified) && !same_on_disk(&s.roots, path, m);
+                || (verify || !live.is_verified(id)) && !same_on_disk(&s.roots, &path, m);
             if stale {
-                reads.push(Entry {
-                    path: doc.path.clone(),
-                    size: *size,
-                });
-            } else if !doc.verified {
+                reads.push(n);
+            } else if !live.is_verified(id) {
                 verified.push(id);
             }
         }
+        drops = live.live_ids().filter(|&id| !listed.has(id)).collect();
     }
     {
+        // (Numbers stay valid: only this thread changes the index.)
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
         for id in verified {
             live.set_verified(id);
         }
-        for p in &drops {
-            live.drop_path(p);
+        for id in drops {
+            live.drop_id(id);
         }
     }
     for batch in reads.chunks(256) {
-        let read = read_files(s, batch);
+        let entries: Vec<Entry> = batch
+            .iter()
+            .map(|&n| Entry {
+                path: listing.paths.path(n).into(),
+                size: listing.sizes[n as usize],
+            })
+            .collect();
+        let read = read_files(s, &entries);
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
         for (path, reading) in read {
-            live.insert(path, reading);
+            live.insert(&path, reading);
         }
     }
     // Every file the name index held when this began is known now (read
@@ -326,15 +390,15 @@ fn stat_in_is(dir: &cap_std::fs::Dir, name: &str, m: &DocMeta) -> bool {
         return false;
     };
     let size = st.st_size as u64;
-    if m.mtime_s == i64::MIN {
-        return size == m.size;
+    if { m.mtime_s } == i64::MIN {
+        return size == { m.size };
     }
-    size == m.size
-        && st.st_mtime as i64 == m.mtime_s
-        && st.st_mtime_nsec as u32 == m.mtime_ns
-        && st.st_ctime as i64 == m.ctime_s
-        && st.st_ctime_nsec as u32 == m.ctime_ns
-        && st.st_ino as u64 == m.ino
+    size == { m.size }
+        && st.st_mtime as i64 == { m.mtime_s }
+        && st.st_mtime_nsec as u32 == { m.mtime_ns }
+        && st.st_ctime as i64 == { m.ctime_s }
+        && st.st_ctime_nsec as u32 == { m.ctime_ns }
+        && st.st_ino as u64 == { m.ino }
 }
 
 /// Check every file of a loaded index against the disk and vouch for those
@@ -343,30 +407,30 @@ fn stat_in_is(dir: &cap_std::fs::Dir, name: &str, m: &DocMeta) -> bool {
 pub(super) fn verify_loaded(s: &Shared) -> usize {
     // By folder: each folder opened once, each file's status read relative
     // to it (`same_on_disk` opens the folder for each file).
-    let mut by_folder: BTreeMap<&str, Vec<(u32, &str, &DocMeta)>> = BTreeMap::new();
     let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-    for (i, d) in live.docs.iter().enumerate() {
-        if d.live && !d.verified {
-            let (folder, name) = split_shown(&d.path);
-            by_folder
-                .entry(folder)
-                .or_default()
-                .push((i as u32, name, &d.meta));
-        }
-    }
+    let mut todo: Vec<(u32, u32)> = live
+        .live_ids()
+        .filter(|&id| !live.is_verified(id))
+        .map(|id| (live.paths.file(id).0, id))
+        .collect();
+    todo.sort_unstable();
     let mut same: Vec<u32> = Vec::new();
-    for (folder, files) in &by_folder {
-        let Some(dir) = open_folder(&s.roots, folder) else {
+    let mut shown = String::new();
+    for files in todo.chunk_by(|a, b| a.0 == b.0) {
+        let folder = files[0].0;
+        live.paths.write_folder(folder, &mut shown);
+        let shown = if folder == TOP { "." } else { shown.as_str() };
+        let Some(dir) = open_folder(&s.roots, shown) else {
             continue;
         };
         same.extend(
             files
                 .iter()
-                .filter(|(_, name, meta)| stat_in_is(&dir, name, meta))
-                .map(|(id, _, _)| *id),
+                .filter(|&&(_, id)| stat_in_is(&dir, live.paths.file(id).1, live.meta(id)))
+                .map(|&(_, id)| id),
         );
     }
-    drop(by_folder);
+    drop(todo);
     drop(live);
     let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
     for &id in &same {
@@ -407,23 +471,37 @@ pub(super) fn load(s: &Shared) -> Result<(), LoadError> {
             return Err(e);
         }
     };
-    let docs: Vec<(Arc<str>, DocMeta)> = (0..base.doc_count())
-        .map(|i| {
-            let (p, m) = base.doc(i);
-            (Arc::from(p), m)
+    let paths = match base.paths() {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(
+                "content index {} discarded: {e}; rebuilding",
+                path.display()
+            );
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
+    };
+    let metas: Vec<DocMeta> = (0..base.doc_count()).map(|i| base.meta(i)).collect();
+    // Checking it and reading its files' table read every page: they leave
+    // the process's memory, and queries bring back those they read.
+    base.forget_pages();
+    let mut live = Live::new(Some(base), paths, metas, false);
+    // A file denied since the index was written: forget what it held.
+    let mut shown = String::new();
+    let denied: Vec<u32> = live
+        .live_ids()
+        .filter(|&id| {
+            live.meta(id).state.has_grams() && {
+                live.paths.write(id, &mut shown);
+                is_sensitive_now(&s.roots, &shown)
+            }
         })
         .collect();
-    let deny_changed: Vec<Arc<str>> = docs
-        .iter()
-        .filter(|(p, m)| m.state.has_grams() && is_sensitive_now(&s.roots, p))
-        .map(|(p, _)| p.clone())
-        .collect();
-    let mut live = Live::from_docs(Some(base), docs, false);
-    // A file denied since the index was written: forget what it held.
-    for p in deny_changed {
-        live.drop_path(&p);
+    for id in denied {
+        live.drop_id(id);
     }
-    let files = live.docs.len();
+    let files = live.metas.len();
     *s.live.write().unwrap_or_else(|p| p.into_inner()) = live;
     s.ready.store(true, Ordering::Release);
     let ms = started.elapsed().as_millis() as u64;
@@ -449,13 +527,7 @@ pub(super) fn build_all(s: &Shared) -> Result<(), String> {
     set_status(s, |st| st.state = "building".into());
     s.building.store(true, Ordering::Relaxed);
     let started = Instant::now();
-    let entries: Vec<Entry> = name_index_files(&s.index)
-        .into_iter()
-        .map(|(path, size, _)| Entry {
-            path: path.into(),
-            size,
-        })
-        .collect();
+    let Listing { paths, sizes, .. } = list_files(&s.index);
     let sink = match &s.file {
         Some(path) => Sink::file(path).map_err(|e| write_error(path, &e)),
         None => Ok(Sink::memory()),
@@ -463,7 +535,8 @@ pub(super) fn build_all(s: &Shared) -> Result<(), String> {
     let built = sink.and_then(|sink| {
         build::build(
             &s.roots,
-            entries,
+            &paths,
+            &sizes,
             &s.config.budget,
             s.key,
             sink,
@@ -478,9 +551,10 @@ pub(super) fn build_all(s: &Shared) -> Result<(), String> {
     s.building.store(false, Ordering::Relaxed);
     match built {
         Ok(built) => {
-            let files = built.docs.len();
+            drop(sizes);
+            let files = built.metas.len();
             let bytes = built.base.len();
-            let mut live = Live::from_docs(Some(built.base), built.docs, true);
+            let mut live = Live::new(Some(built.base), paths, built.metas, true);
             // Built from every file the name index listed after the change
             // feed was followed (`ContentIndex::start`).
             live.complete = !s.stop.load(Ordering::Relaxed);
@@ -519,16 +593,17 @@ pub(super) fn merge(s: &Shared) -> bool {
     let started = Instant::now();
     let result = {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-        let mut renumber = vec![u32::MAX; live.docs.len()];
-        let mut docs: Vec<(Arc<str>, DocMeta)> = Vec::with_capacity(live.by_path.len());
-        let mut verified = Vec::with_capacity(live.by_path.len());
-        for (id, d) in live.docs.iter().enumerate() {
-            if d.live {
-                renumber[id] = docs.len() as u32;
-                docs.push((d.path.clone(), d.meta));
-                verified.push(d.verified);
-            }
+        let kept: Vec<u32> = live.live_ids().collect();
+        let mut renumber = vec![u32::MAX; live.metas.len()];
+        for (n, &id) in kept.iter().enumerate() {
+            renumber[id as usize] = n as u32;
         }
+        // The live files' paths alone, in a new set (what was dropped since
+        // the last merge is forgotten there).
+        let paths = live.paths.compacted(kept.iter().copied());
+        let metas: Vec<DocMeta> = kept.iter().map(|&id| *live.meta(id)).collect();
+        let verified: Vec<bool> = kept.iter().map(|&id| live.is_verified(id)).collect();
+        drop(kept);
         let mut pairs = Vec::new();
         for (&id, grams) in &live.delta {
             let n = renumber[id as usize];
@@ -566,25 +641,26 @@ pub(super) fn merge(s: &Shared) -> bool {
         let text_bytes = live.text_bytes;
         let complete = live.complete;
         sink.and_then(|sink| {
-            build::write(sink, sources, &docs, &tables, s.key, text_bytes, &s.stop).map_err(|e| {
-                match (&e, &s.file) {
-                    (BuildError::Io(io), Some(path)) => write_error(path, io),
-                    _ => e.to_string(),
-                }
+            build::write(
+                sink, sources, &paths, &metas, &tables, s.key, text_bytes, &s.stop,
+            )
+            .map_err(|e| match (&e, &s.file) {
+                (BuildError::Io(io), Some(path)) => write_error(path, io),
+                _ => e.to_string(),
             })
         })
-        .map(|base| (base, docs, verified, complete))
+        .map(|base| (base, paths, metas, verified, complete))
     };
     match result {
-        Ok((base, docs, verified, complete)) => {
-            let mut fresh = Live::from_docs(Some(base), docs, false);
+        Ok((base, paths, metas, verified, complete)) => {
+            let mut fresh = Live::new(Some(base), paths, metas, false);
             for (id, v) in verified.into_iter().enumerate() {
                 if v {
                     fresh.set_verified(id as u32);
                 }
             }
             fresh.complete = complete;
-            let files = fresh.docs.len();
+            let files = fresh.metas.len();
             *s.live.write().unwrap_or_else(|p| p.into_inner()) = fresh;
             set_status(s, |st| st.merges += 1);
             tracing::debug!(

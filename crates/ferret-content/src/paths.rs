@@ -1,0 +1,498 @@
+//! The paths of the files the index knows, each held once: its folders as a
+//! tree (each folder its parent and its own name), a file as its folder and
+//! its name. A path 900 bytes long in a tree of deep folders costs its file
+//! name and a dozen bytes, not its whole text once per copy (the paths were
+//! most of the index's memory on a tree of deep folders: 842 MiB of 920).
+//!
+//! Files are numbered as they are added and keep their number; one that is
+//! removed is only no longer looked up by its path (the live index keeps its
+//! files' numbers until its next merge, which starts a new set of paths from
+//! the files still held, [`Paths::compacted`]). Looking a path up hashes its
+//! parts one by one (a folder's hash is made from its parent's and its name,
+//! so a file's is found without writing any folder's path) and compares the
+//! file found with the path part by part from its end; a path is written out
+//! only when it is asked for.
+//!
+//! Any string is a path here: its folders are what lies between its `/`s,
+//! empty ones included (`a//b`, `/a`), so every path is written back exactly
+//! as it was added.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+/// The folder of the paths with no `/`: it has no name and no parent.
+pub(crate) const TOP: u32 = 0;
+
+struct Folder {
+    /// Made from the parent's hash and the name ([`Paths::child_hash`]).
+    hash: u64,
+    parent: u32,
+    name: Name,
+}
+
+#[derive(Clone, Copy)]
+struct Name {
+    at: u32,
+    len: u32,
+}
+
+#[derive(Clone, Copy)]
+struct File {
+    folder: u32,
+    name: Name,
+}
+
+/// The folder [`Paths::get_near`] last went through.
+#[derive(Default)]
+pub(crate) struct Near {
+    folder: String,
+    /// Its number, if held.
+    id: Option<u32>,
+    valid: bool,
+}
+
+/// The paths of the files, by number.
+pub(crate) struct Paths {
+    /// The names of the folders and files, one after another.
+    names: String,
+    folders: Vec<Folder>,
+    /// Folders (never [`TOP`]) by their hash.
+    folder_at: HashTable<u32>,
+    files: Vec<File>,
+    /// The files looked up by path, by the hash of their folder and name.
+    by_path: HashTable<u32>,
+    seed: foldhash::fast::RandomState,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths::new()
+    }
+}
+
+/// `path` as its folder's part (`None` at the top) and its name.
+fn split(path: &str) -> (Option<&str>, &str) {
+    match path.rsplit_once('/') {
+        Some((folder, name)) => (Some(folder), name),
+        None => (None, path),
+    }
+}
+
+impl Paths {
+    pub(crate) fn new() -> Paths {
+        Paths {
+            names: String::new(),
+            folders: vec![Folder {
+                hash: 0,
+                parent: TOP,
+                name: Name { at: 0, len: 0 },
+            }],
+            folder_at: HashTable::new(),
+            files: Vec::new(),
+            by_path: HashTable::new(),
+            seed: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// Room made for `files` files (so a build or a load does not grow the
+    /// arrays, and their copies, step by step).
+    pub(crate) fn reserve(&mut self, files: usize, folders: usize, name_bytes: usize) {
+        self.files.reserve_exact(files);
+        self.by_path.reserve(files, |_| 0);
+        self.folders.reserve_exact(folders);
+        self.folder_at.reserve(folders, |_| 0);
+        self.names.reserve_exact(name_bytes);
+    }
+
+    /// Files numbered so far (removed ones included).
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Files looked up by their path.
+    pub(crate) fn live(&self) -> usize {
+        self.by_path.len()
+    }
+
+    /// Folders held ([`TOP`] included).
+    pub(crate) fn folder_count(&self) -> usize {
+        self.folders.len()
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            names: &self.names,
+            folders: &self.folders,
+            files: &self.files,
+        }
+    }
+
+    fn child_hash(&self, parent_hash: u64, name: &str) -> u64 {
+        self.seed.hash_one((parent_hash, name))
+    }
+
+    fn name(&self, n: Name) -> &str {
+        self.view().name(n)
+    }
+
+    /// `name` added to the names; `None` past 4 GiB of them.
+    fn add_name(&mut self, name: &str) -> Option<Name> {
+        let at = u32::try_from(self.names.len()).ok()?;
+        let len = u32::try_from(name.len()).ok()?;
+        at.checked_add(len)?;
+        self.names.push_str(name);
+        Some(Name { at, len })
+    }
+
+    /// The folder `name` in `parent`, made if missing; `None` when there is
+    /// no room for its name (or `parent` is not a folder).
+    pub(crate) fn folder(&mut self, parent: u32, name: &str) -> Option<u32> {
+        let parent_hash = self.folders.get(parent as usize)?.hash;
+        let hash = self.child_hash(parent_hash, name);
+        let found = self.folder_at.find(hash, |&f| {
+            let node = &self.folders[f as usize];
+            node.parent == parent && self.name(node.name) == name
+        });
+        if let Some(&f) = found {
+            return Some(f);
+        }
+        let id = u32::try_from(self.folders.len()).ok()?;
+        let name = self.add_name(name)?;
+        self.folders.push(Folder { hash, parent, name });
+        let folders = &self.folders;
+        self.folder_at
+            .insert_unique(hash, id, |&f| folders[f as usize].hash);
+        Some(id)
+    }
+
+    /// The folder whose path is `path` (made with those above it if
+    /// missing).
+    fn folder_path(&mut self, path: Option<&str>) -> Option<u32> {
+        let Some(path) = path else {
+            return Some(TOP);
+        };
+        let mut folder = TOP;
+        for part in path.split('/') {
+            folder = self.folder(folder, part)?;
+        }
+        Some(folder)
+    }
+
+    fn file_hash(&self, folder: u32, name: &str) -> u64 {
+        self.child_hash(self.folders[folder as usize].hash, name)
+    }
+
+    /// The hash a path's file has, from its text alone.
+    fn hash_of(&self, path: &str) -> u64 {
+        let (folder, name) = split(path);
+        let mut hash = 0;
+        if let Some(folder) = folder {
+            for part in folder.split('/') {
+                hash = self.child_hash(hash, part);
+            }
+        }
+        self.child_hash(hash, name)
+    }
+
+    /// Add the file `name` in `folder` as the next number, the one looked up
+    /// by its path from now on (another file at that path no longer is).
+    /// `None`: no room (past 4 GiB of names, or 2^32 files).
+    pub(crate) fn add(&mut self, folder: u32, name: &str) -> Option<u32> {
+        if folder as usize >= self.folders.len() {
+            return None;
+        }
+        let id = u32::try_from(self.files.len()).ok()?;
+        let hash = self.file_hash(folder, name);
+        let name = self.add_name(name)?;
+        self.files.push(File { folder, name });
+        let Paths {
+            names,
+            folders,
+            files,
+            by_path,
+            seed,
+            ..
+        } = self;
+        let view = View {
+            names,
+            folders,
+            files,
+        };
+        let this = files[id as usize];
+        let same = |&other: &u32| view.same(files[other as usize], this);
+        match by_path.find_mut(hash, same) {
+            Some(slot) => *slot = id,
+            None => {
+                by_path.insert_unique(hash, id, |&f| view.hash(seed, files[f as usize]));
+            }
+        }
+        Some(id)
+    }
+
+    /// Add the file at `path` as the next number ([`Paths::add`]).
+    pub(crate) fn push(&mut self, path: &str) -> Option<u32> {
+        let (folder, name) = split(path);
+        let folder = self.folder_path(folder)?;
+        self.add(folder, name)
+    }
+
+    /// The number of the file at `path`, if one is looked up by it.
+    pub(crate) fn get(&self, path: &str) -> Option<u32> {
+        let view = self.view();
+        self.by_path
+            .find(self.hash_of(path), |&id| view.is(id, path))
+            .copied()
+    }
+
+    /// [`Paths::get`] for a run of paths, most in the folder of the one
+    /// before (a caller's list of its scope comes folder by folder): the
+    /// folder's part of the path is compared with the last one's, and its
+    /// hash and number, found once, serve the run (a path 50 folders deep is
+    /// then one hash of its name, not fifty).
+    pub(crate) fn get_near(&self, path: &str, near: &mut Near) -> Option<u32> {
+        let (folder, name) = split(path);
+        let Some(folder) = folder else {
+            return self.get(path);
+        };
+        if !near.valid || near.folder != folder {
+            near.folder.clear();
+            near.folder.push_str(folder);
+            near.valid = true;
+            let mut hash = 0;
+            for part in folder.split('/') {
+                hash = self.child_hash(hash, part);
+            }
+            let view = self.view();
+            near.id = self
+                .folder_at
+                .find(hash, |&f| view.folder_is(f, folder))
+                .copied();
+        }
+        let f = near.id?;
+        let hash = self.file_hash(f, name);
+        let view = self.view();
+        self.by_path
+            .find(hash, |&id| {
+                let file = view.files[id as usize];
+                file.folder == f && view.name(file.name) == name
+            })
+            .copied()
+    }
+
+    /// The file at `path` no longer looked up by it; its number.
+    pub(crate) fn remove(&mut self, path: &str) -> Option<u32> {
+        let hash = self.hash_of(path);
+        let Paths {
+            by_path,
+            files,
+            folders,
+            names,
+            ..
+        } = self;
+        let view = View {
+            names,
+            folders,
+            files,
+        };
+        by_path
+            .find_entry(hash, |&id| view.is(id, path))
+            .ok()
+            .map(|e| e.remove().0)
+    }
+
+    /// File `id` no longer looked up by its path (if it was).
+    pub(crate) fn remove_id(&mut self, id: u32) {
+        let Some(&file) = self.files.get(id as usize) else {
+            return;
+        };
+        let hash = self.file_hash(file.folder, self.name(file.name));
+        if let Ok(e) = self.by_path.find_entry(hash, |&f| f == id) {
+            e.remove();
+        }
+    }
+
+    /// Whether file `id` is looked up by its path.
+    pub(crate) fn is_live(&self, id: u32) -> bool {
+        let Some(&file) = self.files.get(id as usize) else {
+            return false;
+        };
+        let hash = self.file_hash(file.folder, self.name(file.name));
+        self.by_path.find(hash, |&f| f == id).is_some()
+    }
+
+    /// File `id`: its folder and its name.
+    pub(crate) fn file(&self, id: u32) -> (u32, &str) {
+        let f = self.files[id as usize];
+        (f.folder, self.name(f.name))
+    }
+
+    /// Folder `f`: its parent and its name ([`TOP`]: itself, no name).
+    pub(crate) fn folder_entry(&self, f: u32) -> (u32, &str) {
+        let node = &self.folders[f as usize];
+        (node.parent, self.name(node.name))
+    }
+
+    /// The path of file `id`, written into `out` (cleared).
+    pub(crate) fn write(&self, id: u32, out: &mut String) {
+        let (folder, name) = self.file(id);
+        self.write_in(folder, Some(name), out);
+    }
+
+    /// The path of folder `f` (`""` for [`TOP`]), written into `out`.
+    pub(crate) fn write_folder(&self, f: u32, out: &mut String) {
+        self.write_in(f, None, out);
+    }
+
+    /// `last` in `folder`, or the folder itself: filled from its end, so no
+    /// folder is visited twice to know its place.
+    fn write_in(&self, folder: u32, last: Option<&str>, out: &mut String) {
+        out.clear();
+        let mut len = last.map_or(0, str::len);
+        let mut at = folder;
+        let mut first = last.is_none();
+        while at != TOP {
+            let node = &self.folders[at as usize];
+            len += node.name.len as usize + usize::from(!first);
+            first = false;
+            at = node.parent;
+        }
+        let mut bytes = std::mem::take(out).into_bytes();
+        bytes.resize(len, 0);
+        let mut end = len;
+        let mut put = |piece: &str| {
+            bytes[end - piece.len()..end].copy_from_slice(piece.as_bytes());
+            end -= piece.len();
+        };
+        let mut at = folder;
+        let mut sep = match last {
+            Some(l) => {
+                put(l);
+                true
+            }
+            None => false,
+        };
+        while at != TOP {
+            let node = &self.folders[at as usize];
+            if sep {
+                put("/");
+            }
+            sep = true;
+            put(self.name(node.name));
+            at = node.parent;
+        }
+        // Every piece is a whole `str`, so this holds.
+        *out = String::from_utf8(bytes).unwrap_or_default();
+    }
+
+    /// The path of file `id`.
+    pub(crate) fn path(&self, id: u32) -> String {
+        let mut out = String::new();
+        self.write(id, &mut out);
+        out
+    }
+
+    /// A new set of paths holding only the files `keep` names, numbered in
+    /// that order, and the folders above them (the others are forgotten).
+    pub(crate) fn compacted(&self, keep: impl IntoIterator<Item = u32>) -> Paths {
+        let mut out = Paths::new();
+        // Old folder number to new (`u32::MAX`: not made yet).
+        let mut made = vec![u32::MAX; self.folders.len()];
+        made[TOP as usize] = TOP;
+        let mut chain = Vec::new();
+        for id in keep {
+            let (folder, name) = self.file(id);
+            // The folders above it not made yet, made from the top down.
+            let mut at = folder;
+            while made[at as usize] == u32::MAX {
+                chain.push(at);
+                at = self.folders[at as usize].parent;
+            }
+            while let Some(f) = chain.pop() {
+                let node = &self.folders[f as usize];
+                // Held before, so there is room for it again.
+                made[f as usize] = out
+                    .folder(made[node.parent as usize], self.name(node.name))
+                    .unwrap_or(TOP);
+            }
+            out.add(made[folder as usize], name);
+        }
+        out
+    }
+
+    /// Give back what the arrays hold beyond their length.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.names.shrink_to_fit();
+        self.folders.shrink_to_fit();
+        self.files.shrink_to_fit();
+        let view = View {
+            names: &self.names,
+            folders: &self.folders,
+            files: &self.files,
+        };
+        self.folder_at
+            .shrink_to_fit(|&f| view.folders[f as usize].hash);
+        let seed = &self.seed;
+        self.by_path
+            .shrink_to_fit(|&f| view.hash(seed, view.files[f as usize]));
+    }
+}
+
+/// The parts of [`Paths`] a comparison reads, borrowed apart from its hash
+/// table (which is changed while they are read).
+struct View<'a> {
+    names: &'a str,
+    folders: &'a [Folder],
+    files: &'a [File],
+}
+
+impl<'a> View<'a> {
+    fn name(&self, n: Name) -> &'a str {
+        // Every name was added as a whole `str`.
+        &self.names[n.at as usize..(n.at + n.len) as usize]
+    }
+
+    /// Whether two files are in the same folder under the same name.
+    fn same(&self, a: File, b: File) -> bool {
+        a.folder == b.folder && self.name(a.name) == self.name(b.name)
+    }
+
+    /// A held file's hash (as [`Paths::file_hash`] makes it).
+    fn hash(&self, seed: &foldhash::fast::RandomState, f: File) -> u64 {
+        seed.hash_one((self.folders[f.folder as usize].hash, self.name(f.name)))
+    }
+
+    fn folder_is(&self, mut f: u32, path: &str) -> bool {
+        let mut rest = path;
+        loop {
+            if f == TOP {
+                return false;
+            }
+            let node = &self.folders[f as usize];
+            let Some(before) = rest.strip_suffix(self.name(node.name)) else {
+                return false;
+            };
+            if node.parent == TOP {
+                return before.is_empty();
+            }
+            let Some(before) = before.strip_suffix('/') else {
+                return false;
+            };
+            rest = before;
+            f = node.parent;
+        }
+    }
+
+    fn is(&self, id: u32, path: &str) -> bool {
+        let file = self.files[id as usize];
+        let (folder, name) = split(path);
+        self.name(file.name) == name
+            && match folder {
+                None => file.folder == TOP,
+                Some(f) => self.folder_is(file.folder, f),
+            }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,201 @@
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn all(p: &Paths) -> Vec<String> {
+    (0..p.len() as u32).map(|id| p.path(id)).collect()
+}
+
+#[test]
+fn paths_come_back_as_they_were_added() {
+    let mut p = Paths::new();
+    let list = [
+        "README.md",
+        "src/main.rs",
+        "src/deep/er/still/x.rs",
+        "src/deep/er/y.rs",
+        "src/deep",
+        "docs/ü/ñame with spaces.md",
+        "a\u{FFFD}b/\u{FFFD}",
+        "",
+        "a//b",
+        "/abs",
+        "trailing/",
+        "root-a/.hidden/.x",
+        "back\\slash/new\nline",
+    ];
+    for (i, path) in list.iter().enumerate() {
+        assert_eq!(p.push(path), Some(i as u32), "{path:?}");
+    }
+    assert_eq!(all(&p), list);
+    for (i, path) in list.iter().enumerate() {
+        assert_eq!(p.get(path), Some(i as u32), "{path:?}");
+    }
+    assert_eq!(p.live(), list.len());
+    // Folders are held once: src, deep, er, still, docs, ü, a�b, a and the
+    // empty one in it ("a//b"), the empty one of "/abs", trailing, root-a,
+    // .hidden, back\slash; and the top.
+    assert_eq!(p.folder_count(), 1 + 14);
+    let mut near = Near::default();
+    for (i, path) in list.iter().enumerate() {
+        assert_eq!(p.get_near(path, &mut near), Some(i as u32), "{path:?}");
+    }
+    for missing in [
+        "src",
+        "src/",
+        "main.rs",
+        "src/main.r",
+        "rc/main.rs",
+        "/src/main.rs",
+        "src//main.rs",
+        "src/deep/er",
+        "deep/er/y.rs",
+        "a/b",
+        "abs",
+        "//abs",
+        "trailing",
+    ] {
+        assert_eq!(p.get(missing), None, "{missing:?}");
+        assert_eq!(p.get_near(missing, &mut near), None, "{missing:?}");
+    }
+}
+
+#[test]
+fn a_removed_path_keeps_its_number_and_is_no_longer_found() {
+    let mut p = Paths::new();
+    let a = p.push("x/a.txt").unwrap();
+    let b = p.push("x/b.txt").unwrap();
+    assert_eq!(p.remove("x/a.txt"), Some(a));
+    assert_eq!(p.remove("x/a.txt"), None);
+    assert_eq!(p.get("x/a.txt"), None);
+    assert_eq!(p.get("x/b.txt"), Some(b));
+    assert_eq!(p.path(a), "x/a.txt");
+    assert!(!p.is_live(a) && p.is_live(b));
+    assert_eq!(p.live(), 1);
+    p.remove_id(b);
+    assert_eq!(p.get("x/b.txt"), None);
+    assert_eq!(p.live(), 0);
+    // Added again: a new number, its folder reused.
+    let folders = p.folder_count();
+    let again = p.push("x/a.txt").unwrap();
+    assert_eq!(again, 2);
+    assert_eq!(p.get("x/a.txt"), Some(again));
+    assert_eq!(p.folder_count(), folders);
+}
+
+#[test]
+fn the_same_path_added_twice_is_found_as_the_later() {
+    // Two names the name index shows alike (bytes not UTF-8 both shown as
+    // U+FFFD): the later is the one looked up, as a map's insert does.
+    let mut p = Paths::new();
+    let first = p.push("d/\u{FFFD}.txt").unwrap();
+    let second = p.push("d/\u{FFFD}.txt").unwrap();
+    assert_ne!(first, second);
+    assert_eq!(p.get("d/\u{FFFD}.txt"), Some(second));
+    assert_eq!(p.live(), 1);
+    assert!(!p.is_live(first));
+    assert_eq!(p.path(first), p.path(second));
+}
+
+#[test]
+fn folders_sharing_prefixes_are_told_apart() {
+    let mut p = Paths::new();
+    let ids: Vec<u32> = [
+        "ab/c", "a/bc", "a/b/c", "abc", "a/b/c/d", "a/b/cd", "a/bc/d",
+    ]
+    .iter()
+    .map(|x| p.push(x).unwrap())
+    .collect();
+    for (id, x) in ids.iter().zip([
+        "ab/c", "a/bc", "a/b/c", "abc", "a/b/c/d", "a/b/cd", "a/bc/d",
+    ]) {
+        assert_eq!(p.get(x), Some(*id), "{x}");
+        assert_eq!(p.path(*id), x);
+    }
+    let mut out = String::new();
+    let (folder, name) = p.file(ids[4]);
+    assert_eq!(name, "d");
+    p.write_folder(folder, &mut out);
+    assert_eq!(out, "a/b/c");
+    p.write_folder(TOP, &mut out);
+    assert_eq!(out, "");
+}
+
+#[test]
+fn compacted_keeps_the_files_named_and_only_their_folders() {
+    let mut p = Paths::new();
+    for x in ["keep/a", "gone/deep/b", "keep/deep/c", "top", "gone/d"] {
+        p.push(x).unwrap();
+    }
+    p.remove("gone/deep/b");
+    let c = p.compacted([4, 2, 3]);
+    assert_eq!(all(&c), ["gone/d", "keep/deep/c", "top"]);
+    assert_eq!(c.get("keep/deep/c"), Some(1));
+    assert_eq!(c.get("keep/a"), None);
+    // gone, keep, keep/deep (and the top): not gone/deep.
+    assert_eq!(c.folder_count(), 4);
+}
+
+#[test]
+fn folders_added_by_parent_and_name_are_the_ones_paths_find() {
+    let mut p = Paths::new();
+    let src = p.folder(TOP, "src").unwrap();
+    let deep = p.folder(src, "deep").unwrap();
+    assert_eq!(p.folder(TOP, "src"), Some(src));
+    assert_eq!(p.folder(99, "x"), None);
+    let f = p.add(deep, "x.rs").unwrap();
+    assert_eq!(p.get("src/deep/x.rs"), Some(f));
+    assert_eq!(p.push("src/deep/y.rs"), Some(f + 1));
+    assert_eq!(p.file(f + 1).0, deep);
+    assert_eq!(p.folder_entry(deep), (src, "deep"));
+    assert_eq!(p.add(1000, "x"), None);
+}
+
+proptest! {
+    /// Against a map of strings: any paths (made of a few parts, so that
+    /// they share folders), added, removed and added again.
+    #[test]
+    fn behaves_as_a_map_of_strings(ops in prop::collection::vec(
+        (prop::bool::weighted(0.7), prop::collection::vec(
+            prop::sample::select(vec!["", "a", "b", "ab", "ü", "\u{FFFD}", ".", "a b"]), 1..5)),
+        1..80,
+    )) {
+        let mut p = Paths::new();
+        let mut model: HashMap<String, u32> = HashMap::new();
+        let mut added: Vec<String> = Vec::new();
+        for (add, parts) in ops {
+            let path = parts.join("/");
+            if add {
+                let id = p.push(&path).unwrap();
+                prop_assert_eq!(id as usize, added.len());
+                added.push(path.clone());
+                model.insert(path, id);
+            } else {
+                prop_assert_eq!(p.remove(&path), model.remove(&path));
+            }
+        }
+        prop_assert_eq!(p.live(), model.len());
+        let mut near = Near::default();
+        for (id, path) in added.iter().enumerate() {
+            prop_assert_eq!(&p.path(id as u32), path);
+            prop_assert_eq!(p.get(path), model.get(path).copied());
+            // Through the last folder, and again from a fresh one.
+            prop_assert_eq!(p.get_near(path, &mut near), model.get(path).copied());
+            prop_assert_eq!(p.get_near(path, &mut Near::default()), model.get(path).copied());
+            let other = format!("{path}/x");
+            prop_assert_eq!(p.get_near(&other, &mut near), model.get(&other).copied());
+        }
+        let keep: Vec<u32> = {
+            let mut k: Vec<u32> = model.values().copied().collect();
+            k.sort_unstable();
+            k
+        };
+        let c = p.compacted(keep.iter().copied());
+        for (new, old) in keep.iter().enumerate() {
+            prop_assert_eq!(c.path(new as u32), p.path(*old));
+            prop_assert_eq!(c.get(&p.path(*old)), Some(new as u32));
+        }
+    }
+}
