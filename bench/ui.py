@@ -41,8 +41,9 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = Path(__file__).resolve().parents[1]
-FERRET = REPO / "target" / "release" / "ferret"
-BENCH = REPO / "target" / "release" / "ferret-bench"
+# Another build: FERRET_UI_BIN=PATH (and FERRET_UI_BENCH=PATH for the tree).
+FERRET = Path(os.environ.get("FERRET_UI_BIN", REPO / "target" / "release" / "ferret"))
+BENCH = Path(os.environ.get("FERRET_UI_BENCH", REPO / "target" / "release" / "ferret-bench"))
 
 # The end-to-end tests' browser and server helpers, on the release binary.
 os.environ["FERRET_BIN"] = str(FERRET)
@@ -102,7 +103,7 @@ def measure(args):
         print(f"building the synthetic tree {tree} ({args.entries} entries, seed 42)", file=sys.stderr)
         subprocess.run([str(BENCH), "tree", str(tree), "--entries", str(args.entries), "--seed", "42"], check=True)
     # --no-token: one user on loopback, and the page and API measured without the sign-in.
-    server = HttpServer(["--root", str(tree), "--no-persist", "--no-token"])
+    server = HttpServer(["--root", str(tree), "--no-persist", "--no-token"] + args.server_arg)
     try:
         started = time.time()
         entries = wait_ready(server)
@@ -225,6 +226,9 @@ def main():
     m.add_argument("--entries", type=int, default=1_000_000)
     m.add_argument("--tree", default="/tmp/ferret-bench-tree")
     m.add_argument("--runs", type=int, default=3)
+    # `--server-arg=--content-index --server-arg=off`: no content index
+    # building beside the measurement (the page never asks it).
+    m.add_argument("--server-arg", action="append", default=[])
     s = sub.add_parser("screenshot")
     s.add_argument("path")
     args = p.parse_args()
