@@ -472,6 +472,37 @@ impl Names {
         self.non_ascii = lists.non_ascii;
     }
 
+    /// Sorted names that hold the byte `b` (an ASCII lowercase letter or `.`)
+    /// ignoring ASCII case, read off the names' folded [`byte_mask`]s, where
+    /// such a byte has a bit of its own: no name is read. Names that are not
+    /// ASCII are decided by `other` when their mask holds the bit (a name's
+    /// fold holds the byte only then). Tagged 0. For a one-letter word whose
+    /// fit is not asked (the first keystroke of a search sorted by name):
+    /// [`Names::scan`] reads the names at each of the letter's places, some
+    /// 20 MB on the 1M synthetic tree.
+    pub fn with_byte(&self, b: u8, other: &(dyn Fn(u32) -> bool + Sync)) -> Vec<(u32, u8)> {
+        debug_assert!(b.is_ascii_lowercase() || b == b'.');
+        let bit = byte_bit(b);
+        let sorted = self.sorted as usize;
+        let mut out = Vec::new();
+        let mut slow = self.non_ascii.iter().copied().peekable();
+        for (k, &m) in self.masks[..sorted].iter().enumerate() {
+            if m & bit == 0 {
+                continue;
+            }
+            let k = k as u32;
+            while slow.next_if(|&s| s < k).is_some() {}
+            if slow.peek() == Some(&k) {
+                if other(k) {
+                    out.push((k, 0));
+                }
+            } else {
+                out.push((k, 0));
+            }
+        }
+        out
+    }
+
     /// Sorted names that hold `needle` (ASCII, lowercase) ignoring ASCII case:
     /// one pass of `memchr2` over the names' bytes, end to end, each hit mapped
     /// to its name; a hit across two names is none. Names that are not ASCII
@@ -705,6 +736,36 @@ mod tests {
                 (d.find_sorted(b"y.pdfx").unwrap(), 6)
             ]
         );
+    }
+
+    #[test]
+    fn one_letter_read_off_the_masks_finds_what_the_scan_finds() {
+        let mut n = Names::new();
+        let mut rng = 0x9e37_79b9_u64;
+        let mut next = |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        let alphabet: Vec<char> = "abcxyzABCXYZ._-1é".chars().collect();
+        for _ in 0..3000 {
+            let len = 1 + next(8) as usize;
+            let name: String = (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            n.push(name.as_bytes());
+        }
+        n.push("ÉCOLE.txt".as_bytes());
+        n.push("Ångström".as_bytes());
+        let used = vec![true; n.len() as usize];
+        let n = n.rebuild(&used).0;
+        let folded_holds = |k: u32, b: u8| ferret_query::fold_case(n.get(k)).contains(&b);
+        for b in b"abcdeoxyz.".iter().copied() {
+            let masks = scanned(n.with_byte(b, &|k| folded_holds(k, b)));
+            let scan = scanned(n.scan(&[b], &|k| folded_holds(k, b), &|_| 0));
+            assert_eq!(masks, scan, "{}", b as char);
+        }
     }
 
     fn scanned(found: Vec<(u32, u8)>) -> Vec<u32> {

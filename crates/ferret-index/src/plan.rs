@@ -149,6 +149,14 @@ pub(crate) fn match_names(
             }
         }
         (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        // One letter (or `.`) whose fit is not asked: read off the masks.
+        _ if !fitting
+            && plain
+                .is_some_and(|l| l.len() == 1 && (l[0].is_ascii_lowercase() || l[0] == b'.')) =>
+        {
+            let b = plain.unwrap_or_default()[0];
+            names.with_byte(b, &|k| halt.go() && name_q.matches_name(names.get(k)))
+        }
         // A word too short for the trigram lists: one pass over the names.
         _ if plain.is_some_and(|l| l.is_ascii()) => {
             let needle = plain.unwrap_or_default();
