@@ -13,7 +13,7 @@
 //! call is pending too. Queries read under a read lock.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     path::PathBuf,
     sync::{
         Arc, Mutex, RwLock,
@@ -710,12 +710,15 @@ impl ContentIndex {
     /// that may match is then among the hits, the unvouched, the binaries
     /// or below a pending path, provided every change the name index
     /// applied reached its change feed (which it publishes before its
-    /// barrier is passed).
+    /// barrier is passed). The binaries' paths are listed only when
+    /// `list_binaries` (a caller whose scope is narrower than the index
+    /// judges each): a tree of many binaries would build every path.
     pub fn answer(
         &self,
         query: &Grams,
         reach: Option<usize>,
         synced: bool,
+        list_binaries: bool,
     ) -> Result<Option<Answer>, Unused> {
         let s = &self.shared;
         if *query == Grams::All {
@@ -760,7 +763,22 @@ impl ContentIndex {
         };
         drop(pending);
         out.unvouched = live.unvouched.ones().map(|id| live.path(id)).collect();
-        out.binary = live.binary.ones().map(|id| live.path(id)).collect();
+        if list_binaries || !out.pending.is_empty() {
+            let all: Vec<Arc<str>> = live.binary.ones().map(|id| live.path(id)).collect();
+            // A binary pending (or below a pending folder) may have changed:
+            // the caller reads what the pending paths hold.
+            let pending: HashSet<&str, foldhash::fast::RandomState> =
+                out.pending.iter().map(|p| &**p).collect();
+            let changed = |p: &str| {
+                pending.contains(p) || p.match_indices('/').any(|(i, _)| pending.contains(&p[..i]))
+            };
+            out.binary_count = all.iter().filter(|p| !changed(p)).count() as u64;
+            if list_binaries {
+                out.binary = all;
+            }
+        } else {
+            out.binary_count = live.binary.ones().count() as u64;
+        }
         let answered = |id: u32| live.is_live(id) && !live.unvouched.has(id);
         let mut ids: Vec<u32> = Vec::new();
         if let Some(base) = &live.base {
@@ -822,8 +840,12 @@ pub struct Answer {
     /// created, changed or renamed to, and folders moved or created, each of
     /// which stands for every file below it. Read whatever they hold.
     pub pending: Vec<Arc<str>>,
-    /// Binary files the index answers for (never a match; counted).
+    /// Binary files the index answers for (never a match; counted), when
+    /// asked to list them.
     pub binary: Vec<Arc<str>>,
+    /// How many binary files the index answers for, pending paths and the
+    /// files below them left out (listed or not).
+    pub binary_count: u64,
 }
 
 /// A file that may hold a match.

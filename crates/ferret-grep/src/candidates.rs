@@ -493,7 +493,13 @@ pub fn gather_narrowed(
             caught_up: true,
         },
     ) = (content, &begun)
-        && let Ok(Some(answer)) = content.answer(&grams_of(pattern), reach_of(pattern), true)
+        // The binaries' paths only for a scope narrower than the index
+        // (else they are counted, not listed).
+        && let list_binaries = (shown.as_deref().is_some_and(|s| s != ".")
+            || !scope.globs.is_empty()
+            || !query.is_match_all())
+        && let Ok(Some(answer)) =
+            content.answer(&grams_of(pattern), reach_of(pattern), true, list_binaries)
     {
         return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
     }
@@ -595,7 +601,11 @@ fn from_answer(
         .map(|p| &**p)
         .filter(in_scope)
         .collect();
-    let binary = if query.is_match_all() {
+    let listed = prefix.is_some() || !scope.globs.is_empty() || !query.is_match_all();
+    let binary = if !listed {
+        // The whole index's scope: the index counted them.
+        answer.binary_count
+    } else if query.is_match_all() {
         // Nothing to match but the path: counted as they are (the index
         // holds every file, and what changed since is pending), without
         // looking each up (a tree of binaries would build every path twice).

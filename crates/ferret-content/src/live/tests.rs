@@ -78,7 +78,7 @@ fn kept(s: &Served, q: &Grams) -> Result<Vec<String>, Unused> {
 /// those at or below a pending path. `None`: it leaves the choice to a pass
 /// over the files.
 fn named(s: &Served, q: &Grams) -> Option<Vec<String>> {
-    let a = s.content.answer(q, None, false).unwrap()?;
+    let a = s.content.answer(q, None, false, true).unwrap()?;
     let mut out: Vec<String> = name_index_files(&s.index)
         .into_iter()
         .map(|(p, _, _)| p)
@@ -101,11 +101,28 @@ fn named(s: &Served, q: &Grams) -> Option<Vec<String>> {
 fn binaries(s: &Served) -> Vec<String> {
     let a = s
         .content
-        .answer(&literal("needle"), None, false)
+        .answer(&literal("needle"), None, false, true)
         .unwrap()
         .unwrap();
     let mut out: Vec<String> = a.binary.iter().map(|p| p.to_string()).collect();
     out.sort();
+    // Asked only to count them: the same binaries, pending ones left out.
+    let c = s
+        .content
+        .answer(&literal("needle"), None, false, false)
+        .unwrap()
+        .unwrap();
+    let below_pending = |p: &str| {
+        c.pending
+            .iter()
+            .any(|d| **d == *p || p.starts_with(&format!("{d}/")))
+    };
+    assert!(c.binary.is_empty(), "not listed when not asked");
+    assert_eq!(
+        c.binary_count,
+        out.iter().filter(|p| !below_pending(p)).count() as u64
+    );
+    assert_eq!(a.binary_count, c.binary_count);
     out
 }
 
@@ -151,7 +168,7 @@ fn answers_with_the_files_that_hold_the_trigrams() {
     assert!(named(&s, &literal("nowhere at all")).unwrap().is_empty());
     assert_eq!(binaries(&s), ["bin.dat"]);
     assert_eq!(
-        s.content.answer(&Grams::All, None, false).err(),
+        s.content.answer(&Grams::All, None, false, true).err(),
         Some(Unused::Pattern)
     );
     let st = s.content.status();
@@ -242,7 +259,7 @@ fn a_folder_renamed_is_searched_whole_until_its_files_are_read_again() {
     assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
     until("read again", || s.content.status().pending_files == 0);
     assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
-    let a = s.content.answer(&q, None, false).unwrap().unwrap();
+    let a = s.content.answer(&q, None, false, true).unwrap().unwrap();
     assert!(a.pending.is_empty() && a.unvouched.is_empty(), "{a:?}");
 }
 
@@ -345,7 +362,7 @@ fn an_unwritable_state_directory_leaves_grep_to_scan() {
         Err(Unused::Failed(_)) => {}
         other => panic!("{other:?}"),
     }
-    match content.answer(&literal("needle"), None, false) {
+    match content.answer(&literal("needle"), None, false, true) {
         Err(Unused::Failed(_)) => {}
         other => panic!("{other:?}"),
     }
@@ -375,7 +392,7 @@ fn without_a_watcher_a_server_index_does_not_answer() {
         Some(Unused::NotWatching)
     );
     assert_eq!(
-        content.answer(&literal("needle"), None, false).err(),
+        content.answer(&literal("needle"), None, false, true).err(),
         Some(Unused::NotWatching)
     );
     content.shutdown();
