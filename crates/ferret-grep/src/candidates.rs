@@ -497,7 +497,9 @@ pub fn gather_narrowed(
         // (else they are counted, not listed).
         && let list_binaries = (shown.as_deref().is_some_and(|s| s != ".")
             || !scope.globs.is_empty()
-            || !query.is_match_all())
+            // (`query` is the caller's and `file:`: the index holds files
+            // only, so the caller's alone says whether each is in scope.)
+            || !scope.query.is_match_all())
         && let Ok(Some(answer)) =
             content.answer(&grams_of(pattern), reach_of(pattern), true, list_binaries)
     {
@@ -601,11 +603,11 @@ fn from_answer(
         .map(|p| &**p)
         .filter(in_scope)
         .collect();
-    let listed = prefix.is_some() || !scope.globs.is_empty() || !query.is_match_all();
+    let listed = prefix.is_some() || !scope.globs.is_empty() || !scope.query.is_match_all();
     let binary = if !listed {
         // The whole index's scope: the index counted them.
         answer.binary_count
-    } else if query.is_match_all() {
+    } else if scope.query.is_match_all() {
         // Nothing to match but the path: counted as they are (the index
         // holds every file, and what changed since is pending), without
         // looking each up (a tree of binaries would build every path twice).
