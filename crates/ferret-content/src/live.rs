@@ -336,6 +336,17 @@ pub struct Status {
     /// Files taken over from the content index of the settings before
     /// (ferret.toml changed while ferret ran): not read again.
     pub carried_files: Option<u64>,
+    /// Comparisons with the name index since the start: whole ones (every
+    /// file it lists against every file held here), and those below a
+    /// folder the change feed named (created, moved or removed).
+    pub whole_comparisons: u64,
+    pub folder_comparisons: u64,
+    /// Files those comparisons looked at (listed by the name index, or held
+    /// here), in all: what a folder event costs beyond reading its files.
+    pub files_compared: u64,
+    /// Files read again since the start (named by the change feed, or found
+    /// new or changed by a comparison).
+    pub files_reread: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]

@@ -284,6 +284,8 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
         }
         out.push((e.path.clone(), Reading { meta, grams, table }));
     }
+    let read = out.len() as u64;
+    set_status(s, |st| st.files_reread += read);
     out
 }
 
@@ -327,6 +329,11 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
             }
         }
         drops = live.live_ids().filter(|&id| !listed.has(id)).collect();
+        let compared = listing.paths.len() as u64 + live.paths.live() as u64;
+        set_status(s, |st| {
+            st.whole_comparisons += 1;
+            st.files_compared += compared;
+        });
     }
     {
         // (Numbers stay valid: only this thread changes the index.)
