@@ -415,11 +415,27 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
     let mut reads: Vec<u32> = Vec::new();
     let mut verified: Vec<u32> = Vec::new();
     let drops: Vec<u32>;
+    if at.is_some() {
+        drain_feed(s);
+    }
     {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         // Those the comparison covers: every live file (a set as wide as
         // the numbers), or those at or below `at` (a set of as many).
         let held: Option<Vec<u32>> = at.map(|p| held_at(&live, p));
+        if held.as_ref().is_some_and(Vec::is_empty) && listing.paths.len() == 0 {
+            // (A file removed, a folder that held nothing: nothing to compare.)
+            return;
+        }
+        // Below a folder, a file the feed named that is still pending is
+        // left to be read when its turn comes (it is searched until then):
+        // a folder written file by file is read once, not twice.
+        let pending = at.map(|_| s.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut to_read = |n: u32, path: &str| {
+            if !pending.as_ref().is_some_and(|p| p.paths.contains_key(path)) {
+                reads.push(n);
+            }
+        };
         let mut listed_all = held.is_none().then(|| Bits::new(live.metas.len()));
         let mut listed_some: HashSet<u32> = HashSet::new();
         let mut path = String::new();
@@ -429,7 +445,7 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
             listing.paths.write(n, &mut path);
             let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
             let Some(id) = live.paths.get_near(&path, &mut near) else {
-                reads.push(n);
+                to_read(n, &path);
                 continue;
             };
             match &mut listed_all {
@@ -450,7 +466,7 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
                     && live.text_bytes + size <= s.config.budget.max_total_bytes)
                 || (verify || !live.is_verified(id)) && !same_on_disk(&s.roots, &path, m);
             if stale {
-                reads.push(n);
+                to_read(n, &path);
             } else if !live.is_verified(id) {
                 verified.push(id);
             }
