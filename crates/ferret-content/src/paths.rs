@@ -13,6 +13,13 @@
 //! file found with the path part by part from its end; a path is written out
 //! only when it is asked for.
 //!
+//! Each folder also keeps its folders and its files as lists linked through
+//! their numbers (4 bytes a file, 8 a folder: 4.2 MiB on a tree of 900,096
+//! files in 99,904 folders, 76.3 MiB held before), so that what lies below a
+//! folder is found by walking that part of the tree
+//! ([`Paths::files_below`]), not by a pass over every file: a folder
+//! created, moved or removed costs in proportion to what lies below it.
+//!
 //! Any string is a path here: its folders are what lies between its `/`s,
 //! empty ones included (`a//b`, `/a`), so every path is written back exactly
 //! as it was added.
@@ -24,11 +31,21 @@ use hashbrown::HashTable;
 /// The folder of the paths with no `/`: it has no name and no parent.
 pub(crate) const TOP: u32 = 0;
 
+/// The end of a list of folders or files (no number).
+const END: u32 = u32::MAX;
+
 struct Folder {
     /// Made from the parent's hash and the name ([`Paths::child_hash`]).
     hash: u64,
     parent: u32,
     name: Name,
+    /// Its folders and its files (every number ever added in it, removed
+    /// ones included), each a list linked through `next`, newest first: what
+    /// lies below a folder is found without a pass over every file.
+    first_folder: u32,
+    first_file: u32,
+    /// The next folder in its parent's list.
+    next: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -41,6 +58,8 @@ struct Name {
 struct File {
     folder: u32,
     name: Name,
+    /// The next file in its folder's list.
+    next: u32,
 }
 
 /// The folder [`Paths::get_near`] last went through.
@@ -87,6 +106,9 @@ impl Paths {
                 hash: 0,
                 parent: TOP,
                 name: Name { at: 0, len: 0 },
+                first_folder: END,
+                first_file: END,
+                next: END,
             }],
             folder_at: HashTable::new(),
             files: Vec::new(),
@@ -157,9 +179,19 @@ impl Paths {
         if let Some(&f) = found {
             return Some(f);
         }
-        let id = u32::try_from(self.folders.len()).ok()?;
+        let id = u32::try_from(self.folders.len())
+            .ok()
+            .filter(|&id| id != END)?;
         let name = self.add_name(name)?;
-        self.folders.push(Folder { hash, parent, name });
+        let next = std::mem::replace(&mut self.folders[parent as usize].first_folder, id);
+        self.folders.push(Folder {
+            hash,
+            parent,
+            name,
+            first_folder: END,
+            first_file: END,
+            next,
+        });
         let folders = &self.folders;
         self.folder_at
             .insert_unique(hash, id, |&f| folders[f as usize].hash);
@@ -177,6 +209,49 @@ impl Paths {
             folder = self.folder(folder, part)?;
         }
         Some(folder)
+    }
+
+    /// The folder whose path is `path`, if held (never [`TOP`]: `""` is
+    /// the folder of that name, as in `/abs`).
+    pub(crate) fn folder_of(&self, path: &str) -> Option<u32> {
+        let mut hash = 0;
+        for part in path.split('/') {
+            hash = self.child_hash(hash, part);
+        }
+        let view = self.view();
+        self.folder_at
+            .find(hash, |&f| view.folder_is(f, path))
+            .copied()
+    }
+
+    /// The folder at `path` (made with those above it if missing); `None`
+    /// when there is no room for a name.
+    pub(crate) fn make_folder(&mut self, path: &str) -> Option<u32> {
+        self.folder_path(Some(path))
+    }
+
+    /// Every file number ever added in folder `f` or a folder below it
+    /// (removed ones included: the caller asks which are live), in no
+    /// order: a walk of that part of the tree, not a pass over every file.
+    pub(crate) fn files_below(&self, f: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut stack = vec![f];
+        while let Some(at) = stack.pop() {
+            let Some(node) = self.folders.get(at as usize) else {
+                continue;
+            };
+            let mut file = node.first_file;
+            while file != END {
+                out.push(file);
+                file = self.files[file as usize].next;
+            }
+            let mut sub = node.first_folder;
+            while sub != END {
+                stack.push(sub);
+                sub = self.folders[sub as usize].next;
+            }
+        }
+        out
     }
 
     fn file_hash(&self, folder: u32, name: &str) -> u64 {
@@ -202,10 +277,13 @@ impl Paths {
         if folder as usize >= self.folders.len() {
             return None;
         }
-        let id = u32::try_from(self.files.len()).ok()?;
+        let id = u32::try_from(self.files.len())
+            .ok()
+            .filter(|&id| id != END)?;
         let hash = self.file_hash(folder, name);
         let name = self.add_name(name)?;
-        self.files.push(File { folder, name });
+        let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
+        self.files.push(File { folder, name, next });
         let Paths {
             names,
             folders,

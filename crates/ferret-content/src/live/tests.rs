@@ -514,3 +514,271 @@ fn a_merge_keeps_the_live_files_and_forgets_the_rest() {
         kept(&s, &literal("needle")).unwrap() == expect
     });
 }
+
+/// What an index holds, by path: each live file's version and state, its
+/// trigrams, whether it cannot answer for it (`unvouched`) and whether it
+/// counts it binary; and whether it holds every file (`complete`).
+#[derive(Debug, PartialEq)]
+struct Held {
+    files: BTreeMap<String, (DocMeta, Vec<u32>, bool, bool)>,
+    complete: bool,
+}
+
+fn held(c: &ContentIndex) -> Held {
+    let live = c.shared.live.read().unwrap();
+    let mut base_grams: Vec<Vec<u32>> = vec![Vec::new(); live.base_docs()];
+    if let Some(b) = &live.base {
+        for i in 0..b.gram_count() {
+            let p = b.posting_by_index(i);
+            p.for_each(|d| base_grams[d as usize].push(p.gram));
+        }
+    }
+    // The sets hold live files only, and their count is theirs.
+    assert!(live.unvouched.ones().all(|id| live.is_live(id)));
+    assert!(live.binary.ones().all(|id| live.is_live(id)));
+    assert_eq!(live.unvouched_count, live.unvouched.ones().count());
+    assert_eq!(live.paths.live(), live.live_ids().count());
+    let files = live
+        .live_ids()
+        .map(|id| {
+            let grams = match base_grams.get(id as usize) {
+                Some(g) => g.clone(),
+                None => live.delta.get(&id).map(|g| g.to_vec()).unwrap_or_default(),
+            };
+            let f = (
+                *live.meta(id),
+                grams,
+                live.unvouched.has(id),
+                live.binary.has(id),
+            );
+            (live.paths.path(id), f)
+        })
+        .collect();
+    Held {
+        files,
+        complete: live.complete,
+    }
+}
+
+/// A content index built now from the files the name index lists.
+fn fresh(s: &Served) -> Held {
+    let mut c = Config::new(None);
+    c.budget.threads = 2;
+    let f = ContentIndex::new(c, s.content.shared.roots.clone(), s.index.clone());
+    f.build_now(true).unwrap();
+    held(&f)
+}
+
+/// Every text file the name index lists whose text on disk holds `needle` is
+/// among those the index says to search, listed (`narrow`) or asked first
+/// (`answer`, when it answers): never one left out, even while the change
+/// is pending.
+fn sound(s: &Served, root: &Path) {
+    let q = literal("needle");
+    let want: Vec<String> = name_index_files(&s.index)
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .filter(|p| {
+            // (A binary file is never a match: grep skips it.)
+            fs::read(root.join(p))
+                .is_ok_and(|b| !b.contains(&0) && b.windows(6).any(|w| w == b"needle"))
+        })
+        .collect();
+    let listed = kept(s, &q).unwrap();
+    for p in &want {
+        assert!(listed.contains(p), "{p} left out of {listed:?}");
+    }
+    if let Some(named) = named(s, &q) {
+        for p in &want {
+            assert!(named.contains(p), "{p} left out of the answer {named:?}");
+        }
+    }
+}
+
+/// Once every change reached it, the index holds what a fresh build holds
+/// (checked for soundness on the way).
+fn settles_as_built(s: &Served, root: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        sound(s, root);
+        if s.index.sync(Duration::from_secs(5)) && s.content.status().pending_files == 0 {
+            let (now, want) = (held(&s.content), fresh(s));
+            if now == want {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let differ: Vec<&String> = now
+                    .files
+                    .keys()
+                    .chain(want.files.keys())
+                    .filter(|p| now.files.get(*p) != want.files.get(*p))
+                    .take(10)
+                    .collect();
+                panic!(
+                    "not a fresh build's: complete {} (want {}), paths differing {differ:?}",
+                    now.complete, want.complete
+                );
+            }
+        }
+        assert!(Instant::now() < deadline, "timed out waiting to settle");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `tree()` and `keep/`, 300 files the folder events below never touch.
+fn bigger_tree() -> tempfile::TempDir {
+    let t = tree();
+    write_folder(&t.path().join("keep"), 300, "kept");
+    t
+}
+
+/// `n` files in `dir` (in folders of 100), one in seven holding the needle.
+fn write_folder(dir: &Path, n: usize, word: &str) {
+    for i in 0..n {
+        let sub = dir.join(format!("s{}", i / 100));
+        fs::create_dir_all(&sub).unwrap();
+        let text = if i % 7 == 0 {
+            format!("{word} {i} needle\n")
+        } else {
+            format!("{word} {i}\n")
+        };
+        fs::write(sub.join(format!("f{i}.txt")), text).unwrap();
+    }
+}
+
+/// Run `change` and wait until the index equals a fresh build, from the
+/// change feed alone (the timed whole comparison does not run in these
+/// tests); the files the index compared with the name index for it. No
+/// whole comparison runs: what the name index can say is compared below
+/// the paths the feed named.
+fn event(s: &Served, root: &Path, change: impl FnOnce()) -> u64 {
+    settles_as_built(s, root);
+    let before = s.content.status();
+    change();
+    settles_as_built(s, root);
+    let after = s.content.status();
+    assert_eq!(
+        after.whole_comparisons, before.whole_comparisons,
+        "a whole comparison for a folder event"
+    );
+    after.files_compared - before.files_compared
+}
+
+fn at_most(compared: u64, most: u64) {
+    assert!(
+        compared <= most,
+        "{compared} files compared, more than {most}"
+    );
+}
+
+#[test]
+fn a_new_folder_is_compared_alone() {
+    let t = bigger_tree();
+    let d = t.path();
+    let s = serve(d, None);
+    ready(&s);
+    at_most(
+        event(&s, d, || write_folder(&d.join("new/deep"), 5, "new")),
+        40,
+    );
+    assert!(s.content.status().folder_comparisons > 0);
+    // An empty folder, then files put in it.
+    event(&s, d, || fs::create_dir(d.join("empty")).unwrap());
+    event(&s, d, || write_folder(&d.join("empty"), 3, "late"));
+}
+
+#[test]
+fn a_folder_moved_within_the_root_out_and_back_in() {
+    let t = bigger_tree();
+    let d = t.path();
+    let outside = tempfile::tempdir().unwrap();
+    write_folder(&d.join("a/b"), 250, "moving");
+    let s = serve(d, None);
+    ready(&s);
+    // Within the root, deeper: every file held under its new path alone.
+    let compared = event(&s, d, || {
+        fs::create_dir_all(d.join("x/y")).unwrap();
+        fs::rename(d.join("a/b"), d.join("x/y/b")).unwrap();
+    });
+    at_most(compared, 4 * 250 + 50);
+    // Out of the root, then back in under another name.
+    let out = event(&s, d, || {
+        fs::rename(d.join("x/y/b"), outside.path().join("b")).unwrap()
+    });
+    at_most(out, 2 * 250 + 50);
+    // (Moved in, its folders and files are named too, by the name index's
+    // reading of it: those that come in a later batch than the folder are
+    // compared again, so twice the files listed and held.)
+    let back = event(&s, d, || {
+        fs::rename(outside.path().join("b"), d.join("back")).unwrap()
+    });
+    at_most(back, 4 * 250 + 50);
+    // Renamed onto a folder it replaces, with a file of the old one's.
+    event(&s, d, || {
+        write_folder(&d.join("other"), 20, "other");
+        fs::remove_dir_all(d.join("back/s1")).unwrap();
+        fs::rename(d.join("other/s0"), d.join("back/s1")).unwrap();
+    });
+}
+
+#[test]
+fn a_folder_removed() {
+    let t = bigger_tree();
+    let d = t.path();
+    write_folder(&d.join("gone"), 250, "gone");
+    let s = serve(d, None);
+    ready(&s);
+    at_most(
+        event(&s, d, || fs::remove_dir_all(d.join("gone")).unwrap()),
+        2 * 250 + 50,
+    );
+    assert_eq!(s.content.status().files, 32 + 300);
+}
+
+#[test]
+fn a_folder_replaced_by_a_file_and_back() {
+    let t = bigger_tree();
+    let d = t.path();
+    write_folder(&d.join("x"), 30, "x");
+    let s = serve(d, None);
+    ready(&s);
+    event(&s, d, || {
+        fs::remove_dir_all(d.join("x")).unwrap();
+        fs::write(d.join("x"), "a file with the needle\n").unwrap();
+    });
+    event(&s, d, || {
+        fs::remove_file(d.join("x")).unwrap();
+        write_folder(&d.join("x"), 10, "x again");
+    });
+    // A file whose name a folder moved to takes.
+    write_folder(&d.join("y"), 10, "y");
+    event(&s, d, || {
+        fs::remove_dir_all(d.join("x")).unwrap();
+        fs::write(d.join("x"), "a file again\n").unwrap();
+    });
+    event(&s, d, || {
+        fs::remove_file(d.join("x")).unwrap();
+        fs::rename(d.join("y"), d.join("x")).unwrap();
+    });
+}
+
+/// A checkout: a folder of 1,000 files renamed, another written, a third
+/// removed, at once.
+#[test]
+fn many_files_changed_at_once() {
+    let t = bigger_tree();
+    let d = t.path();
+    write_folder(&d.join("one"), 1000, "one");
+    write_folder(&d.join("two"), 1000, "two");
+    let s = serve(d, None);
+    ready(&s);
+    at_most(
+        event(&s, d, || fs::rename(d.join("one"), d.join("uno")).unwrap()),
+        2 * 1000 + 50,
+    );
+    event(&s, d, || {
+        fs::rename(d.join("uno"), d.join("one")).unwrap();
+        write_folder(&d.join("three"), 1000, "three");
+        fs::remove_dir_all(d.join("two")).unwrap();
+    });
+}

@@ -145,8 +145,6 @@ pub(super) fn list_files(index: &Index) -> Listing {
         out.paths
             .reserve(files, store.count_of(Kind::Dir) as usize, 0);
         let multi = store.roots().len() > 1;
-        // (A loop, not recursion: a tree may be deeper than a stack.)
-        let mut stack: Vec<(EntryId, u32)> = Vec::new();
         for &root in store.roots() {
             let top = if multi {
                 out.paths
@@ -154,32 +152,93 @@ pub(super) fn list_files(index: &Index) -> Listing {
             } else {
                 Some(TOP)
             };
-            stack.extend(top.map(|t| (root, t)));
-            while let Some((dir, folder)) = stack.pop() {
-                for &child in store.children(dir) {
-                    let name = String::from_utf8_lossy(store.name(child));
-                    match store.kind(child) {
-                        // (No room: past 4 GiB of names, left out, so
-                        // searched directly.)
-                        Kind::File if out.paths.add(folder, &name).is_some() => {
-                            let m = store.meta(child);
-                            out.sizes.push(m.size);
-                            out.mtimes.push(m.mtime);
-                        }
-                        Kind::Dir => {
-                            if let Some(f) = out.paths.folder(folder, &name) {
-                                stack.push((child, f));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+            if let Some(top) = top {
+                list_below(store, root, top, &mut out);
             }
         }
         out
     });
     out.paths.shrink_to_fit();
     out
+}
+
+/// The files below the name index's folder `dir` into `out`, under its
+/// folder `folder` (which stands for `dir`).
+fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
+    // (A loop, not recursion: a tree may be deeper than a stack.)
+    let mut stack: Vec<(EntryId, u32)> = vec![(dir, folder)];
+    while let Some((dir, folder)) = stack.pop() {
+        for &child in store.children(dir) {
+            let name = String::from_utf8_lossy(store.name(child));
+            match store.kind(child) {
+                // (No room: past 4 GiB of names, left out, so searched
+                // directly.)
+                Kind::File if out.paths.add(folder, &name).is_some() => {
+                    let m = store.meta(child);
+                    out.sizes.push(m.size);
+                    out.mtimes.push(m.mtime);
+                }
+                Kind::Dir => {
+                    if let Some(f) = out.paths.folder(folder, &name) {
+                        stack.push((child, f));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The files the name index holds at or below the path `shown` (a folder
+/// stands for every file below it, a file for itself; nothing there, or
+/// something else, for none), as [`list_files`] lists them: a walk of that
+/// part of its tree alone. `None` when the name index cannot say which
+/// entry the path names: a name shown with U+FFFD (not UTF-8: several
+/// names show alike), a path with an empty part, or a whole root.
+pub(super) fn list_files_at(index: &Index, shown: &str) -> Option<Listing> {
+    if shown.contains('\u{FFFD}') || shown == "." || shown.split('/').any(str::is_empty) {
+        return None;
+    }
+    index.with_store(|store| {
+        let mut out = Listing {
+            paths: Paths::new(),
+            sizes: Vec::new(),
+            mtimes: Vec::new(),
+        };
+        let roots = store.roots();
+        let id = if roots.len() > 1 {
+            let (root, rel) = shown.split_once('/').unwrap_or((shown, ""));
+            if rel.is_empty() {
+                return None;
+            }
+            roots
+                .iter()
+                .find(|&&r| store.name(r) == root.as_bytes())
+                .and_then(|&r| store.lookup(r, rel.as_bytes()))
+        } else {
+            roots
+                .first()
+                .and_then(|&r| store.lookup(r, shown.as_bytes()))
+        };
+        let Some(id) = id.filter(|&id| store.is_live(id)) else {
+            return Some(out);
+        };
+        match store.kind(id) {
+            Kind::File if out.paths.push(shown).is_some() => {
+                let m = store.meta(id);
+                out.sizes.push(m.size);
+                out.mtimes.push(m.mtime);
+            }
+            Kind::Dir => {
+                // (No room for the folder's path: the name index can say,
+                // this listing cannot hold it.)
+                let folder = out.paths.make_folder(shown)?;
+                list_below(store, id, folder, &mut out);
+            }
+            _ => {}
+        }
+        Some(out)
+    })
 }
 
 /// Every file the name index holds, sorted by path.
@@ -200,11 +259,14 @@ pub(super) fn name_index_files(index: &Index) -> Vec<(String, u64, i64)> {
     files
 }
 
-/// Read the pending files again (or drop those gone).
+/// Read the pending files again (or drop those gone), and compare what
+/// lies below the other paths (folders created, moved in or out, removed;
+/// files removed) with the name index.
 pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
-    let mut unknown = false;
     let mut reads = Vec::new();
     let mut drops = Vec::new();
+    // Not a file of the name index, and whether a file held here.
+    let mut others: Vec<(&str, bool)> = Vec::new();
     for (path, _) in &due {
         match s.index.file(path) {
             Some((size, _)) => reads.push(Entry {
@@ -213,10 +275,8 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
             }),
             None => {
                 drops.push(path.clone());
-                // A folder (moved, removed) or a name the index no longer
-                // has: compare everything once.
                 let known = s.live.read().is_ok_and(|l| l.paths.get(path).is_some());
-                unknown |= !known;
+                others.push((path, known));
             }
         }
     }
@@ -232,7 +292,21 @@ pub(super) fn refresh(s: &Shared, due: Vec<(String, u64)>) {
     }
     // Before the paths leave the pending set: a folder moved or created
     // stays pending (every file below it searched) until its files are read.
-    if unknown {
+    // A path below another of these is covered by that one's comparison.
+    let named: HashSet<&str> = others.iter().map(|&(p, _)| p).collect();
+    let mut whole = false;
+    for &(path, known) in &others {
+        if path
+            .match_indices('/')
+            .any(|(i, _)| named.contains(&path[..i]))
+        {
+            continue;
+        }
+        // Where the name index cannot say what the path names now, compare
+        // everything once (unless it was a file held here: dropped above).
+        whole |= !reconcile_at(s, path) && !known;
+    }
+    if whole {
         reconcile(s, false);
     }
     clear_pending(s, &due);
@@ -284,6 +358,8 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
         }
         out.push((e.path.clone(), Reading { meta, grams, table }));
     }
+    let read = out.len() as u64;
+    set_status(s, |st| st.files_reread += read);
     out
 }
 
@@ -291,13 +367,77 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
 /// version with the disk): drop what is gone, read what is new or changed.
 pub(super) fn reconcile(s: &Shared, verify: bool) {
     let listing = list_files(&s.index);
+    compare(s, &listing, None, verify);
+    // Every file the name index held when this began is known now (read
+    // files end as a version or a state); whatever changed since is on the
+    // feed. (Stopped part-way, files may be missing: not complete.)
+    if !s.stop.load(Ordering::Relaxed) {
+        s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
+    }
+}
+
+/// Compare what lies at or below the path `shown` with the name index: drop
+/// the files held there that it no longer lists, read those it lists that
+/// are new or changed. Work in proportion to that part of both trees, not
+/// to either whole. `false` when the name index cannot say what the path
+/// names ([`list_files_at`]): nothing was done.
+///
+/// `complete` is left as it is: if it held, every other file the name index
+/// lists is still held, and what changed at or below the path since the
+/// listing is on the feed.
+pub(super) fn reconcile_at(s: &Shared, shown: &str) -> bool {
+    let Some(listing) = list_files_at(&s.index, shown) else {
+        return false;
+    };
+    compare(s, &listing, Some(shown), false);
+    true
+}
+
+/// The live files held at the path `shown` or below it (as a folder).
+fn held_at(live: &Live, shown: &str) -> Vec<u32> {
+    let mut out: Vec<u32> = live.paths.get(shown).into_iter().collect();
+    if let Some(f) = live.paths.folder_of(shown) {
+        out.extend(
+            live.paths
+                .files_below(f)
+                .into_iter()
+                .filter(|&id| live.is_live(id)),
+        );
+    }
+    out
+}
+
+/// Compare `listing` (every file the name index holds, or with `at` those
+/// at or below that path) with the files held here (all, or those at or
+/// below `at`): drop what it does not list, read what is new or changed.
+fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
     // Files of the listing to read, by its numbers.
     let mut reads: Vec<u32> = Vec::new();
     let mut verified: Vec<u32> = Vec::new();
     let drops: Vec<u32>;
+    if at.is_some() {
+        drain_feed(s);
+    }
     {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-        let mut listed = Bits::new(live.metas.len());
+        // Those the comparison covers: every live file (a set as wide as
+        // the numbers), or those at or below `at` (a set of as many).
+        let held: Option<Vec<u32>> = at.map(|p| held_at(&live, p));
+        if held.as_ref().is_some_and(Vec::is_empty) && listing.paths.len() == 0 {
+            // (A file removed, a folder that held nothing: nothing to compare.)
+            return;
+        }
+        // Below a folder, a file the feed named that is still pending is
+        // left to be read when its turn comes (it is searched until then):
+        // a folder written file by file is read once, not twice.
+        let pending = at.map(|_| s.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut to_read = |n: u32, path: &str| {
+            if !pending.as_ref().is_some_and(|p| p.paths.contains_key(path)) {
+                reads.push(n);
+            }
+        };
+        let mut listed_all = held.is_none().then(|| Bits::new(live.metas.len()));
+        let mut listed_some: HashSet<u32> = HashSet::new();
         let mut path = String::new();
         // (The listing goes folder by folder.)
         let mut near = Near::default();
@@ -305,10 +445,15 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
             listing.paths.write(n, &mut path);
             let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
             let Some(id) = live.paths.get_near(&path, &mut near) else {
-                reads.push(n);
+                to_read(n, &path);
                 continue;
             };
-            listed.put(id, true);
+            match &mut listed_all {
+                Some(bits) => bits.put(id, true),
+                None => {
+                    listed_some.insert(id);
+                }
+            }
             let m = live.meta(id);
             let read_before = { m.mtime_s } != i64::MIN;
             let stale = { m.size } != size
@@ -321,12 +466,29 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
                     && live.text_bytes + size <= s.config.budget.max_total_bytes)
                 || (verify || !live.is_verified(id)) && !same_on_disk(&s.roots, &path, m);
             if stale {
-                reads.push(n);
+                to_read(n, &path);
             } else if !live.is_verified(id) {
                 verified.push(id);
             }
         }
-        drops = live.live_ids().filter(|&id| !listed.has(id)).collect();
+        let compared =
+            listing.paths.len() as u64 + held.as_ref().map_or(live.paths.live(), Vec::len) as u64;
+        drops = match (&listed_all, held) {
+            (Some(bits), _) => live.live_ids().filter(|&id| !bits.has(id)).collect(),
+            (None, held) => held
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|id| !listed_some.contains(id))
+                .collect(),
+        };
+        set_status(s, |st| {
+            if at.is_some() {
+                st.folder_comparisons += 1;
+            } else {
+                st.whole_comparisons += 1;
+            }
+            st.files_compared += compared;
+        });
     }
     {
         // (Numbers stay valid: only this thread changes the index.)
@@ -351,12 +513,6 @@ pub(super) fn reconcile(s: &Shared, verify: bool) {
         for (path, reading) in read {
             live.insert(&path, reading);
         }
-    }
-    // Every file the name index held when this began is known now (read
-    // files end as a version or a state); whatever changed since is on the
-    // feed. (Stopped part-way, files may be missing: not complete.)
-    if !s.stop.load(Ordering::Relaxed) {
-        s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
     }
 }
 

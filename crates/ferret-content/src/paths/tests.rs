@@ -187,6 +187,23 @@ proptest! {
             let other = format!("{path}/x");
             prop_assert_eq!(p.get_near(&other, &mut near), model.get(&other).copied());
         }
+        // What lies below each folder any path passes through: every number
+        // added below it (the removed too), as the paths' text says.
+        for path in &added {
+            let mut folder = path.as_str();
+            while let Some((up, _)) = folder.rsplit_once('/') {
+                folder = up;
+                let f = p.folder_of(folder);
+                prop_assert!(f.is_some(), "{:?}", folder);
+                let mut got = p.files_below(f.unwrap());
+                got.sort_unstable();
+                let want: Vec<u32> = (0..added.len() as u32)
+                    .filter(|&id| added[id as usize].starts_with(&format!("{folder}/")))
+                    .collect();
+                prop_assert_eq!(got, want, "below {:?}", folder);
+            }
+        }
+        prop_assert_eq!(p.folder_of("no/such"), None);
         let keep: Vec<u32> = {
             let mut k: Vec<u32> = model.values().copied().collect();
             k.sort_unstable();
