@@ -642,29 +642,9 @@ impl ContentIndex {
         synced: bool,
     ) -> Result<Narrowed, Unused> {
         let s = &self.shared;
-        if *query == Grams::All {
-            return Err(Unused::Pattern);
-        }
-        if !self.is_ready() {
-            if let Some(e) = self.failed() {
-                return Err(Unused::Failed(e));
-            }
-            let p = progress_of(&s.progress);
-            return Err(Unused::Building {
-                done: p.files_done,
-                total: p.files_total,
-            });
-        }
+        self.usable_for(query)?;
         if s.config.require_watcher && !synced {
-            if !s.index.hears_every_change() {
-                return Err(Unused::NotWatching);
-            }
-            // Every change made before this call reaches the change feed
-            // first, so a file written a moment ago is pending below (and
-            // read directly), not answered for from its old trigrams.
-            if !s.index.sync(ferret_index::CATCH_UP_WAIT) {
-                return Err(Unused::Behind);
-            }
+            self.catch_up()?;
         }
         drain_feed(s);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
@@ -712,6 +692,39 @@ impl ContentIndex {
         Ok(out)
     }
 
+    /// Whether the index can judge `query` now: a pattern with trigrams,
+    /// an index built or loaded (else how far its build is, or why it failed).
+    fn usable_for(&self, query: &Grams) -> Result<(), Unused> {
+        if *query == Grams::All {
+            return Err(Unused::Pattern);
+        }
+        if !self.is_ready() {
+            if let Some(e) = self.failed() {
+                return Err(Unused::Failed(e));
+            }
+            let p = progress_of(&self.shared.progress);
+            return Err(Unused::Building {
+                done: p.files_done,
+                total: p.files_total,
+            });
+        }
+        Ok(())
+    }
+
+    /// Past the name index's barrier: every change made before this call
+    /// reaches the change feed first, so a file written a moment ago is
+    /// pending (and read directly), not answered for from its old trigrams.
+    fn catch_up(&self) -> Result<(), Unused> {
+        let index = &self.shared.index;
+        if !index.hears_every_change() {
+            return Err(Unused::NotWatching);
+        }
+        if !index.sync(ferret_index::CATCH_UP_WAIT) {
+            return Err(Unused::Behind);
+        }
+        Ok(())
+    }
+
     /// The files that may hold a match of `query`, named by the index
     /// itself ([`Answer`]); `synced` as for [`ContentIndex::narrow`] (the
     /// caller passed [`Index::caught_up`] before it asks). `Ok(None)`:
@@ -734,30 +747,13 @@ impl ContentIndex {
         list_binaries: bool,
     ) -> Result<Option<Answer>, Unused> {
         let s = &self.shared;
-        if *query == Grams::All {
-            return Err(Unused::Pattern);
-        }
-        if !self.is_ready() {
-            if let Some(e) = self.failed() {
-                return Err(Unused::Failed(e));
-            }
-            let p = progress_of(&s.progress);
-            return Err(Unused::Building {
-                done: p.files_done,
-                total: p.files_total,
-            });
-        }
+        self.usable_for(query)?;
         let follows_feed = s.feed.lock().is_ok_and(|f| f.is_some());
         if !s.config.require_watcher || !follows_feed {
             return Ok(None);
         }
         if !synced {
-            if !s.index.hears_every_change() {
-                return Err(Unused::NotWatching);
-            }
-            if !s.index.sync(ferret_index::CATCH_UP_WAIT) {
-                return Err(Unused::Behind);
-            }
+            self.catch_up()?;
         }
         drain_feed(s);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
