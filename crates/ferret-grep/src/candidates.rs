@@ -272,18 +272,7 @@ fn from_index(
     // not hits, in no order (only the files left after narrowing are
     // ordered), and the glob matched on a slice of the shown path.
     let facts = index
-        .matching_facts_until(
-            &SearchRequest {
-                query,
-                under,
-                sort: SortKey::Modified,
-                descending: true,
-                offset: 0,
-                limit: usize::MAX,
-                group_by: None,
-            },
-            scope.stop,
-        )
+        .matching_facts_until(&every_match(query, under), scope.stop)
         .map_err(|_| stopped(&scope.stop))?;
     out.candidates.reserve(facts.len());
     for f in facts {
@@ -538,15 +527,7 @@ fn from_answer(
         prefix.as_deref().is_none_or(|pre| p.starts_with(pre))
             && scope.globs.matches(rel_of(multi, p))
     };
-    let request = SearchRequest {
-        query,
-        under,
-        sort: SortKey::Modified,
-        descending: true,
-        offset: 0,
-        limit: usize::MAX,
-        group_by: None,
-    };
+    let request = every_match(query, under);
     let facts = |paths: Vec<&str>| {
         index
             .matching_facts_at(&request, &paths, scope.stop)
@@ -646,6 +627,20 @@ fn from_answer(
         ..Narrowing::default()
     };
     Ok((gathered, narrowing))
+}
+
+/// Every match of `query` below `under` (facts come in no order; the
+/// fields of order are not read).
+fn every_match(query: &Query, under: Option<EntryId>) -> SearchRequest<'_> {
+    SearchRequest {
+        query,
+        under,
+        sort: SortKey::Modified,
+        descending: true,
+        offset: 0,
+        limit: usize::MAX,
+        group_by: None,
+    }
 }
 
 fn list_request(depth: u32, kind: KindFilter) -> ListRequest {

@@ -616,28 +616,16 @@ pub(super) fn load(s: &Shared) -> Result<(), LoadError> {
             return Err(LoadError::Corrupt("unreadable"));
         }
     };
-    let base = match Base::open(bytes, s.key) {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::warn!(
-                "content index {} discarded: {e}; rebuilding",
-                path.display()
-            );
-            let _ = std::fs::remove_file(path);
-            return Err(e);
-        }
+    let discard = |e: LoadError| {
+        tracing::warn!(
+            "content index {} discarded: {e}; rebuilding",
+            path.display()
+        );
+        let _ = std::fs::remove_file(path);
+        e
     };
-    let paths = match base.paths() {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!(
-                "content index {} discarded: {e}; rebuilding",
-                path.display()
-            );
-            let _ = std::fs::remove_file(path);
-            return Err(e);
-        }
-    };
+    let base = Base::open(bytes, s.key).map_err(discard)?;
+    let paths = base.paths().map_err(discard)?;
     let metas: Vec<DocMeta> = (0..base.doc_count()).map(|i| base.meta(i)).collect();
     // Checking it and reading its files' table read every page: they leave
     // the process's memory, and queries bring back those they read.
