@@ -83,6 +83,9 @@ const MAX_WAIT: Duration = Duration::from_millis(500);
 /// in this crate's tests: they check that the change feed alone keeps the
 /// index right, which a timed comparison would hide.)
 const RECONCILE_EVERY: Duration = Duration::from_secs(if cfg!(test) { 3600 } else { 30 });
+/// …and, while they find nothing, at most this seldom (doubling from
+/// [`RECONCILE_EVERY`]).
+const RECONCILE_MAX: Duration = Duration::from_secs(if cfg!(test) { 3600 } else { 600 });
 /// A failed build is tried again after this long.
 const RETRY_AFTER: Duration = Duration::from_secs(300);
 /// Files re-read since the last merge, past which they are merged into a new

@@ -11,6 +11,26 @@ pub(super) fn set_status(s: &Shared, f: impl FnOnce(&mut Status)) {
     f(&mut s.status.lock().unwrap_or_else(|p| p.into_inner()));
 }
 
+/// How long until the next whole comparison, after one that `found` files
+/// the change feed had not brought, or none. A whole comparison costs a
+/// pass over every file (about 2 s for a million): while they find nothing
+/// and the name index hears every change, they come half as often each
+/// time, up to `most` ([`RECONCILE_MAX`]); one that finds something, or a
+/// name index that cannot hear every folder, brings back `first`
+/// ([`RECONCILE_EVERY`]).
+fn next_reconcile(
+    every: Duration,
+    found: bool,
+    hears_every_change: bool,
+    (first, most): (Duration, Duration),
+) -> Duration {
+    if found || !hears_every_change {
+        first
+    } else {
+        (every * 2).min(most)
+    }
+}
+
 /// Mark pending every path the change feed has reported so far.
 pub(super) fn drain_feed(s: &Shared) {
     let feed = s.feed.lock().unwrap_or_else(|p| p.into_inner());
@@ -51,6 +71,7 @@ pub(super) fn run(s: &Shared) {
             Err(_) => build_all(s).is_ok(),
         };
     let mut last_reconcile = Instant::now();
+    let mut reconcile_every = RECONCILE_EVERY;
     let mut last_merge = Instant::now();
     let mut merge_failed: Option<Instant> = None;
     let mut overflows = s.index.status().overflow_rescans;
@@ -70,8 +91,14 @@ pub(super) fn run(s: &Shared) {
         // A queue overflow may have lost a rewrite that kept size and
         // mtime second: check every file's full version again.
         let now_overflows = s.index.overflow_rescans();
-        if now_overflows != overflows || last_reconcile.elapsed() >= RECONCILE_EVERY {
-            reconcile(s, now_overflows != overflows);
+        if now_overflows != overflows || last_reconcile.elapsed() >= reconcile_every {
+            let found = reconcile(s, now_overflows != overflows);
+            reconcile_every = next_reconcile(
+                reconcile_every,
+                found,
+                s.index.hears_every_change(),
+                (RECONCILE_EVERY, RECONCILE_MAX),
+            );
             overflows = now_overflows;
             last_reconcile = Instant::now();
         }
@@ -365,15 +392,18 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
 
 /// Compare the index with the name index (and, with `verify`, every file's
 /// version with the disk): drop what is gone, read what is new or changed.
-pub(super) fn reconcile(s: &Shared, verify: bool) {
+/// Whether it found a file to read again or to drop (something the change
+/// feed did not bring).
+pub(super) fn reconcile(s: &Shared, verify: bool) -> bool {
     let listing = list_files(&s.index);
-    compare(s, &listing, None, verify);
+    let found = compare(s, &listing, None, verify);
     // Every file the name index held when this began is known now (read
     // files end as a version or a state); whatever changed since is on the
     // feed. (Stopped part-way, files may be missing: not complete.)
     if !s.stop.load(Ordering::Relaxed) {
         s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
     }
+    found
 }
 
 /// Compare what lies at or below the path `shown` with the name index: drop
@@ -410,7 +440,8 @@ fn held_at(live: &Live, shown: &str) -> Vec<u32> {
 /// Compare `listing` (every file the name index holds, or with `at` those
 /// at or below that path) with the files held here (all, or those at or
 /// below `at`): drop what it does not list, read what is new or changed.
-fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
+/// Whether there was any.
+fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) -> bool {
     // Files of the listing to read, by its numbers.
     let mut reads: Vec<u32> = Vec::new();
     let mut verified: Vec<u32> = Vec::new();
@@ -425,7 +456,7 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
         let held: Option<Vec<u32>> = at.map(|p| held_at(&live, p));
         if held.as_ref().is_some_and(Vec::is_empty) && listing.paths.len() == 0 {
             // (A file removed, a folder that held nothing: nothing to compare.)
-            return;
+            return false;
         }
         // Below a folder, a file the feed named that is still pending is
         // left to be read when its turn comes (it is searched until then):
@@ -496,10 +527,11 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
         for id in verified {
             live.set_verified(id);
         }
-        for id in drops {
-            live.drop_id(id);
+        for id in &drops {
+            live.drop_id(*id);
         }
     }
+    let found = !reads.is_empty() || !drops.is_empty();
     for batch in reads.chunks(256) {
         let entries: Vec<Entry> = batch
             .iter()
@@ -514,6 +546,7 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) {
             live.insert(&path, reading);
         }
     }
+    found
 }
 
 /// Whether the file at `shown` is still the version `m` (size, times, inode).
@@ -820,5 +853,26 @@ pub(super) fn merge(s: &Shared) -> bool {
             set_status(s, |st| st.last_error = Some(e));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod reconcile_interval {
+    use super::*;
+
+    #[test]
+    fn backs_off_while_nothing_is_found_and_comes_back_when_something_is() {
+        // The served figures (this crate's tests run with an hour for both).
+        let (first, most) = (Duration::from_secs(30), Duration::from_secs(600));
+        let mut every = first;
+        let mut seen = vec![every];
+        for _ in 0..8 {
+            every = next_reconcile(every, false, true, (first, most));
+            seen.push(every);
+        }
+        let secs: Vec<u64> = seen.iter().map(Duration::as_secs).collect();
+        assert_eq!(secs, [30, 60, 120, 240, 480, 600, 600, 600, 600]);
+        assert_eq!(next_reconcile(most, true, true, (first, most)), first);
+        assert_eq!(next_reconcile(most, false, false, (first, most)), first);
     }
 }
