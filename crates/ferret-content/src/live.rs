@@ -787,6 +787,7 @@ impl ContentIndex {
             out.binary_count = all.iter().filter(|p| !changed(p)).count() as u64;
             if list_binaries {
                 out.binary = all;
+                out.binary_listed = true;
             }
         } else {
             out.binary_count = live.binary.ones().count() as u64;
@@ -853,8 +854,10 @@ pub struct Answer {
     /// which stands for every file below it. Read whatever they hold.
     pub pending: Vec<Arc<str>>,
     /// Binary files the index answers for (never a match; counted), when
-    /// asked to list them.
+    /// asked to list them (`binary_listed`).
     pub binary: Vec<Arc<str>>,
+    /// Whether `binary` lists them (the caller asked).
+    pub binary_listed: bool,
     /// How many binary files the index answers for, pending paths and the
     /// files below them left out (listed or not).
     pub binary_count: u64,

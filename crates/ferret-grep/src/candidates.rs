@@ -584,8 +584,7 @@ fn from_answer(
         .map(|p| &**p)
         .filter(in_scope)
         .collect();
-    let listed = prefix.is_some() || !scope.globs.is_empty() || !scope.query.is_match_all();
-    let binary = if !listed {
+    let binary = if !answer.binary_listed {
         // The whole index's scope: the index counted them.
         answer.binary_count
     } else if scope.query.is_match_all() {
