@@ -343,15 +343,7 @@ pub(crate) fn finish(index: &Index, watcher: Option<&Watcher>) {
             .filter_map(|(root, rel, fs)| Some((*root_of.get(&root)?, rel, fs)))
             .collect();
         if !mine.is_empty() {
-            let shown: Vec<String> = mine
-                .iter()
-                .map(|(r, rel, fs)| {
-                    format!(
-                        "{} ({fs})",
-                        index.shown_below(*r, &String::from_utf8_lossy(rel))
-                    )
-                })
-                .collect();
+            let shown = index.shown_network(&mine);
             index
                 .shared
                 .network

@@ -745,6 +745,20 @@ impl Index {
         }
     }
 
+    /// Network folders (root, path below it, file system) as the status
+    /// shows them: each path as agents see it, its file system after it.
+    pub(crate) fn shown_network(&self, folders: &[(usize, Vec<u8>, &'static str)]) -> Vec<String> {
+        folders
+            .iter()
+            .map(|(r, rel, fs)| {
+                format!(
+                    "{} ({fs})",
+                    self.shown_below(*r, &String::from_utf8_lossy(rel))
+                )
+            })
+            .collect()
+    }
+
     /// Whether anyone follows [`Index::touches`]: without a listener the
     /// watcher and the journal build no path lists for it (rescans of big trees
     /// journal many changes).

@@ -178,15 +178,7 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
                 folders.push((root, rel.clone(), fs));
             }
         }
-        let shown: Vec<String> = folders
-            .iter()
-            .map(|(r, rel, fs)| {
-                format!(
-                    "{} ({fs})",
-                    index.shown_below(*r, &String::from_utf8_lossy(rel))
-                )
-            })
-            .collect();
+        let shown = index.shown_network(&folders);
         drop(folders);
         index.set_status(|s| s.network_folders = shown);
     }
