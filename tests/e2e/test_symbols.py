@@ -220,6 +220,38 @@ def test_read_outline_and_symbol(symtree):
     run(go())
 
 
+def test_an_outline_is_never_older_than_the_file(symtree):
+    """Once the table holds a file, `read outline` is answered from it; a
+    write that keeps the size and puts the modification time back (`cp -p`,
+    `touch -d`) must still be seen."""
+    store = symtree / "src" / "store.rs"
+
+    async def outline(c):
+        err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "outline": True})
+        assert not err, text
+        return [(x["name"], x["line"]) for x in s["symbols"]]
+
+    async def go():
+        async with connect("stdio", "legacy", serve_args(symtree)) as c:
+            # Built, then read again once settled (2 s after the writes).
+            await call(c, "symbols", {"query": "get"})
+            await asyncio.sleep(2.5)
+            _, s, _, _ = await call(c, "symbols", {"query": "get"})
+            assert ("src/store.rs", "get", "method", 16) in names(s), s
+            want = [("Store", 6), ("insert_entry", 12), ("get", 16), ("parse_query", 21)]
+            assert await outline(c) == want
+            before = store.stat()
+            store.write_text(RUST.replace("fn get(", "fn got("))
+            os.utime(store, ns=(before.st_atime_ns, before.st_mtime_ns))
+            after = store.stat()
+            assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+            assert await outline(c) == [("Store", 6), ("insert_entry", 12), ("got", 16), ("parse_query", 21)]
+            err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "symbol": "got"})
+            assert not err and s["start_line"] == 16, text
+
+    run(go())
+
+
 def test_symbols_follow_files_as_they_change(symtree):
     async def go():
         async with connect("stdio", "legacy", serve_args(symtree)) as c:

@@ -91,6 +91,16 @@ pub struct OpenedFile {
     pub real: RelPath,
 }
 
+impl OpenedFile {
+    /// When its contents last changed and when its status last changed (a
+    /// write, `utime`, `chmod`: a time no caller can set back), in whole
+    /// Unix seconds as `stat` gives them.
+    pub fn modified_and_changed(&self) -> (i64, i64) {
+        use cap_std::fs::MetadataExt;
+        (self.metadata.mtime(), self.metadata.ctime())
+    }
+}
+
 /// All served roots and the rules that apply to them.
 pub struct Roots {
     roots: Vec<Root>,

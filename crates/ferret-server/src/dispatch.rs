@@ -105,7 +105,13 @@ impl Ferret {
                 let (path, mut req, mode) = read_tool::parse_read(args)?;
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
-                    let roots = this.roots();
+                    let stack = this.stack();
+                    let roots = stack.roots.clone();
+                    let outlines = symbols_tool::Outlines {
+                        roots: &roots,
+                        symbols: &this.inner.symbols,
+                        stack: &stack,
+                    };
                     let budget = roots.policy.limits.max_response_chars;
                     fit::within(budget, "read", |over| {
                         if let Some(o) = &over {
@@ -126,10 +132,10 @@ impl Ferret {
                                     .as_ref()
                                     .and_then(|o| o.scaled_count("count"))
                                     .unwrap_or(req.max_lines as usize);
-                                symbols_tool::outline(&roots, &path, req.start_line, max)
+                                symbols_tool::outline(&outlines, &path, req.start_line, max)
                             }
                             read_tool::ReadMode::Symbol(name, line) => {
-                                symbols_tool::read_symbol(&roots, &path, name, *line, &req)
+                                symbols_tool::read_symbol(&outlines, &path, name, *line, &req)
                             }
                         }
                     })

@@ -18,7 +18,6 @@
 //! parsed again, so an answer never names a definition that is gone.
 
 use std::{
-    cell::RefCell,
     collections::HashSet,
     io::{Read, Write},
     path::PathBuf,
@@ -374,16 +373,46 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     written
 }
 
-thread_local! {
-    /// One extractor per thread (its parsers and compiled queries), for
-    /// `read`'s outlines.
-    static EXTRACTOR: RefCell<Extractor> = RefCell::new(Extractor::new(limits()));
+/// Where `read`'s outlines come from: the served roots, and the symbols
+/// table of the stack that serves them.
+pub struct Outlines<'a> {
+    pub roots: &'a Roots,
+    pub symbols: &'a Symbols,
+    pub stack: &'a Arc<Stack>,
+}
+
+/// Extractors (each with its parsers and compiled queries) for `read`'s
+/// outlines, shared by every thread: compiling a language's queries costs
+/// a few milliseconds, and calls land on whichever of tokio's blocking
+/// threads is free, so one extractor per thread would compile them again
+/// on each new thread.
+static EXTRACTORS: Mutex<Vec<Extractor>> = Mutex::new(Vec::new());
+
+/// Extract `bytes` with an extractor of the pool (a new one when every one
+/// is busy), and give it back.
+fn extract(lang: Lang, bytes: &[u8]) -> Result<ferret_symbols::Outline, ferret_symbols::Skip> {
+    let taken = EXTRACTORS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    let mut x = taken.unwrap_or_else(|| Extractor::new(limits()));
+    let outline = x.extract(lang, bytes);
+    EXTRACTORS.lock().unwrap_or_else(|p| p.into_inner()).push(x);
+    outline
+}
+
+/// A source file as read now: its bytes, the path, modification time and
+/// size the symbols table would hold it under, and when its status last
+/// changed.
+struct SourceFile {
+    bytes: Vec<u8>,
+    held_as: String,
+    mtime: i64,
+    size: u64,
+    changed: i64,
 }
 
 /// A source file's bytes, read through the roots: the same refusals as
 /// `read` (outside a root, sensitive, a folder, binary), and `TOO_LARGE`
 /// past [`MAX_SOURCE_BYTES`].
-fn read_source(roots: &Roots, shown: &str) -> Result<Vec<u8>, FsError> {
+fn read_source(roots: &Roots, shown: &str) -> Result<SourceFile, FsError> {
     let (root, rel) = match roots.resolve(shown)? {
         Target::In(root, rel) => (root, rel),
         Target::AllRoots => {
@@ -415,7 +444,16 @@ fn read_source(roots: &Roots, shown: &str) -> Result<Vec<u8>, FsError> {
             format!("`{shown}` is binary, not source"),
         ));
     }
-    Ok(bytes)
+    let (mtime, changed) = opened.modified_and_changed();
+    Ok(SourceFile {
+        // The real path (symlinks inside the root followed): the file
+        // whose stamps these are.
+        held_as: roots.display(root, &opened.real),
+        mtime,
+        size: opened.metadata.len(),
+        changed,
+        bytes,
+    })
 }
 
 fn language_of(shown: &str) -> Result<Lang, FsError> {
@@ -428,22 +466,24 @@ fn language_of(shown: &str) -> Result<Lang, FsError> {
     })
 }
 
-/// A file's definitions, read now.
-fn outline_of(roots: &Roots, shown: &str) -> Result<ferret_symbols::Outline, FsError> {
+/// A file's definitions as it is now: held by the symbols table when it
+/// holds them for the file's present stamps, else parsed.
+fn outline_of(at: &Outlines, shown: &str) -> Result<ferret_symbols::Outline, FsError> {
     let lang = language_of(shown)?;
-    let bytes = read_source(roots, shown)?;
-    EXTRACTOR
-        .with(|x| x.borrow_mut().extract(lang, &bytes))
-        .map_err(|skip| {
-            FsError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "`{shown}` could not be parsed within its bounds ({})",
-                    skip.name()
-                ),
-            )
-            .hint("read it by lines, or grep it for the definition")
-        })
+    let file = read_source(at.roots, shown)?;
+    if let Some(held) = at.symbols.held_outline(at.stack, &file) {
+        return Ok(held);
+    }
+    extract(lang, &file.bytes).map_err(|skip| {
+        FsError::new(
+            ErrorCode::Timeout,
+            format!(
+                "`{shown}` could not be parsed within its bounds ({})",
+                skip.name()
+            ),
+        )
+        .hint("read it by lines, or grep it for the definition")
+    })
 }
 
 fn symbol_json(s: &Symbol) -> Value {
@@ -473,8 +513,8 @@ fn symbol_text(s: &Symbol) -> String {
 
 /// `read` with `outline: true`: the file's definitions from `start_line` on,
 /// at most `max_symbols` of them.
-pub fn outline(roots: &Roots, shown: &str, start_line: u64, max_symbols: usize) -> CallToolResult {
-    let outline = match outline_of(roots, shown) {
+pub fn outline(at: &Outlines, shown: &str, start_line: u64, max_symbols: usize) -> CallToolResult {
+    let outline = match outline_of(at, shown) {
         Ok(o) => o,
         Err(e) => return render::tool_error(&e),
     };
@@ -538,13 +578,14 @@ fn named<'o>(outline: &'o ferret_symbols::Outline, name: &str) -> Vec<&'o Symbol
 /// `read` with `symbol`: the definition's lines (with the comments,
 /// attributes or decorators above it), read as any window is.
 pub fn read_symbol(
-    roots: &Roots,
+    at: &Outlines,
     shown: &str,
     name: &str,
     line: Option<u64>,
     request: &ReadRequest,
 ) -> CallToolResult {
-    let outline = match outline_of(roots, shown) {
+    let roots = at.roots;
+    let outline = match outline_of(at, shown) {
         Ok(o) => o,
         Err(e) => return render::tool_error(&e),
     };
@@ -733,7 +774,7 @@ fn fresh(
     let index = &stack.index;
     let h = held_for(slot, stack);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let read = |p: &str| read_source(roots, p).ok();
+    let read = |p: &str| read_source(roots, p).ok().map(|f| f.bytes);
     // The barrier first: every change completed before this call is then
     // on the feed.
     let caught_up = h.whole && index.caught_up(ferret_index::CATCH_UP_WAIT);
@@ -837,7 +878,7 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
         b.files_total = total;
     });
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let read = |p: &str| read_source(&stack.roots, p).ok();
+    let read = |p: &str| read_source(&stack.roots, p).ok().map(|f| f.bytes);
     // Taken from the listing's end, so that what is done is freed as the
     // build goes.
     let mut all = all;
@@ -938,6 +979,20 @@ impl Symbols {
         if let Some(h) = slot.as_mut() {
             h.save();
         }
+    }
+
+    /// The outline `stack`'s table holds for `file` as it is now (see
+    /// [`Table::outline`]). Never waits: while a call or the
+    /// background build holds the table, `None`, and the file is parsed.
+    fn held_outline(
+        &self,
+        stack: &Arc<Stack>,
+        file: &SourceFile,
+    ) -> Option<ferret_symbols::Outline> {
+        let slot = self.held.try_lock().ok()?;
+        let held = slot.as_ref().filter(|h| h.serves(stack))?;
+        held.table
+            .outline(&file.held_as, file.mtime, file.size, file.changed)
     }
 }
 

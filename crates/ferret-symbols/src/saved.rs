@@ -21,7 +21,7 @@ use crate::{
 
 const MAGIC: &[u8; 8] = b"frtsymb\n";
 /// The layout's version.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// What extraction gives for the same bytes: bumped whenever a grammar, a
 /// query or the turning of captures into symbols changes, so that outlines
 /// saved by an older binary are parsed again.
@@ -132,8 +132,9 @@ impl Table {
             w.u64(size);
             w.u64(read_at as u64);
             match status {
-                Status::Read { errors } => {
-                    w.u8(if errors { 1 } else { 0 });
+                Status::Read { errors, truncated } => {
+                    w.u8(0);
+                    w.u8(u8::from(errors) | (u8::from(truncated) << 1));
                     w.u32(symbols.len() as u32);
                     for s in symbols {
                         w.bytes(s.name.as_bytes());
@@ -189,7 +190,8 @@ impl Table {
             let size = r.u64()?;
             let read_at = r.u64()? as i64;
             let state = match r.u8()? {
-                tag @ (0 | 1) => {
+                0 => {
+                    let flags = r.u8()?;
                     let n = r.u32()? as usize;
                     let mut symbols = Vec::with_capacity(n.min(limits.max_symbols));
                     for _ in 0..n {
@@ -219,7 +221,7 @@ impl Table {
                             folded,
                         ));
                     }
-                    State::Read(symbols, tag == 1)
+                    State::Read(symbols, flags & 1 != 0, flags & 2 != 0)
                 }
                 2 => State::Skipped(Skip::TooLarge),
                 3 => State::Skipped(Skip::TimedOut),

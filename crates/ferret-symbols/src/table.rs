@@ -28,7 +28,7 @@ use std::{
 use hashbrown::HashTable;
 
 use crate::{
-    extract::{Extractor, Kind, Limits, Skip, Symbol},
+    extract::{Extractor, Kind, Limits, Outline, Skip, Symbol},
     find::{NameQuery, Tier, fold, matcher},
     lang::Lang,
     names::{Names, mask},
@@ -50,8 +50,9 @@ pub struct Source {
 /// A file's outline as parsed (each name with its folded form), or why it
 /// has none: what a table takes in.
 pub(crate) enum State {
-    /// Its definitions, and whether the parse met errors.
-    Read(Vec<(Symbol, String)>, bool),
+    /// Its definitions, whether the parse met errors, and whether more
+    /// than [`Limits::max_symbols`] were found.
+    Read(Vec<(Symbol, String)>, bool, bool),
     Skipped(Skip),
     Unreadable,
 }
@@ -62,6 +63,9 @@ pub(crate) enum Status {
     /// Parsed (with errors or not): its definitions are held.
     Read {
         errors: bool,
+        /// More than [`Limits::max_symbols`] were found (see
+        /// [`Outline::truncated`]).
+        truncated: bool,
     },
     Skipped(Skip),
     Unreadable,
@@ -106,7 +110,7 @@ impl File {
     fn counts(&self) -> Stats {
         let mut st = Stats::default();
         match self.status {
-            Status::Read { errors } => {
+            Status::Read { errors, .. } => {
                 st.symbols = self.defs.len();
                 st.with_errors = usize::from(errors);
             }
@@ -519,7 +523,7 @@ impl Table {
         let folder = self.folders.enter(&mut self.strings, dir);
         let name = self.strings.intern(name);
         let (status, defs) = match parsed {
-            State::Read(symbols, errors) => {
+            State::Read(symbols, errors, truncated) => {
                 let defs: Box<[Def]> = symbols
                     .into_iter()
                     .enumerate()
@@ -538,7 +542,7 @@ impl Table {
                         }
                     })
                     .collect();
-                (Status::Read { errors }, defs)
+                (Status::Read { errors, truncated }, defs)
             }
             State::Skipped(skip) => (Status::Skipped(skip), Box::default()),
             State::Unreadable => (Status::Unreadable, Box::default()),
@@ -615,6 +619,32 @@ impl Table {
         self.folders.shrink_to_fit();
         self.files.shrink_to_fit();
         self.free.shrink_to_fit();
+    }
+
+    /// The outline held for the file at `path`, when it was parsed from
+    /// the bytes the caller sees now: held with this modification time and
+    /// size, and read at least [`SAME_SECOND_SLACK`] seconds after `changed`,
+    /// the file's status change time (`ctime`), which every write and every
+    /// `utime` moves and no caller can set back. So neither a write in the
+    /// second of the read nor one whose modification time was put back to
+    /// the held one can hide behind equal stamps. `None` otherwise: the
+    /// caller parses the file.
+    pub fn outline(&self, path: &str, mtime: i64, size: u64, changed: i64) -> Option<Outline> {
+        let f = self.files[self.slot_of(path)? as usize].as_ref()?;
+        let Status::Read { errors, truncated } = f.status else {
+            return None;
+        };
+        if f.mtime != mtime
+            || f.size != size
+            || f.read_at < changed.saturating_add(SAME_SECOND_SLACK)
+        {
+            return None;
+        }
+        Some(Outline {
+            symbols: f.defs.iter().map(|d| self.symbol(d)).collect(),
+            had_errors: errors,
+            truncated,
+        })
     }
 
     /// What the table holds.
@@ -766,6 +796,7 @@ where
                     })
                     .collect(),
                 outline.had_errors,
+                outline.truncated,
             ),
             Err(skip) => State::Skipped(skip),
         },
@@ -1175,6 +1206,53 @@ mod tests {
         assert_eq!(r.read, 0);
         let q = NameQuery::new("c");
         assert_eq!(table.search(&q, |_, _| true, 0, 10).total, 1);
+    }
+
+    /// A held outline is what parsing the file now gives, and is given only
+    /// for the stamps it was parsed at, when nothing changed the file from
+    /// the second before the read on; a truncated one says so.
+    #[test]
+    fn a_held_outline_is_given_only_for_the_bytes_it_was_parsed_from() {
+        let body = b"struct S;\nimpl S {\n    fn go(&self) {}\n}\nfn broken( {\n";
+        let mut table = Table::new(Limits::default());
+        table.refresh(&[src("a/x.rs", 10)], 100, 1, |_| Some(body.to_vec()));
+        let parsed = Extractor::new(Limits::default())
+            .extract(Lang::Rust, body)
+            .unwrap();
+        assert!(parsed.had_errors);
+        assert_eq!(table.outline("a/x.rs", 10, 1, 10), Some(parsed.clone()));
+        assert_eq!(table.outline("a/x.rs", 10, 1, 98), Some(parsed));
+        // Another time or size, another file: none.
+        assert_eq!(table.outline("a/x.rs", 11, 1, 11), None);
+        assert_eq!(table.outline("a/x.rs", 10, 2, 10), None);
+        assert_eq!(table.outline("a/y.rs", 10, 1, 10), None);
+        // Changed in the second of the read or after it (written, its time
+        // put back): none.
+        assert_eq!(table.outline("a/x.rs", 10, 1, 99), None);
+        assert_eq!(table.outline("a/x.rs", 10, 1, 150), None);
+        // Unreadable or skipped files have none.
+        let mut small = Table::new(Limits {
+            max_bytes: 4,
+            ..Limits::default()
+        });
+        small.refresh(&[src("big.rs", 1), src("no.rs", 1)], 100, 1, |p| {
+            (p == "big.rs").then(|| body.to_vec())
+        });
+        assert_eq!(small.outline("big.rs", 1, 1, 1), None);
+        assert_eq!(small.outline("no.rs", 1, 1, 1), None);
+        // Truncated, it says so, here and read back from its bytes.
+        let limits = Limits {
+            max_symbols: 2,
+            ..Limits::default()
+        };
+        let mut few = Table::new(limits);
+        let three = b"fn a() {}\nfn b() {}\nfn c() {}\n";
+        few.refresh(&[src("t.rs", 1)], 100, 1, |_| Some(three.to_vec()));
+        let held = few.outline("t.rs", 1, 1, 1).unwrap();
+        assert!(held.truncated && !held.had_errors);
+        assert_eq!(held.symbols.len(), 2);
+        let back = Table::from_bytes(&few.to_bytes(b"k"), limits, b"k").unwrap();
+        assert_eq!(back.outline("t.rs", 1, 1, 1), Some(held));
     }
 
     #[test]
