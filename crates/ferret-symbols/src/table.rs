@@ -210,6 +210,10 @@ pub struct Table {
     limits: Limits,
     /// For the few files a call finds changed.
     extractor: Extractor,
+    /// The parsing threads' extractors, kept from one read of many files to
+    /// the next (a background build reads a chunk at a time): compiling a
+    /// language's queries costs milliseconds.
+    spare: Vec<Extractor>,
     strings: Strings,
     folders: Folders,
     names: Names,
@@ -248,6 +252,7 @@ impl Table {
         Table {
             limits,
             extractor: Extractor::new(limits),
+            spare: Vec::new(),
             strings: Strings::new(seed.clone()),
             folders: Folders::new(seed.clone()),
             names: Names::new(seed.clone()),
@@ -451,7 +456,7 @@ impl Table {
             for _ in 0..threads {
                 let tx = tx.clone();
                 let next = &next;
-                let mut extractor = Extractor::new(limits);
+                let mut extractor = self.spare.pop().unwrap_or_else(|| Extractor::new(limits));
                 workers.push(scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -468,8 +473,9 @@ impl Table {
                 self.insert(stale[i], now, state);
             }
             for worker in workers {
-                if let Err(panic) = worker.join() {
-                    std::panic::resume_unwind(panic);
+                match worker.join() {
+                    Ok(extractor) => self.spare.push(extractor),
+                    Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
         });
