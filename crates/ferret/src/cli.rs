@@ -449,7 +449,7 @@ pub struct ServeArgs {
           value_parser = parse_age)]
     pub shutdown_grace: std::time::Duration,
 
-    /// Build the symbols table (every source file's definitions, saved in the state dir) in the background once the index is ready: on or off (off: the first symbols call builds it, or reads back the saved one). Off by default: the table holds about 14 KB a source file.
+    /// Build the symbols table (every source file's definitions, saved in the state dir) in the background once the index is ready: on or off (off: the first symbols call builds it, or reads back the saved one). Off by default: the build's peak memory is several times what the table keeps.
     #[arg(long = "symbols-early", value_name = "on|off", env = "FERRET_SYMBOLS_EARLY",
           default_value = "off", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub symbols_early: bool,
