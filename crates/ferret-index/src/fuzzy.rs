@@ -29,7 +29,7 @@ use std::sync::Arc;
 use crate::folders::{FolderTable, ROOT};
 use crate::hits::{Hit, display_path, hit};
 use crate::names::{byte_mask, fold_into};
-use crate::rank::{NameFit, Places, Ranker, exact_forms};
+use crate::rank::{NameFit, Places, Ranker, exact_forms, unversioned};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::stop::{Halt, Stop, Stopped};
 use crate::store::{EntryId, Store};
@@ -353,20 +353,6 @@ fn fold_words(words: &[String]) -> Vec<Vec<u8>> {
 /// A name's word separators, left out when words and names are compared.
 fn is_separator(b: u8) -> bool {
     matches!(b, b'_' | b'-' | b'.' | b' ')
-}
-
-/// A folder's name without a version at its end (`rustix` for
-/// `rustix-1.1.6`, `six` for `six-1.17.0.dist-info`): what comes before the
-/// first `-` followed by a digit or by `v` and a digit.
-fn unversioned(name: &[u8]) -> &[u8] {
-    let digit = |i: usize| name.get(i).is_some_and(u8::is_ascii_digit);
-    for (i, &b) in name.iter().enumerate() {
-        if b == b'-' && i > 0 && (digit(i + 1) || (name.get(i + 1) == Some(&b'v') && digit(i + 2)))
-        {
-            return &name[..i];
-        }
-    }
-    name
 }
 
 /// `bytes` without word separators.

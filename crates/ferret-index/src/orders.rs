@@ -86,7 +86,7 @@ fn rank_order(store: &Store, now: i64) -> RankOrder {
             continue;
         }
         let id = i as EntryId;
-        let place = Ranker::place(store, r.parent, &mut places);
+        let place = Ranker::place(store, r.parent, &mut places, &[]);
         let kind = Kind::from_u8(r.kind);
         let key = rank::bonus(
             rank::recency(kind, crate::store::from_secs(r.mtime), now),

@@ -12,7 +12,9 @@
 //!    start with the word, then the word at a word or camelCase boundary (`_`,
 //!    `-`, `.`, space, `aB`), then anywhere;
 //! 4. a score: recently modified files and files used lately through ferret
-//!    (read, edited, matched; [`crate::uses`]) up, deep and long paths down.
+//!    (read, edited, matched; [`crate::uses`]) up, deep and long paths down,
+//!    and, for a query of several words, each word that is the whole name
+//!    of a folder on the entry's way (not the word its own name is) up.
 //!
 //! Each hit carries a single `score` (higher is better) that sums these.
 
@@ -67,6 +69,20 @@ pub(crate) fn exact_forms(folded: &[u8]) -> [&[u8]; 3] {
         before(memchr::memrchr(b'.', folded)),
         before(memchr::memchr(b'.', folded)),
     ]
+}
+
+/// A folder's name without a version at its end (`rustix` for
+/// `rustix-1.1.6`, `six` for `six-1.17.0.dist-info`): what comes before the
+/// first `-` followed by a digit or by `v` and a digit.
+pub(crate) fn unversioned(name: &[u8]) -> &[u8] {
+    let digit = |i: usize| name.get(i).is_some_and(u8::is_ascii_digit);
+    for (i, &b) in name.iter().enumerate() {
+        if b == b'-' && i > 0 && (digit(i + 1) || (name.get(i + 1) == Some(&b'v') && digit(i + 2)))
+        {
+            return &name[..i];
+        }
+    }
+    name
 }
 
 /// How `name` answers `word` (folded), best of all its occurrences.
@@ -186,12 +202,27 @@ impl Relevance {
 /// Where a folder sits, for the entries in it: how many folders lie between
 /// it and its root (itself included, the root not), the length of its path
 /// below the root, and whether it is or lies in a generated folder.
+///
+/// For a query of several words, also which of them (a bit each, the first
+/// [`WORDS_MAX`]) are the whole name of this folder or of one above it (as
+/// [`exact_forms`] reads a name, or without its version): `rfc7519 claims`
+/// means `jose/rfc7519/claims.pyi` more than `joserfc/_rfc7519/claims.py`,
+/// and `oauth2 auth` the file `oauth2/auth.pyi` more than the folder
+/// `oauth2`, whose name alone holds both words.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Place {
     depth: u32,
     len: u32,
     pub(crate) generated: bool,
+    words: u16,
 }
+
+/// The query words a folder's [`Place`] can mark.
+const WORDS_MAX: usize = 15;
+
+/// What each query word that is a whole folder name on an entry's way adds
+/// to its bonus (a folder level costs 1.5, so about five levels deeper).
+const FOLDER_WORD: f32 = 4.0;
 
 /// The places of the folders one thread has ranked entries in.
 ///
@@ -234,19 +265,23 @@ impl Places {
 }
 
 impl Place {
-    /// Packed, never zero: depth + 1 in the low 24 bits, the length above,
-    /// `generated` in the top bit.
+    /// Packed, never zero: depth + 1 in the low 24 bits, the length in the
+    /// next 24 (a path below the root is far shorter than 16 MiB; longer
+    /// ones count as that long), the words in the 15 above, `generated` in
+    /// the top bit.
     fn pack(self) -> u64 {
         (u64::from(self.depth) + 1) & 0xFF_FFFF
-            | (u64::from(self.len) & 0xFF_FFFF_FFFF) << 24
+            | u64::from(self.len.min(0xFF_FFFF)) << 24
+            | (u64::from(self.words) & 0x7FFF) << 48
             | u64::from(self.generated) << 63
     }
 
     fn unpack(w: u64) -> Place {
         Place {
             depth: ((w & 0xFF_FFFF) - 1) as u32,
-            len: ((w >> 24) & 0xFF_FFFF_FFFF) as u32,
+            len: ((w >> 24) & 0xFF_FFFF) as u32,
             generated: w >> 63 == 1,
+            words: ((w >> 48) & 0x7FFF) as u16,
         }
     }
 }
@@ -297,6 +332,25 @@ pub(crate) fn bonus(recency: f32, used: f32, place: Place, name_len: usize) -> f
 }
 
 /// A use score as it counts in the rank.
+/// Which of `words` (a bit each, the first [`WORDS_MAX`]) a folder named
+/// `name` is wholly: one of its [`exact_forms`], or its name without its
+/// version. `folded` is a buffer.
+fn folder_words(name: &[u8], words: &[Vec<u8>], folded: &mut Vec<u8>) -> u16 {
+    if words.is_empty() {
+        return 0;
+    }
+    fold_into(name, folded);
+    let forms = exact_forms(folded);
+    let bare = unversioned(folded);
+    let mut mask = 0;
+    for (i, w) in words.iter().take(WORDS_MAX).enumerate() {
+        if bare == w.as_slice() || forms.contains(&w.as_slice()) {
+            mask |= 1 << i;
+        }
+    }
+    mask
+}
+
 fn use_bonus(score: f64) -> f32 {
     (1.0 + score as f32).ln() * 4.0
 }
@@ -343,8 +397,15 @@ impl<'a> Ranker<'a> {
         }
     }
 
-    /// The place of folder `dir`, from the remembered places of its ancestors.
-    pub(crate) fn place(store: &Store, dir: EntryId, places: &mut Places) -> Place {
+    /// The place of folder `dir`, from the remembered places of its
+    /// ancestors; `words` (several, or none) are the query's, whose whole
+    /// folder names it marks. One `places` serves one set of words.
+    pub(crate) fn place(
+        store: &Store,
+        dir: EntryId,
+        places: &mut Places,
+        words: &[Vec<u8>],
+    ) -> Place {
         if dir == NONE || store.parent(dir) == NONE {
             return Place::default();
         }
@@ -368,12 +429,14 @@ impl<'a> Ranker<'a> {
             chain.push(at);
             at = store.parent(at);
         }
+        let mut folded = Vec::new();
         for &folder in chain.iter().rev() {
             let name = store.name(folder);
             base = Place {
                 depth: base.depth + 1,
                 len: base.len + name.len() as u32 + 1,
                 generated: base.generated || GENERATED.contains(&name),
+                words: base.words | folder_words(name, words, &mut folded),
             };
             if let Some(w) = places.slot(store, folder) {
                 *w = base.pack();
@@ -413,7 +476,7 @@ impl<'a> Ranker<'a> {
         (fit, name_len): (NameFit, usize),
         places: &mut Places,
     ) -> Relevance {
-        let place = Self::place(store, store.parent(id), places);
+        let place = Self::place(store, store.parent(id), places, self.folder_words());
         let meta = store.meta(id);
         let recency = recency(store.kind(id), meta.mtime, self.now);
         let used = match (&self.used, self.uses) {
@@ -421,11 +484,48 @@ impl<'a> Ranker<'a> {
             (None, Some(u)) => use_bonus(u.score(&crate::hits::display_path(store, id), self.now)),
             (None, None) => 0.0,
         };
+        let mut words = place.words;
+        if words != 0 {
+            // A word the name itself is counts once, in the fit (but for
+            // a word typed twice: `jsonata jsonata`).
+            words &= !self.name_words(store.name(id));
+        }
         Relevance {
             fit,
             generated: place.generated,
-            bonus: bonus(recency, used, place, name_len),
+            bonus: bonus(recency, used, place, name_len) + words.count_ones() as f32 * FOLDER_WORD,
         }
+    }
+
+    /// The words whose whole folder names count: a query's of several
+    /// (one word is the name's to answer).
+    fn folder_words(&self) -> &[Vec<u8>] {
+        if self.words.len() > 1 {
+            &self.words
+        } else {
+            &[]
+        }
+    }
+
+    /// Which words (a bit each, as [`Place`] marks them) `name` is wholly,
+    /// each word once: the first of equal words.
+    fn name_words(&self, name: &[u8]) -> u16 {
+        let mut folded = Vec::new();
+        fold_into(name, &mut folded);
+        let forms = exact_forms(&folded);
+        let mut mask = 0;
+        for (i, w) in self.words.iter().take(WORDS_MAX).enumerate() {
+            if forms.contains(&w.as_slice()) && !self.words[..i].contains(w) {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
+    /// The most the words met as whole folder names can add to a bonus
+    /// (what a bound on the rank order's bonus must add).
+    pub(crate) fn folder_words_max(&self) -> f32 {
+        self.folder_words().len().min(WORDS_MAX) as f32 * FOLDER_WORD
     }
 
     /// The entries the use scores name, resolved (after [`Ranker::prepare`]
@@ -534,6 +634,64 @@ mod tests {
 
     /// The remembered places agree with climbing each entry's ancestors, and a
     /// use recorded under an entry's shown path reaches that entry.
+    /// With several words, a path where a word is a whole folder name
+    /// (or one without its version) ranks above one where it is not, and a
+    /// folder whose name alone holds the words below the file in it that
+    /// spells them apart.
+    #[test]
+    fn words_that_are_whole_folder_names_count() {
+        use crate::store::Meta;
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let dir =
+            |s: &mut Store, at, name: &[u8]| s.insert_new(at, name, Kind::Dir, Meta::default());
+        let file =
+            |s: &mut Store, at, name: &[u8]| s.insert_new(at, name, Kind::File, Meta::default());
+        let deep = dir(&mut s, root, b"authlib");
+        let rfc = dir(&mut s, deep, b"rfc7519");
+        let want = file(&mut s, rfc, b"claims.pyi");
+        let near = dir(&mut s, root, b"_rfc7519");
+        let other = file(&mut s, near, b"claims.py");
+        let oauth = dir(&mut s, deep, b"oauth2");
+        let auth = file(&mut s, oauth, b"auth.pyi");
+        let versioned = dir(&mut s, root, b"rustix-1.1.6");
+        let m = file(&mut s, versioned, b"mod.rs");
+        let plain = dir(&mut s, root, b"rustix_like");
+        let m2 = file(&mut s, plain, b"mod.rs");
+        let f1 = dir(&mut s, deep, b"functions");
+        let twice = file(&mut s, f1, b"functions.py");
+        let once = file(&mut s, root, b"functions.py");
+        let mut buf = Vec::new();
+        let rank = |words: &[&str], a, b, buf: &mut Vec<u8>| {
+            let r = Ranker::new(
+                words.iter().map(|w| w.as_bytes().to_vec()).collect(),
+                0,
+                None,
+            );
+            let mut p = Places::default();
+            let (ra, rb) = (r.rank(&s, a, &mut p, buf), r.rank(&s, b, &mut p, buf));
+            ra.cmp(&rb)
+        };
+        use std::cmp::Ordering::{Greater, Less};
+        assert_eq!(rank(&["rfc7519", "claims"], want, other, &mut buf), Less);
+        assert_eq!(rank(&["oauth2", "auth"], auth, oauth, &mut buf), Less);
+        assert_eq!(rank(&["rustix", "mod"], m, m2, &mut buf), Less);
+        // One word: the name answers it, folders do not count (the shallower
+        // `claims.py` first, as before).
+        assert_eq!(rank(&["claims"], want, other, &mut buf), Greater);
+        // A word the name is counts once: `functions/functions.py` is not
+        // lifted above a shallower `functions.py` by its folder, but a word
+        // typed twice is looked for twice.
+        assert_eq!(rank(&["functions", "site"], once, twice, &mut buf), Less);
+        assert_eq!(rank(&["functions", "functions"], twice, f1, &mut buf), Less);
+        let r = Ranker::new(vec![b"a".to_vec(), b"b".to_vec()], 0, None);
+        assert_eq!(r.folder_words_max(), 2.0 * FOLDER_WORD);
+        assert_eq!(
+            Ranker::new(vec![b"a".to_vec()], 0, None).folder_words_max(),
+            0.0
+        );
+    }
+
     #[test]
     fn places_and_uses() {
         use crate::store::Meta;

@@ -300,7 +300,9 @@ pub(crate) fn page(
             let unread = Relevance {
                 fit,
                 generated: in_generated,
-                bonus: order.bound(at),
+                // (f32 addition is monotonic: a bound plus the most the
+                // query's folder words can add bounds every later bonus.)
+                bonus: order.bound(at) + ranker.folder_words_max(),
             };
             if kth.is_some_and(|k| k.cmp(&unread) == std::cmp::Ordering::Less) {
                 break;
