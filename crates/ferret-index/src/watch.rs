@@ -702,6 +702,21 @@ impl<'a> Applier<'a> {
             )
         };
         if !same_folder {
+            // An exchange (`renameat2` with RENAME_EXCHANGE) is told as two
+            // renames, each name to the other's place: by the second, the
+            // first has already moved the index's folder to the name this
+            // one leaves. When that name still holds the folder on disk,
+            // only what arrived is new.
+            let still_there = self.open(root, from.0, opened, rescans).is_some_and(|fd| {
+                walk::describe(fd, from.1).is_ok_and(|(kind, _, found)| {
+                    let store = self.index.read_store();
+                    kind == Kind::Dir && store.dir(id).is_some_and(|d| (d.dev, d.ino) == found)
+                })
+            });
+            if still_there {
+                self.refresh(root, to.0, to.1, opened, changes, rescans);
+                return;
+            }
             // What arrived is not the folder the index had under the old name:
             // the index's picture of this corner is stale. Drop the old entry
             // (its folder lives on elsewhere: read the root again once events
@@ -933,6 +948,32 @@ mod tests {
             assert!(has(&index, "c/moved/new.txt"), "split {split}");
             assert!(!has(&index, "a/b"), "split {split}");
         }
+    }
+
+    /// A folder exchanged with a symlink (`renameat2` with RENAME_EXCHANGE:
+    /// two renames, each name to the other's place) is held at its new name
+    /// once both halves are applied, without waiting for the root to be read
+    /// again (the second half used to drop it: its name no longer held what
+    /// arrived at the other).
+    #[test]
+    fn a_folder_exchanged_with_a_link_is_kept_at_its_new_name() {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        std::fs::create_dir(t.join("d")).unwrap();
+        std::fs::write(t.join("d/inner.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("nowhere", t.join("l")).unwrap();
+        let (index, w, rx) = watched(t);
+        let mut applier = Applier::new(&index, Some(&w));
+        renameat_with(CWD, t.join("d"), CWD, t.join("l"), RenameFlags::EXCHANGE).unwrap();
+        let events = events_until_moved_to(&w, &rx, b"d");
+        applier.batches += 1;
+        applier.apply(events);
+        assert!(applier.settle.is_empty(), "nothing left to read again");
+        assert!(has(&index, "l/inner.txt"));
+        let store = index.read_store();
+        let d = store.lookup(store.roots()[0], b"d").expect("d is held");
+        assert_eq!(store.kind(d), Kind::Symlink);
     }
 
     /// The same when an ancestor of the folder moves.
