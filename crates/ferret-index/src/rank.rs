@@ -221,7 +221,7 @@ pub(crate) struct Place {
 const WORDS_MAX: usize = 15;
 
 /// What each query word that is a whole folder name on an entry's way adds
-/// to its bonus (a folder level costs 1.5, so about five levels deeper).
+/// to its bonus (a folder level costs 1.5: about two and a half levels).
 const FOLDER_WORD: f32 = 4.0;
 
 /// The places of the folders one thread has ranked entries in.
@@ -331,26 +331,25 @@ pub(crate) fn bonus(recency: f32, used: f32, place: Place, name_len: usize) -> f
     recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0
 }
 
-/// A use score as it counts in the rank.
-/// Which of `words` (a bit each, the first [`WORDS_MAX`]) a folder named
-/// `name` is wholly: one of its [`exact_forms`], or its name without its
-/// version. `folded` is a buffer.
-fn folder_words(name: &[u8], words: &[Vec<u8>], folded: &mut Vec<u8>) -> u16 {
-    if words.is_empty() {
-        return 0;
-    }
-    fold_into(name, folded);
+/// Which of `words` (a bit each, the first [`WORDS_MAX`]) the folded name
+/// `folded` is wholly: one of its [`exact_forms`], or, with `unversioned_too`
+/// (a folder's name), the name without its version; with `first_only`,
+/// each word at its first place only (the name's own word counts once, but
+/// a word typed twice is looked for twice).
+fn whole_words(folded: &[u8], words: &[Vec<u8>], unversioned_too: bool, first_only: bool) -> u16 {
     let forms = exact_forms(folded);
-    let bare = unversioned(folded);
+    let bare = unversioned_too.then(|| unversioned(folded));
     let mut mask = 0;
     for (i, w) in words.iter().take(WORDS_MAX).enumerate() {
-        if bare == w.as_slice() || forms.contains(&w.as_slice()) {
+        let whole = bare == Some(w.as_slice()) || forms.contains(&w.as_slice());
+        if whole && !(first_only && words[..i].contains(w)) {
             mask |= 1 << i;
         }
     }
     mask
 }
 
+/// A use score as it counts in the rank.
 fn use_bonus(score: f64) -> f32 {
     (1.0 + score as f32).ln() * 4.0
 }
@@ -436,7 +435,13 @@ impl<'a> Ranker<'a> {
                 depth: base.depth + 1,
                 len: base.len + name.len() as u32 + 1,
                 generated: base.generated || GENERATED.contains(&name),
-                words: base.words | folder_words(name, words, &mut folded),
+                words: base.words
+                    | if words.is_empty() {
+                        0
+                    } else {
+                        fold_into(name, &mut folded);
+                        whole_words(&folded, words, true, false)
+                    },
             };
             if let Some(w) = places.slot(store, folder) {
                 *w = base.pack();
@@ -508,18 +513,11 @@ impl<'a> Ranker<'a> {
     }
 
     /// Which words (a bit each, as [`Place`] marks them) `name` is wholly,
-    /// each word once: the first of equal words.
+    /// each word once.
     fn name_words(&self, name: &[u8]) -> u16 {
         let mut folded = Vec::new();
         fold_into(name, &mut folded);
-        let forms = exact_forms(&folded);
-        let mut mask = 0;
-        for (i, w) in self.words.iter().take(WORDS_MAX).enumerate() {
-            if forms.contains(&w.as_slice()) && !self.words[..i].contains(w) {
-                mask |= 1 << i;
-            }
-        }
-        mask
+        whole_words(&folded, &self.words, false, true)
     }
 
     /// The most the words met as whole folder names can add to a bonus
@@ -632,8 +630,6 @@ mod tests {
         }
     }
 
-    /// The remembered places agree with climbing each entry's ancestors, and a
-    /// use recorded under an entry's shown path reaches that entry.
     /// With several words, a path where a word is a whole folder name
     /// (or one without its version) ranks above one where it is not, and a
     /// folder whose name alone holds the words below the file in it that
@@ -692,6 +688,8 @@ mod tests {
         );
     }
 
+    /// The remembered places agree with climbing each entry's ancestors, and a
+    /// use recorded under an entry's shown path reaches that entry.
     #[test]
     fn places_and_uses() {
         use crate::store::Meta;
