@@ -106,9 +106,8 @@ impl Ferret {
                 work::run_metered(context, bytes_read, move |meter| {
                     req.meter = Some(meter);
                     let stack = this.stack();
-                    let roots = stack.roots.clone();
+                    let roots = &stack.roots;
                     let outlines = symbols_tool::Outlines {
-                        roots: &roots,
                         symbols: &this.inner.symbols,
                         stack: &stack,
                     };
@@ -126,7 +125,7 @@ impl Ferret {
                             req.max_bytes = Some(((now as f64 * o.keep) as usize).max(1));
                         }
                         match &mode {
-                            read_tool::ReadMode::Window => read_tool::read(&roots, &path, &req),
+                            read_tool::ReadMode::Window => read_tool::read(roots, &path, &req),
                             read_tool::ReadMode::Outline => {
                                 let max = over
                                     .as_ref()

@@ -373,10 +373,9 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     written
 }
 
-/// Where `read`'s outlines come from: the served roots, and the symbols
-/// table of the stack that serves them.
+/// Where `read`'s outlines come from: the served stack (its roots) and the
+/// symbols table it has.
 pub struct Outlines<'a> {
-    pub roots: &'a Roots,
     pub symbols: &'a Symbols,
     pub stack: &'a Arc<Stack>,
 }
@@ -470,7 +469,7 @@ fn language_of(shown: &str) -> Result<Lang, FsError> {
 /// holds them for the file's present stamps, else parsed.
 fn outline_of(at: &Outlines, shown: &str) -> Result<ferret_symbols::Outline, FsError> {
     let lang = language_of(shown)?;
-    let file = read_source(at.roots, shown)?;
+    let file = read_source(&at.stack.roots, shown)?;
     if let Some(held) = at.symbols.held_outline(at.stack, &file) {
         return Ok(held);
     }
@@ -584,7 +583,7 @@ pub fn read_symbol(
     line: Option<u64>,
     request: &ReadRequest,
 ) -> CallToolResult {
-    let roots = at.roots;
+    let roots = &*at.stack.roots;
     let outline = match outline_of(at, shown) {
         Ok(o) => o,
         Err(e) => return render::tool_error(&e),
