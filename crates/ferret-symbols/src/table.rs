@@ -208,10 +208,8 @@ pub(crate) struct SymbolRef<'t> {
 /// Outlines of many files.
 pub struct Table {
     limits: Limits,
-    /// For the few files a call finds changed.
-    extractor: Extractor,
-    /// The parsing threads' extractors, kept from one read of many files to
-    /// the next (a background build reads a chunk at a time): compiling a
+    /// Extractors kept from one read to the next (a background build reads
+    /// a chunk at a time, a call the few files that changed): compiling a
     /// language's queries costs milliseconds.
     spare: Vec<Extractor>,
     strings: Strings,
@@ -251,7 +249,6 @@ impl Table {
         let seed = Seed::default();
         Table {
             limits,
-            extractor: Extractor::new(limits),
             spare: Vec::new(),
             strings: Strings::new(seed.clone()),
             folders: Folders::new(seed.clone()),
@@ -437,11 +434,16 @@ impl Table {
     {
         if stale.len() <= FEW || threads <= 1 {
             // A few files (what changed since the last call): here, with
-            // the table's own extractor, whose compiled queries are kept.
+            // a kept extractor.
+            let mut x = self
+                .spare
+                .pop()
+                .unwrap_or_else(|| Extractor::new(self.limits));
             for source in stale {
-                let state = parse(&mut self.extractor, source, read);
+                let state = parse(&mut x, source, read);
                 self.insert(source, now, state);
             }
+            self.spare.push(x);
             return stale.len();
         }
         let next = AtomicUsize::new(0);
@@ -789,35 +791,38 @@ where
     R: Fn(&str) -> Option<Vec<u8>>,
 {
     let lang = Lang::of_path(&source.path).expect("only source files are read");
-    match read(&source.path) {
-        None => State::Unreadable,
-        Some(bytes) => match after_large(bytes.len(), x.extract(lang, &bytes)) {
-            Ok(outline) => State::Read(
-                outline
-                    .symbols
-                    .into_iter()
-                    .map(|s| {
-                        let f = fold(&s.name);
-                        (s, f)
-                    })
-                    .collect(),
-                outline.had_errors,
-                outline.truncated,
-            ),
-            Err(skip) => State::Skipped(skip),
-        },
+    let Some(bytes) = read(&source.path) else {
+        return State::Unreadable;
+    };
+    let extracted = x.extract(lang, &bytes);
+    give_back_if_large(bytes.len());
+    match extracted {
+        Ok(outline) => State::Read(
+            outline
+                .symbols
+                .into_iter()
+                .map(|s| {
+                    let f = fold(&s.name);
+                    (s, f)
+                })
+                .collect(),
+            outline.had_errors,
+            outline.truncated,
+        ),
+        Err(skip) => State::Skipped(skip),
     }
 }
 
 /// Files of this size or more give their memory back once parsed.
 const LARGE: usize = 1 << 20;
 
-/// `extracted` (from `len` bytes), after handing back to the system what a
-/// large file's parse freed. A syntax tree takes 30 to 70 times its source
-/// (a 6.5 MB generated `parser.c`: 180 MB), and glibc keeps what is freed
-/// in the parsing thread's arena, so that every parsing thread would hold
-/// its largest tree's memory until the build ends.
-fn after_large<T>(len: usize, extracted: T) -> T {
+/// After a parse of `len` bytes: hand back to the system what a large
+/// file's parse freed. A syntax tree takes 30 to 70 times its source (a
+/// 6.5 MB generated `parser.c`: 180 MB), and glibc keeps what is freed in
+/// the parsing thread's arena, so that every parsing thread would hold its
+/// largest tree's memory until the build ends. (As `ferret-index` does
+/// after its builds; this crate does not depend on it.)
+fn give_back_if_large(len: usize) {
     if len >= LARGE {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only releases free memory; it takes no
@@ -826,7 +831,6 @@ fn after_large<T>(len: usize, extracted: T) -> T {
             libc::malloc_trim(0);
         }
     }
-    extracted
 }
 
 /// Test code (a test folder or file, or a `tests` module) ranks after the
