@@ -27,6 +27,7 @@ mod request;
 mod stop;
 mod trim;
 mod wire;
+pub use hits::find_display_path;
 pub use trim::map_large_allocations;
 mod complete;
 mod config;

@@ -223,7 +223,7 @@ fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
 /// entry the path names: a name shown with U+FFFD (not UTF-8: several
 /// names show alike), a path with an empty part, or a whole root.
 pub(super) fn list_files_at(index: &Index, shown: &str) -> Option<Listing> {
-    if shown.contains('\u{FFFD}') || shown == "." || shown.split('/').any(str::is_empty) {
+    if shown.contains('\u{FFFD}') || shown.split('/').any(str::is_empty) {
         return None;
     }
     index.with_store(|store| {
@@ -232,21 +232,11 @@ pub(super) fn list_files_at(index: &Index, shown: &str) -> Option<Listing> {
             sizes: Vec::new(),
             mtimes: Vec::new(),
         };
-        let roots = store.roots();
-        let id = if roots.len() > 1 {
-            let (root, rel) = shown.split_once('/').unwrap_or((shown, ""));
-            if rel.is_empty() {
-                return None;
-            }
-            roots
-                .iter()
-                .find(|&&r| store.name(r) == root.as_bytes())
-                .and_then(|&r| store.lookup(r, rel.as_bytes()))
-        } else {
-            roots
-                .first()
-                .and_then(|&r| store.lookup(r, shown.as_bytes()))
-        };
+        let id = ferret_index::find_display_path(store, shown);
+        // (A whole root: its every file, as `list_files` lists them.)
+        if id.is_some_and(|id| store.parent(id) == ferret_index::store::NONE) {
+            return None;
+        }
         let Some(id) = id.filter(|&id| store.is_live(id)) else {
             return Some(out);
         };
