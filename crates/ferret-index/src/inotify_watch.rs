@@ -207,6 +207,17 @@ impl Watcher {
         }
     }
 
+    /// Stop watching a folder that left the roots, unless its watch now
+    /// stands for another entry (the same folder, found again elsewhere).
+    pub fn forget_of(&self, wd: i32, folder: EntryId) {
+        let mut map = self.lock();
+        if map.get(&wd).is_some_and(|w| w.folder == folder) {
+            map.remove(&wd);
+            drop(map);
+            let _ = inotify::remove_watch(self.fd.as_fd(), wd);
+        }
+    }
+
     pub fn watched_folders(&self) -> usize {
         self.lock().len()
     }

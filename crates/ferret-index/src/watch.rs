@@ -508,15 +508,15 @@ impl<'a> Applier<'a> {
         self.finish(changes, Vec::new());
     }
 
-    /// The watches of the folders at and below `id`.
-    fn watches_below(&self, id: EntryId) -> Vec<i32> {
+    /// The watches of the folders at and below `id`, with their folders.
+    fn watches_below(&self, id: EntryId) -> Vec<(i32, EntryId)> {
         let store = self.index.read_store();
         let mut out = Vec::new();
         let mut stack = vec![id];
         while let Some(at) = stack.pop() {
             if let Some(d) = store.dir(at) {
                 if d.wd >= 0 {
-                    out.push(d.wd);
+                    out.push((d.wd, at));
                 }
                 stack.extend_from_slice(store.children(at));
             }
@@ -528,8 +528,10 @@ impl<'a> Applier<'a> {
     fn moved_out(&mut self, folder: EntryId, name: &[u8], changes: &mut Vec<Change>) {
         let child = self.index.read_store().child(folder, name);
         if let (Some(w), Some(id)) = (self.watcher, child) {
-            for wd in self.watches_below(id) {
-                w.forget(wd);
+            for (wd, folder) in self.watches_below(id) {
+                // Not a watch the folder shares with an entry made for it
+                // since (the kernel gives a folder one watch, whoever asks).
+                w.forget_of(wd, folder);
             }
         }
         self.removed(folder, name, changes);
@@ -672,6 +674,11 @@ impl<'a> Applier<'a> {
         }
     }
 
+    /// A rename's two halves, paired: `from`'s entry is moved to `to`, or
+    /// `to` looked at afresh when what arrived is not what the index held.
+    /// Then the name left behind is looked at too: an exchange (`renameat2`
+    /// with RENAME_EXCHANGE) leaves both names filled, and when the watcher
+    /// lags behind, the disk may already hold a later state than the event.
     fn rename(
         &mut self,
         root: usize,
@@ -681,18 +688,34 @@ impl<'a> Applier<'a> {
         changes: &mut Vec<Change>,
         rescans: &mut Vec<(usize, EntryId)>,
     ) {
+        if self.move_entry(root, from, to, opened, changes, rescans) {
+            self.refresh(root, from.0, from.1, opened, changes, rescans);
+        }
+    }
+
+    /// [`Self::rename`]'s move; returns whether the name left behind must
+    /// still be looked at (not when it is known to hold the folder it held).
+    fn move_entry(
+        &mut self,
+        root: usize,
+        from: (EntryId, &[u8]),
+        to: (EntryId, &[u8]),
+        opened: &mut Opened,
+        changes: &mut Vec<Change>,
+        rescans: &mut Vec<(usize, EntryId)>,
+    ) -> bool {
         let Some(id) = self.index.read_store().child(from.0, from.1) else {
             self.refresh(root, to.0, to.1, opened, changes, rescans);
-            return;
+            return true;
         };
         let Some(fd) = self.open(root, to.0, opened, rescans) else {
             self.moved_out(from.0, from.1, changes);
-            return;
+            return true;
         };
         let Ok((kind, meta, found)) = walk::describe(fd, to.1) else {
             // Gone again already: later events (or a rescan) tell the rest.
             self.moved_out(from.0, from.1, changes);
-            return;
+            return true;
         };
         let (same_kind, same_folder) = {
             let store = self.index.read_store();
@@ -715,7 +738,7 @@ impl<'a> Applier<'a> {
             });
             if still_there {
                 self.refresh(root, to.0, to.1, opened, changes, rescans);
-                return;
+                return false;
             }
             // What arrived is not the folder the index had under the old name:
             // the index's picture of this corner is stale. Drop the old entry
@@ -726,15 +749,14 @@ impl<'a> Applier<'a> {
                 self.settle.push(root);
             }
             self.refresh(root, to.0, to.1, opened, changes, rescans);
-            return;
+            return true;
         }
         if !same_kind || self.excluded(root, to.0, to.1, kind == Kind::Dir) {
             self.moved_out(from.0, from.1, changes);
-            if same_kind {
-                return;
+            if !same_kind {
+                self.refresh(root, to.0, to.1, opened, changes, rescans);
             }
-            self.refresh(root, to.0, to.1, opened, changes, rescans);
-            return;
+            return true;
         }
         let mut store = self.index.write_store();
         if !store.is_live(to.0) || store.is_within(to.0, id) {
@@ -743,7 +765,7 @@ impl<'a> Applier<'a> {
             drop(store);
             self.moved_out(from.0, from.1, changes);
             self.refresh(root, to.0, to.1, opened, changes, rescans);
-            return;
+            return true;
         }
         let old_path = display_path(&store, id);
         let old_parent = store.parent(id);
@@ -760,6 +782,7 @@ impl<'a> Applier<'a> {
             Action::Moved
         };
         changes.push(change(&store, id, action, Some(old_path)));
+        true
     }
 
     /// The folders on network or FUSE file systems, as entries (`None`
@@ -992,5 +1015,82 @@ mod tests {
         applier.apply(events);
         assert!(has(&index, "c/moved/b/deep/new.txt"));
         assert!(!has(&index, "a"));
+    }
+
+    /// Names exchanged again and again (`renameat2` with RENAME_EXCHANGE)
+    /// while the watcher lags behind: when the events of one exchange are
+    /// applied, the disk may already hold a later one. Both names of every
+    /// exchange still exist, so once all events are applied the index holds
+    /// both, as they are on disk, without waiting for a rescan (the second
+    /// half used to drop the name it left when what it found there was of
+    /// another kind, or hidden).
+    #[test]
+    fn names_exchanged_under_a_lagging_watcher_are_both_kept() {
+        use rustix::fs::{CWD, FileType, Mode, RenameFlags, mknodat, renameat_with};
+        for swaps in 1..=4 {
+            for per_swap in [false, true] {
+                let tmp = tempfile::tempdir().unwrap();
+                let t = tmp.path();
+                std::fs::write(t.join("fileordir"), "x").unwrap();
+                std::fs::create_dir(t.join("dirorfile")).unwrap();
+                std::fs::write(t.join("dirorfile/x.txt"), "x").unwrap();
+                std::fs::write(t.join(".hidden"), "x").unwrap();
+                std::fs::write(t.join("one"), "1").unwrap();
+                std::fs::write(t.join("two"), "22").unwrap();
+                mknodat(
+                    CWD,
+                    t.join("gifo"),
+                    FileType::Fifo,
+                    Mode::from_raw_mode(0o644),
+                    0,
+                )
+                .unwrap();
+                let (index, w, rx) = watched(t);
+                let mut applier = Applier::new(&index, Some(&w));
+                let mut batches = Vec::new();
+                for _ in 0..swaps {
+                    for (a, b) in [
+                        ("fileordir", "dirorfile"),
+                        (".hidden", "gifo"),
+                        ("one", "two"),
+                    ] {
+                        renameat_with(CWD, t.join(a), CWD, t.join(b), RenameFlags::EXCHANGE)
+                            .unwrap();
+                        batches.push(events_until_moved_to(&w, &rx, a.as_bytes()));
+                    }
+                }
+                if !per_swap {
+                    batches = vec![batches.concat()];
+                }
+                for events in batches {
+                    applier.batches += 1;
+                    applier.apply(events);
+                }
+                applier.expire_renames();
+                let odd = swaps % 2 == 1;
+                let what = format!("{swaps} swaps, per swap {per_swap}");
+                let store = index.read_store();
+                let top = store.roots()[0];
+                let kind = |rel: &str| store.lookup(top, rel.as_bytes()).map(|id| store.kind(id));
+                let (f, d) = if odd {
+                    ("dirorfile", "fileordir")
+                } else {
+                    ("fileordir", "dirorfile")
+                };
+                assert_eq!(kind(f), Some(Kind::File), "{what}: {f}");
+                assert_eq!(kind(d), Some(Kind::Dir), "{what}: {d}");
+                assert_eq!(kind(&format!("{d}/x.txt")), Some(Kind::File), "{what}");
+                let gifo = if odd { Kind::File } else { Kind::Other };
+                assert_eq!(kind("gifo"), Some(gifo), "{what}: gifo");
+                assert_eq!(kind(".hidden"), None, "{what}");
+                let size = |rel: &str| {
+                    store
+                        .lookup(top, rel.as_bytes())
+                        .map(|id| store.meta(id).size)
+                };
+                let (one, two) = if odd { (2, 1) } else { (1, 2) };
+                assert_eq!((size("one"), size("two")), (Some(one), Some(two)), "{what}");
+            }
+        }
     }
 }
