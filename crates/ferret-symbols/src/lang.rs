@@ -110,7 +110,7 @@ impl Lang {
     }
 
     /// The query sources: the grammar's tags query (TypeScript's extends
-    /// JavaScript's), then ours.
+    /// JavaScript's), then ours. The extractor compiles them as one query.
     pub(crate) fn queries(self) -> Vec<&'static str> {
         match self {
             Lang::Rust => vec![tree_sitter_rust::TAGS_QUERY, RUST],
@@ -196,6 +196,9 @@ mod tests {
                 if let Err(e) = tree_sitter::Query::new(&grammar, source) {
                     panic!("{}: {e}", lang.name());
                 }
+            }
+            if let Err(e) = tree_sitter::Query::new(&grammar, &lang.queries().join("\n")) {
+                panic!("{} (joined): {e}", lang.name());
             }
         }
     }
