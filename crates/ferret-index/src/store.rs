@@ -688,12 +688,15 @@ impl Store {
             !self.is_within(new_parent, id),
             "a folder cannot move into itself"
         );
+        // Out of its folder first: the entry it replaces may hold it (a
+        // watcher's stale picture: `a/b` moved over `a`), and must not take it
+        // along when it goes.
+        self.unlink(id);
         if let Some(existing) = self.child(new_parent, name)
             && existing != id
         {
             self.remove(existing);
         }
-        self.unlink(id);
         if self.kind(id) == Kind::Dir {
             self.folder_stamp += 1;
         }
@@ -1071,6 +1074,25 @@ mod tests {
         // Freed slots are reused.
         let again = s.insert_new(root, b"x", Kind::File, meta(1));
         assert!(again < 4);
+    }
+
+    #[test]
+    fn an_entry_renamed_over_a_folder_that_holds_it_survives() {
+        // A watcher behind the disk may be told that `a/b` now has `a`'s
+        // name: the old `a` goes, `b` and what lies below it stay.
+        let mut s = Store::new();
+        let root = s.add_root(b"r", meta(0));
+        let a = s.insert_new(root, b"a", Kind::Dir, meta(0));
+        let b = s.insert_new(a, b"b", Kind::Dir, meta(0));
+        let inner = s.insert_new(b, b"inner.txt", Kind::File, meta(1));
+        s.insert_new(a, b"sibling.txt", Kind::File, meta(1));
+        assert_eq!(s.rename(b, root, b"a"), b);
+        assert_eq!(s.children(root), [b]);
+        assert_eq!(s.rel_path(inner), b"a/inner.txt");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.count_of(Kind::Dir), 2);
+        assert_eq!(s.remove(b), 2);
+        assert_eq!(s.len(), 1);
     }
 
     #[test]

@@ -122,6 +122,9 @@ pub(crate) fn run(index: Index) {
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 applier.batches += 1;
+                // Renames left unpaired first: the roots read again after
+                // them, not before (their moves out would undo the reading).
+                applier.expire_renames();
                 applier.settle_now();
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -488,7 +491,9 @@ impl<'a> Applier<'a> {
         }
     }
 
-    /// Renames whose second half never came: the entry left the roots.
+    /// Renames whose second half never came: the entry left the roots (or
+    /// went where the index does not follow), and its old name is looked at
+    /// again.
     fn expire_renames(&mut self) {
         let expired: Vec<u32> = self
             .pending_from
@@ -500,12 +505,18 @@ impl<'a> Applier<'a> {
             return;
         }
         let mut changes = Vec::new();
+        let mut rescans = Vec::new();
+        let mut opened = Opened::default();
         for c in expired {
-            if let Some((_, folder, name, _)) = self.pending_from.remove(&c) {
+            if let Some((root, folder, name, _)) = self.pending_from.remove(&c) {
                 self.moved_out(folder, &name, &mut changes);
+                // The name may be filled again already (an exchange whose
+                // other half was told to a folder the index does not follow,
+                // or a new entry): it is what the disk says.
+                self.refresh(root, folder, &name, &mut opened, &mut changes, &mut rescans);
             }
         }
-        self.finish(changes, Vec::new());
+        self.finish(changes, rescans);
     }
 
     /// The watches of the folders at and below `id`, with their folders.
@@ -773,6 +784,14 @@ impl<'a> Applier<'a> {
             && existing != id
         {
             changes.push(change(&store, existing, Action::Deleted, None));
+            if store.is_within(id, existing) {
+                // The entry replaces a folder the index has it inside: the
+                // disk cannot hold that, so the picture is stale; what else
+                // lay in that folder is read again once events pause.
+                if !self.settle.contains(&root) {
+                    self.settle.push(root);
+                }
+            }
         }
         store.rename(id, to.0, to.1);
         store.set_meta(id, meta);
