@@ -464,11 +464,13 @@ impl Index {
             return Ok(None);
         }
         let started = Instant::now();
-        let bytes = {
+        // Written as it is made: a copy of the snapshot in memory was a
+        // second index's worth of memory at every save.
+        let key = self.shared.config.key();
+        let result = write_atomically_with(&path, |f| {
             let store = self.read_store();
-            snapshot::encode(&store, &self.shared.config.key())
-        };
-        let result = write_atomically(&path, &bytes);
+            snapshot::write(&store, &key, f)
+        });
         if let Some(uses_path) = self.shared.config.uses_path() {
             self.apply_pending_uses();
             let json = self
@@ -482,18 +484,18 @@ impl Index {
             }
         }
         match result {
-            Ok(()) => {
+            Ok(len) => {
                 self.shared.dirty.store(false, Ordering::Relaxed);
                 self.set_status(|s| {
                     s.last_snapshot = Some(now_rfc3339());
                     s.snapshot_error = None;
                 });
                 tracing::debug!(
-                    bytes = bytes.len(),
+                    bytes = len,
                     ms = started.elapsed().as_millis() as u64,
                     "index snapshot written"
                 );
-                Ok(Some(bytes.len() as u64))
+                Ok(Some(len))
             }
             Err(e) => {
                 let msg = format!("cannot write {}: {e}", path.display());
@@ -891,24 +893,36 @@ fn same_folder(path: &std::path::Path, fd: BorrowedFd<'_>) -> bool {
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    write_atomically_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomically`] of what `write` writes to the file.
+fn write_atomically_with<T>(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<T>,
+) -> std::io::Result<T> {
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let out = write(&mut f)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        Ok(out)
     })();
-    if let Err(e) = written {
-        // A full disk (or any failure) leaves no half-written snapshot behind.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let out = match written {
+        Ok(out) => out,
+        Err(e) => {
+            // A full disk (or any failure) leaves no half-written snapshot behind.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -24,18 +24,64 @@ const VERSION: u32 = 6;
 /// corruption check needs no cryptography and no extra dependency: it mixes whole
 /// 8-byte words (multiply-xorshift), so hashing tens of megabytes takes milliseconds.
 pub fn hash64(data: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325 ^ data.len() as u64;
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
-        h = (h ^ w).wrapping_mul(K);
-        h ^= h >> 29;
+    let mut h = Hasher::new(data.len() as u64);
+    h.update(data);
+    h.finish()
+}
+
+const HASH_K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// [`hash64`] of bytes that come in pieces (a snapshot streamed to its
+/// file); the total length must be known at the start.
+pub(crate) struct Hasher {
+    h: u64,
+    tail: [u8; 8],
+    held: usize,
+}
+
+impl Hasher {
+    pub(crate) fn new(len: u64) -> Hasher {
+        Hasher {
+            h: 0xCBF2_9CE4_8422_2325 ^ len,
+            tail: [0; 8],
+            held: 0,
+        }
     }
-    for &b in chunks.remainder() {
-        h = (h ^ b as u64).wrapping_mul(K);
+
+    #[inline]
+    fn word(&mut self, w: [u8; 8]) {
+        self.h = (self.h ^ u64::from_le_bytes(w)).wrapping_mul(HASH_K);
+        self.h ^= self.h >> 29;
     }
-    h ^ (h >> 32)
+
+    pub(crate) fn update(&mut self, mut data: &[u8]) {
+        if self.held > 0 {
+            let take = (8 - self.held).min(data.len());
+            self.tail[self.held..self.held + take].copy_from_slice(&data[..take]);
+            self.held += take;
+            data = &data[take..];
+            if self.held < 8 {
+                return;
+            }
+            self.word(self.tail);
+            self.held = 0;
+        }
+        let mut chunks = data.chunks_exact(8);
+        for c in &mut chunks {
+            self.word(c.try_into().unwrap_or([0; 8]));
+        }
+        let rest = chunks.remainder();
+        self.tail[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    pub(crate) fn finish(self) -> u64 {
+        let mut h = self.h;
+        for &b in &self.tail[..self.held] {
+            h = (h ^ b as u64).wrapping_mul(HASH_K);
+        }
+        h ^ (h >> 32)
+    }
 }
 
 /// The header's length: magic, version, byte order, hash. A multiple of
@@ -45,22 +91,51 @@ const HEADER: usize = 24;
 /// Written as the byte order mark: arrays are stored as they lie in memory.
 const ORDER: u32 = 0x0102_0304;
 
+const _: () = assert!(HEADER.is_multiple_of(ALIGN));
+
+fn header(hash: u64) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&ORDER.to_ne_bytes());
+    h[16..24].copy_from_slice(&hash.to_le_bytes());
+    h
+}
+
+/// The snapshot of `store`, in memory.
 pub fn encode(store: &Store, config_key: &[u8]) -> Vec<u8> {
-    let mut w = Writer {
-        out: Vec::with_capacity(store.len() * 96 + 64),
-    };
+    let mut w = Writer::keep(store.len() * 96 + 64 + HEADER);
+    w.raw(&header(0));
     w.bytes(config_key);
     store.write_to(&mut w);
-    let body = w.out;
-    let mut out = Vec::with_capacity(body.len() + HEADER);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&ORDER.to_ne_bytes());
-    out.extend_from_slice(&hash64(&body).to_le_bytes());
-    debug_assert_eq!(out.len(), HEADER);
-    debug_assert_eq!(HEADER % ALIGN, 0);
-    out.extend_from_slice(&body);
+    let mut out = w.into_bytes();
+    let hash = hash64(&out[HEADER..]);
+    out[16..24].copy_from_slice(&hash.to_le_bytes());
     out
+}
+
+/// Write the snapshot of `store` to `file` (at its start) as it is made,
+/// holding no copy of it: the bytes are counted once, then written and
+/// hashed, and the hash put in the header. Returns the bytes written.
+pub fn write(
+    store: &Store,
+    config_key: &[u8],
+    file: &mut (impl io::Write + io::Seek),
+) -> io::Result<u64> {
+    let mut count = Writer::count();
+    count.bytes(config_key);
+    store.write_to(&mut count);
+    let body = count.len();
+    file.write_all(&header(0))?;
+    let mut w = Writer::stream(&mut *file, Hasher::new(body), HEADER as u64);
+    w.bytes(config_key);
+    store.write_to(&mut w);
+    let len = w.len();
+    let hash = w.finish()?;
+    debug_assert_eq!(len, HEADER as u64 + body);
+    file.seek(io::SeekFrom::Start(16))?;
+    file.write_all(&hash.to_le_bytes())?;
+    Ok(len)
 }
 
 /// How much of a snapshot is checked before it is used.
@@ -184,6 +259,56 @@ mod tests {
             encode(&back, b"key"),
             bytes,
             "a loaded snapshot saves the same"
+        );
+    }
+
+    #[test]
+    fn a_snapshot_written_as_it_is_made_equals_the_one_in_memory() {
+        let mut s = sample();
+        // Enough entries that the stream hands on several buffers, and
+        // arrays larger than one.
+        let root = s.roots()[0];
+        for i in 0..60_000u32 {
+            s.insert_new(
+                root,
+                format!("file-{i:06}.txt").as_bytes(),
+                Kind::File,
+                Meta::default(),
+            );
+        }
+        crate::orders::rebuild_store(&mut s);
+        let bytes = encode(&s, b"key");
+        assert!(bytes.len() > 2 * crate::wire::STREAM_BUFFER_FOR_TESTS);
+        let mut file = std::io::Cursor::new(Vec::new());
+        let len = write(&s, b"key", &mut file).unwrap();
+        assert_eq!(len as usize, bytes.len());
+        assert_eq!(file.into_inner(), bytes);
+        assert_eq!(decode(&bytes, b"key").unwrap().len(), s.len());
+    }
+
+    #[test]
+    fn the_hash_of_pieces_is_the_hash_of_the_whole() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        for cuts in [
+            vec![],
+            vec![1],
+            vec![3, 5, 8],
+            vec![7, 7, 300, 301, 999],
+            vec![8, 16, 24],
+        ] {
+            let mut h = Hasher::new(data.len() as u64);
+            let mut at = 0;
+            for &c in &cuts {
+                h.update(&data[at..c]);
+                at = c;
+            }
+            h.update(&data[at..]);
+            assert_eq!(h.finish(), hash64(&data), "cuts {cuts:?}");
+        }
+        // The same value as the hash written before pieces were hashed.
+        assert_eq!(
+            hash64(b""),
+            0xCBF2_9CE4_8422_2325 ^ (0xCBF2_9CE4_8422_2325 >> 32)
         );
     }
 

@@ -22,31 +22,157 @@ pub enum SnapshotError {
     Foreign,
 }
 
-/// Appends little-endian values.
-#[derive(Default)]
-pub(crate) struct Writer {
-    pub out: Vec<u8>,
+/// Appends little-endian values: kept in memory, counted only, or handed
+/// on to a file as they come (with the snapshot's hash worked out on the
+/// way), so that saving a large index does not hold a second copy of it.
+pub(crate) struct Writer<'a> {
+    /// Bytes kept (or not yet handed on).
+    out: Vec<u8>,
+    /// Bytes counted or handed on before `out`.
+    done: u64,
+    to: To<'a>,
 }
 
-impl Writer {
+enum To<'a> {
+    Keep,
+    Count,
+    Stream {
+        sink: &'a mut dyn io::Write,
+        hash: crate::snapshot::Hasher,
+        error: Option<io::Error>,
+    },
+}
+
+/// How much a streaming writer holds before handing it on.
+const STREAM_BUFFER: usize = 1 << 20;
+#[cfg(test)]
+pub(crate) const STREAM_BUFFER_FOR_TESTS: usize = STREAM_BUFFER;
+
+impl<'a> Writer<'a> {
+    /// Keeps what is written ([`Writer::into_bytes`]).
+    pub fn keep(capacity: usize) -> Writer<'static> {
+        Writer {
+            out: Vec::with_capacity(capacity),
+            done: 0,
+            to: To::Keep,
+        }
+    }
+
+    /// Only counts the bytes ([`Writer::len`]).
+    pub fn count() -> Writer<'static> {
+        Writer {
+            out: Vec::new(),
+            done: 0,
+            to: To::Count,
+        }
+    }
+
+    /// Hands the bytes on to `sink`, hashing them with `hash`; `start` is
+    /// where they begin in the file (a multiple of [`ALIGN`]), so arrays are
+    /// aligned in it.
+    pub fn stream(
+        sink: &'a mut dyn io::Write,
+        hash: crate::snapshot::Hasher,
+        start: u64,
+    ) -> Writer<'a> {
+        debug_assert_eq!(start % ALIGN as u64, 0);
+        Writer {
+            out: Vec::with_capacity(STREAM_BUFFER),
+            done: start,
+            to: To::Stream {
+                sink,
+                hash,
+                error: None,
+            },
+        }
+    }
+
+    /// Bytes written so far (for a stream, from the file's start).
+    pub fn len(&self) -> u64 {
+        self.done + self.out.len() as u64
+    }
+
+    /// What a keeping writer holds.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.out
+    }
+
+    /// A stream's end: what is left handed on, and the hash of it all.
+    pub fn finish(mut self) -> io::Result<u64> {
+        self.hand_on();
+        match self.to {
+            To::Stream {
+                hash, error: None, ..
+            } => Ok(hash.finish()),
+            To::Stream { error: Some(e), .. } => Err(e),
+            _ => Ok(0),
+        }
+    }
+
+    fn hand_on(&mut self) {
+        if let To::Stream { sink, hash, error } = &mut self.to {
+            hash.update(&self.out);
+            if error.is_none()
+                && let Err(e) = sink.write_all(&self.out)
+            {
+                *error = Some(e);
+            }
+            self.done += self.out.len() as u64;
+            self.out.clear();
+        }
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        match self.to {
+            To::Keep => self.out.extend_from_slice(b),
+            To::Count => self.done += b.len() as u64,
+            To::Stream { .. } => {
+                if self.out.len() + b.len() > STREAM_BUFFER {
+                    self.hand_on();
+                }
+                if b.len() > STREAM_BUFFER {
+                    // A large array goes straight on, not through the buffer.
+                    if let To::Stream { sink, hash, error } = &mut self.to {
+                        hash.update(b);
+                        if error.is_none()
+                            && let Err(e) = sink.write_all(b)
+                        {
+                            *error = Some(e);
+                        }
+                    }
+                    self.done += b.len() as u64;
+                } else {
+                    self.out.extend_from_slice(b);
+                }
+            }
+        }
+    }
+
+    /// Bytes as they are (a header).
+    pub fn raw(&mut self, b: &[u8]) {
+        self.put(b);
+    }
     pub fn u8(&mut self, v: u8) {
-        self.out.push(v);
+        self.put(&[v]);
     }
     pub fn u32(&mut self, v: u32) {
-        self.out.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
     pub fn u64(&mut self, v: u64) {
-        self.out.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
     pub fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
-        self.out.extend_from_slice(b);
+        self.put(b);
     }
     pub fn u32s(&mut self, v: &[u32]) {
         self.u64(v.len() as u64);
-        self.out.reserve(v.len() * 4);
-        for x in v {
-            self.out.extend_from_slice(&x.to_le_bytes());
+        if cfg!(target_endian = "little") {
+            self.put(bytemuck::cast_slice(v));
+        } else {
+            for x in v {
+                self.put(&x.to_le_bytes());
+            }
         }
     }
     /// An array as its bytes in memory, its length first, aligned to eight
@@ -54,9 +180,9 @@ impl Writer {
     /// ([`Reader::array`]).
     pub fn array<T: Pod>(&mut self, v: &[T]) {
         self.u64(v.len() as u64);
-        let pad = self.out.len().next_multiple_of(ALIGN) - self.out.len();
-        self.out.extend(std::iter::repeat_n(0, pad));
-        self.out.extend_from_slice(bytemuck::cast_slice(v));
+        let pad = self.len().next_multiple_of(ALIGN as u64) - self.len();
+        self.put(&[0u8; ALIGN][..pad as usize]);
+        self.put(bytemuck::cast_slice(v));
     }
 }
 
