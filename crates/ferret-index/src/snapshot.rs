@@ -32,15 +32,17 @@ pub fn hash64(data: &[u8]) -> u64 {
 const HASH_K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// [`hash64`] of bytes that come in pieces (a snapshot streamed to its
-/// file); the total length must be known at the start.
-pub(crate) struct Hasher {
+/// file, a mapped file read a part at a time); the total length must be
+/// known at the start.
+pub struct Hasher {
     h: u64,
     tail: [u8; 8],
     held: usize,
 }
 
 impl Hasher {
-    pub(crate) fn new(len: u64) -> Hasher {
+    /// A hash of `len` bytes to come.
+    pub fn new(len: u64) -> Hasher {
         Hasher {
             h: 0xCBF2_9CE4_8422_2325 ^ len,
             tail: [0; 8],
@@ -54,7 +56,8 @@ impl Hasher {
         self.h ^= self.h >> 29;
     }
 
-    pub(crate) fn update(&mut self, mut data: &[u8]) {
+    /// The next piece.
+    pub fn update(&mut self, mut data: &[u8]) {
         if self.held > 0 {
             let take = (8 - self.held).min(data.len());
             self.tail[self.held..self.held + take].copy_from_slice(&data[..take]);
@@ -75,7 +78,8 @@ impl Hasher {
         self.held = rest.len();
     }
 
-    pub(crate) fn finish(self) -> u64 {
+    /// The hash, equal to [`hash64`] of the pieces joined.
+    pub fn finish(self) -> u64 {
         let mut h = self.h;
         for &b in &self.tail[..self.held] {
             h = (h ^ b as u64).wrapping_mul(HASH_K);
