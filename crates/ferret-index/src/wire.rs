@@ -9,6 +9,74 @@ use bytemuck::Pod;
 
 use crate::arr::Arr;
 
+/// A fast 64-bit hash for detecting corruption. Written here because a
+/// corruption check needs no cryptography and no extra dependency: it mixes whole
+/// 8-byte words (multiply-xorshift), so hashing tens of megabytes takes milliseconds.
+pub fn hash64(data: &[u8]) -> u64 {
+    let mut h = Hasher::new(data.len() as u64);
+    h.update(data);
+    h.finish()
+}
+
+const HASH_K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// [`hash64`] of bytes that come in pieces (a snapshot streamed to its
+/// file, a mapped file read a part at a time); the total length must be
+/// known at the start.
+pub struct Hasher {
+    h: u64,
+    tail: [u8; 8],
+    held: usize,
+}
+
+impl Hasher {
+    /// A hash of `len` bytes to come.
+    pub fn new(len: u64) -> Hasher {
+        Hasher {
+            h: 0xCBF2_9CE4_8422_2325 ^ len,
+            tail: [0; 8],
+            held: 0,
+        }
+    }
+
+    #[inline]
+    fn word(&mut self, w: [u8; 8]) {
+        self.h = (self.h ^ u64::from_le_bytes(w)).wrapping_mul(HASH_K);
+        self.h ^= self.h >> 29;
+    }
+
+    /// The next piece.
+    pub fn update(&mut self, mut data: &[u8]) {
+        if self.held > 0 {
+            let take = (8 - self.held).min(data.len());
+            self.tail[self.held..self.held + take].copy_from_slice(&data[..take]);
+            self.held += take;
+            data = &data[take..];
+            if self.held < 8 {
+                return;
+            }
+            self.word(self.tail);
+            self.held = 0;
+        }
+        let mut chunks = data.chunks_exact(8);
+        for c in &mut chunks {
+            self.word(c.try_into().unwrap_or([0; 8]));
+        }
+        let rest = chunks.remainder();
+        self.tail[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    /// The hash, equal to [`hash64`] of the pieces joined.
+    pub fn finish(self) -> u64 {
+        let mut h = self.h;
+        for &b in &self.tail[..self.held] {
+            h = (h ^ b as u64).wrapping_mul(HASH_K);
+        }
+        h ^ (h >> 32)
+    }
+}
+
 /// Why a snapshot was not used.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -38,7 +106,7 @@ enum To<'a> {
     Count,
     Stream {
         sink: &'a mut dyn io::Write,
-        hash: crate::snapshot::Hasher,
+        hash: Hasher,
         error: Option<io::Error>,
     },
 }
@@ -70,11 +138,7 @@ impl<'a> Writer<'a> {
     /// Hands the bytes on to `sink`, hashing them with `hash`; `start` is
     /// where they begin in the file (a multiple of [`ALIGN`]), so arrays are
     /// aligned in it.
-    pub fn stream(
-        sink: &'a mut dyn io::Write,
-        hash: crate::snapshot::Hasher,
-        start: u64,
-    ) -> Writer<'a> {
+    pub fn stream(sink: &'a mut dyn io::Write, hash: Hasher, start: u64) -> Writer<'a> {
         debug_assert_eq!(start % ALIGN as u64, 0);
         Writer {
             out: Vec::with_capacity(STREAM_BUFFER),
