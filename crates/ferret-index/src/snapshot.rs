@@ -150,7 +150,17 @@ pub fn load_with(path: &Path, config_key: &[u8], trust: Trust) -> Result<Store, 
     // so the mapped bytes do not change under the map; the map is private
     // and read-only.
     let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }?);
-    read(&map, Some(&map), config_key, trust)
+    let store = read(&map, Some(&map), config_key, trust)?;
+    if trust == Trust::Checked {
+        // Checking read every page: they leave the process's memory, and
+        // searches bring back those they read. (A restart's reconciling
+        // walk builds a second tree beside the loaded one; with every page
+        // of the file still resident too, that was its peak.)
+        // SAFETY: as for the map above: dropped pages are read back from
+        // the file, unchanged.
+        let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
+    Ok(store)
 }
 
 /// [`load_with`], checked whole.
