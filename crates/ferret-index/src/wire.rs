@@ -90,25 +90,34 @@ pub enum SnapshotError {
     Foreign,
 }
 
-/// Appends little-endian values: kept in memory, counted only, or handed
-/// on to a file as they come (with the snapshot's hash worked out on the
-/// way), so that saving a large index does not hold a second copy of it.
+/// Appends little-endian values: counted only, or handed on to a file as
+/// they come (with the snapshot's hash worked out on the way), so that
+/// saving a large index does not hold a copy of it.
 pub(crate) struct Writer<'a> {
-    /// Bytes kept (or not yet handed on).
+    /// Bytes not yet handed on (a stream's buffer).
     out: Vec<u8>,
     /// Bytes counted or handed on before `out`.
     done: u64,
-    to: To<'a>,
+    /// Where they go; `None` counts them only.
+    to: Option<Sink<'a>>,
 }
 
-enum To<'a> {
-    Keep,
-    Count,
-    Stream {
-        sink: &'a mut dyn io::Write,
-        hash: Hasher,
-        error: Option<io::Error>,
-    },
+struct Sink<'a> {
+    file: &'a mut dyn io::Write,
+    hash: Hasher,
+    /// The first write that failed (the rest are skipped).
+    error: Option<io::Error>,
+}
+
+impl Sink<'_> {
+    fn send(&mut self, b: &[u8]) {
+        self.hash.update(b);
+        if self.error.is_none()
+            && let Err(e) = self.file.write_all(b)
+        {
+            self.error = Some(e);
+        }
+    }
 }
 
 /// How much a streaming writer holds before handing it on.
@@ -117,37 +126,28 @@ const STREAM_BUFFER: usize = 1 << 20;
 pub(crate) const STREAM_BUFFER_FOR_TESTS: usize = STREAM_BUFFER;
 
 impl<'a> Writer<'a> {
-    /// Keeps what is written ([`Writer::into_bytes`]).
-    pub fn keep(capacity: usize) -> Writer<'static> {
-        Writer {
-            out: Vec::with_capacity(capacity),
-            done: 0,
-            to: To::Keep,
-        }
-    }
-
     /// Only counts the bytes ([`Writer::len`]).
     pub fn count() -> Writer<'static> {
         Writer {
             out: Vec::new(),
             done: 0,
-            to: To::Count,
+            to: None,
         }
     }
 
-    /// Hands the bytes on to `sink`, hashing them with `hash`; `start` is
+    /// Hands the bytes on to `file`, hashing them with `hash`; `start` is
     /// where they begin in the file (a multiple of [`ALIGN`]), so arrays are
     /// aligned in it.
-    pub fn stream(sink: &'a mut dyn io::Write, hash: Hasher, start: u64) -> Writer<'a> {
+    pub fn stream(file: &'a mut dyn io::Write, hash: Hasher, start: u64) -> Writer<'a> {
         debug_assert_eq!(start % ALIGN as u64, 0);
         Writer {
             out: Vec::with_capacity(STREAM_BUFFER),
             done: start,
-            to: To::Stream {
-                sink,
+            to: Some(Sink {
+                file,
                 hash,
                 error: None,
-            },
+            }),
         }
     }
 
@@ -156,66 +156,43 @@ impl<'a> Writer<'a> {
         self.done + self.out.len() as u64
     }
 
-    /// What a keeping writer holds.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.out
-    }
-
-    /// A stream's end: what is left handed on, and the hash of it all.
+    /// The end: what is left handed on, and the hash of it all (0 for a
+    /// count), or the first write's error.
     pub fn finish(mut self) -> io::Result<u64> {
         self.hand_on();
         match self.to {
-            To::Stream {
-                hash, error: None, ..
-            } => Ok(hash.finish()),
-            To::Stream { error: Some(e), .. } => Err(e),
-            _ => Ok(0),
+            Some(Sink { error: Some(e), .. }) => Err(e),
+            Some(sink) => Ok(sink.hash.finish()),
+            None => Ok(0),
         }
     }
 
     fn hand_on(&mut self) {
-        if let To::Stream { sink, hash, error } = &mut self.to {
-            hash.update(&self.out);
-            if error.is_none()
-                && let Err(e) = sink.write_all(&self.out)
-            {
-                *error = Some(e);
-            }
-            self.done += self.out.len() as u64;
-            self.out.clear();
+        if let Some(sink) = &mut self.to {
+            sink.send(&self.out);
         }
+        self.done += self.out.len() as u64;
+        self.out.clear();
     }
 
     fn put(&mut self, b: &[u8]) {
-        match self.to {
-            To::Keep => self.out.extend_from_slice(b),
-            To::Count => self.done += b.len() as u64,
-            To::Stream { .. } => {
-                if self.out.len() + b.len() > STREAM_BUFFER {
-                    self.hand_on();
-                }
-                if b.len() > STREAM_BUFFER {
-                    // A large array goes straight on, not through the buffer.
-                    if let To::Stream { sink, hash, error } = &mut self.to {
-                        hash.update(b);
-                        if error.is_none()
-                            && let Err(e) = sink.write_all(b)
-                        {
-                            *error = Some(e);
-                        }
-                    }
-                    self.done += b.len() as u64;
-                } else {
-                    self.out.extend_from_slice(b);
-                }
+        if self.to.is_none() {
+            self.done += b.len() as u64;
+            return;
+        }
+        if self.out.len() + b.len() > STREAM_BUFFER {
+            self.hand_on();
+        }
+        match &mut self.to {
+            // A large array goes straight on, not through the buffer.
+            Some(sink) if b.len() > STREAM_BUFFER => {
+                sink.send(b);
+                self.done += b.len() as u64;
             }
+            _ => self.out.extend_from_slice(b),
         }
     }
 
-    /// Bytes as they are (a header).
-    pub fn raw(&mut self, b: &[u8]) {
-        self.put(b);
-    }
     pub fn u8(&mut self, v: u8) {
         self.put(&[v]);
     }
