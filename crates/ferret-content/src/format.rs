@@ -198,39 +198,29 @@ impl Bytes {
     /// the first build's peak).
     pub fn hash_from(&self, from: usize) -> u64 {
         const STEP: usize = 8 << 20;
-        let Bytes::Map(m) = self else {
-            return hash64(&self[from..]);
-        };
-        let mut h = Hasher::new((m.len() - from) as u64);
-        let mut at = 0;
-        while at < m.len() {
-            let end = (at + STEP).min(m.len());
-            if end > from {
-                h.update(&m[at.max(from)..end]);
-            }
-            // SAFETY: as in `forget_pages`; `at` is a multiple of STEP, so
-            // page-aligned.
-            let _ = unsafe {
-                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, end - at)
-            };
+        let mut h = Hasher::new((self.len() - from) as u64);
+        let mut at = from;
+        while at < self.len() {
+            let end = (at + STEP).min(self.len());
+            h.update(&self[at..end]);
+            self.forget_range(at, end);
             at = end;
         }
         h.finish()
     }
 
     /// Let the pages of `start..end` of a mapped file go (see
-    /// [`Bytes::forget_pages`]): a check that reads a section as it goes
-    /// keeps only a part of it in memory.
+    /// [`Bytes::forget_pages`]; memmap2 widens the range to whole pages): a
+    /// check that reads a section as it goes keeps only a part of it in
+    /// memory. Nothing for bytes in memory.
     pub fn forget_range(&self, start: usize, end: usize) {
-        if let Bytes::Map(m) = self {
-            let start = start & !4095;
-            let end = end.min(m.len());
-            if end > start {
-                // SAFETY: as in `forget_pages`.
-                let _ = unsafe {
-                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
-                };
-            }
+        if let Bytes::Map(m) = self
+            && end > start
+        {
+            // SAFETY: as in `forget_pages`.
+            let _ = unsafe {
+                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
         }
     }
 
