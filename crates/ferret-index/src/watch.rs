@@ -333,10 +333,17 @@ impl<'a> Applier<'a> {
             .read_store()
             .dir(folder)
             .is_some_and(|d| d.wd == wd);
-        if !current && !self.settle.contains(&root) {
-            self.settle.push(root);
+        if !current {
+            self.settle_later(root);
         }
         current
+    }
+
+    /// Read `root` again once events pause (its picture may be stale).
+    fn settle_later(&mut self, root: usize) {
+        if !self.settle.contains(&root) {
+            self.settle.push(root);
+        }
     }
 
     /// Events paused: read again the roots whose picture went stale.
@@ -756,9 +763,7 @@ impl<'a> Applier<'a> {
             // (its folder lives on elsewhere: read the root again once events
             // pause) and look at what arrived.
             self.removed(from.0, from.1, changes);
-            if !self.settle.contains(&root) {
-                self.settle.push(root);
-            }
+            self.settle_later(root);
             self.refresh(root, to.0, to.1, opened, changes, rescans);
             return true;
         }
@@ -788,9 +793,7 @@ impl<'a> Applier<'a> {
                 // The entry replaces a folder the index has it inside: the
                 // disk cannot hold that, so the picture is stale; what else
                 // lay in that folder is read again once events pause.
-                if !self.settle.contains(&root) {
-                    self.settle.push(root);
-                }
+                self.settle_later(root);
             }
         }
         store.rename(id, to.0, to.1);
