@@ -15,7 +15,11 @@ use std::{
     io,
     mem::MaybeUninit,
     os::fd::{AsFd, BorrowedFd, OwnedFd},
-    sync::{Arc, Mutex, mpsc},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
 };
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
@@ -42,7 +46,27 @@ impl RawEvent {
     pub fn is_overflow(&self) -> bool {
         self.mask.contains(ReadFlags::QUEUE_OVERFLOW)
     }
+
+    /// Events were lost (the kernel's queue or ours overflowed): what
+    /// [`Watcher::take_lost`] stands for in a batch.
+    pub fn overflow() -> RawEvent {
+        RawEvent {
+            wd: -1,
+            mask: ReadFlags::QUEUE_OVERFLOW,
+            cookie: 0,
+            name: None,
+        }
+    }
 }
+
+/// How many events may wait between the reader thread and the thread that
+/// applies them. The reader keeps the kernel's queue drained, so without a
+/// bound a storm of events (a checkout, a race of renames) would wait here
+/// in memory without end, and the index would lag the disk by as long as
+/// replaying them takes (seconds, then minutes). Past the bound, events are
+/// dropped and the roots are read again instead, as after a kernel overflow:
+/// at most this many events (a few MB) stand between a change and the index.
+pub(crate) const EVENT_QUEUE: usize = 65_536;
 
 /// A change seen in a watched folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,13 +136,19 @@ struct Watched {
 pub(crate) struct Watcher {
     fd: Arc<OwnedFd>,
     folders: Mutex<HashMap<i32, Watched>>,
+    /// The reader dropped events because `tx` was full.
+    lost: Arc<AtomicBool>,
 }
 
 impl Watcher {
-    /// Start the reader thread; events go to `tx` until the receiver is dropped.
-    pub fn start(tx: mpsc::Sender<RawEvent>) -> io::Result<Watcher> {
+    /// Start the reader thread; events go to `tx` until the receiver is
+    /// dropped. When `tx` is full, events are dropped and [`Watcher::take_lost`]
+    /// says so.
+    pub fn start(tx: mpsc::SyncSender<RawEvent>) -> io::Result<Watcher> {
         let fd = Arc::new(inotify::init(CreateFlags::CLOEXEC)?);
         let reader = fd.clone();
+        let lost = Arc::new(AtomicBool::new(false));
+        let dropping = lost.clone();
         std::thread::Builder::new()
             .name("ferret-inotify".into())
             .spawn(move || {
@@ -139,15 +169,31 @@ impl Watcher {
                         cookie: event.cookie(),
                         name: event.file_name().map(|n| n.to_bytes().to_vec()),
                     };
-                    if tx.send(raw).is_err() {
-                        return;
+                    match tx.try_send(raw) {
+                        Ok(()) => {}
+                        Err(mpsc::TrySendError::Full(_)) => {
+                            if !dropping.swap(true, Ordering::AcqRel) {
+                                tracing::warn!(
+                                    "file events come faster than the index applies them; \
+                                     the roots will be read again"
+                                );
+                            }
+                        }
+                        Err(mpsc::TrySendError::Disconnected(_)) => return,
                     }
                 }
             })?;
         Ok(Watcher {
             fd,
             folders: Mutex::new(HashMap::new()),
+            lost,
         })
+    }
+
+    /// Whether events were dropped since the last call (the queue to the
+    /// applying thread was full): the index must be reconciled with the disk.
+    pub fn take_lost(&self) -> bool {
+        self.lost.swap(false, Ordering::AcqRel)
     }
 
     /// Watch one open folder (not its subfolders); returns the watch descriptor.
@@ -327,11 +373,43 @@ mod tests {
         }
     }
 
+    /// A storm the applying thread cannot keep up with: past the queue's
+    /// bound events are dropped, not kept in memory, and the watcher says
+    /// so (once) for the roots to be read again; with room again, events
+    /// flow as before.
+    #[test]
+    fn a_full_queue_drops_events_and_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::sync_channel(4);
+        let w = Watcher::start(tx).unwrap();
+        let root = open_root(tmp.path()).unwrap();
+        w.watch(root.as_fd(), 0, 1, true).unwrap();
+        assert!(!w.take_lost());
+        for i in 0..50 {
+            std::fs::write(tmp.path().join(format!("f{i}")), "x").unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !w.take_lost() {
+            assert!(std::time::Instant::now() < deadline, "nothing was dropped");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let _ = w.take_lost();
+        assert!(!w.take_lost(), "said once per loss");
+        assert_eq!(rx.try_iter().count(), 4, "only the queue's bound was kept");
+        std::fs::write(tmp.path().join("later"), "x").unwrap();
+        match next(&w, &rx) {
+            FsEvent::Changed { name, .. } => assert_eq!(name, b"later"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!w.take_lost());
+    }
+
     #[test]
     fn reports_changes_by_folder_and_follows_moves() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("sub")).unwrap();
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(EVENT_QUEUE);
         let w = Watcher::start(tx).unwrap();
         let root = open_root(tmp.path()).unwrap();
         let sub = open_child(root.as_fd(), b"sub").unwrap();

@@ -50,7 +50,7 @@ const SETTLE_AFTER: Duration = Duration::from_millis(100);
 pub(crate) fn run(index: Index) {
     // Made from the running index of other settings: its watcher (`adopt`).
     let taken = crate::adopt::take_over(&index);
-    let (tx, rx) = mpsc::channel::<RawEvent>();
+    let (tx, rx) = mpsc::sync_channel::<RawEvent>(crate::inotify_watch::EVENT_QUEUE);
     let watcher = if taken.is_some() {
         None
     } else if index.shared.config.watch {
@@ -101,11 +101,23 @@ pub(crate) fn run(index: Index) {
                         break;
                     }
                 }
+                // Events were dropped on the way: the roots are read again
+                // after this batch. What still waits in the queue is older
+                // than that reading and is let go unapplied (replaying it
+                // would only delay the reading). The disk is read after the
+                // drop, so nothing dropped is missed.
+                if watcher.as_ref().is_some_and(Watcher::take_lost) {
+                    while rx.try_recv().is_ok() {}
+                    batch.push(RawEvent::overflow());
+                }
                 let overflowed = batch.iter().any(RawEvent::is_overflow);
                 applier.apply(batch);
                 if barriers > 0 {
                     // A barrier's caller reads the index as it stands: a
-                    // corner whose picture went stale is read again first.
+                    // rename half still alone has no second half coming (the
+                    // kernel queued both before the barrier), and a corner
+                    // whose picture went stale is read again, first.
+                    applier.expire_renames_now();
                     applier.settle_now();
                 }
                 match (&watcher, overflowed) {
@@ -369,6 +381,10 @@ impl<'a> Applier<'a> {
                 FsEvent::Overflow => {
                     tracing::warn!("inotify queue overflowed; rescanning the roots");
                     self.index.set_status(|s| s.overflow_rescans += 1);
+                    // Every root is read again after this batch: rename
+                    // halves told before the loss are in that reading, and
+                    // their partners may be lost.
+                    self.pending_from.clear();
                     let roots = self.index.read_store().roots().to_vec();
                     rescans.extend(roots.into_iter().enumerate());
                 }
@@ -502,10 +518,20 @@ impl<'a> Applier<'a> {
     /// went where the index does not follow), and its old name is looked at
     /// again.
     fn expire_renames(&mut self) {
+        self.expire_renames_before(self.batches);
+    }
+
+    /// Every rename half still alone, whatever its age: its second half
+    /// would have come before the barrier just passed.
+    fn expire_renames_now(&mut self) {
+        self.expire_renames_before(u64::MAX);
+    }
+
+    fn expire_renames_before(&mut self, batches: u64) {
         let expired: Vec<u32> = self
             .pending_from
             .iter()
-            .filter(|(_, (_, _, _, batch))| *batch < self.batches)
+            .filter(|(_, (_, _, _, batch))| *batch < batches)
             .map(|(&c, _)| c)
             .collect();
         if expired.is_empty() {
@@ -932,7 +958,7 @@ mod tests {
     /// an [`Applier`] itself, in the batches it chooses.
     fn watched(tmp: &std::path::Path) -> (Index, Watcher, mpsc::Receiver<RawEvent>) {
         let index = Index::open(IndexConfig::new(vec![IndexRoot::new("r", tmp)])).unwrap();
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(crate::inotify_watch::EVENT_QUEUE);
         let watcher = Watcher::start(tx).unwrap();
         build(&index, Some(&watcher), &AtomicU64::new(0));
         (index, watcher, rx)

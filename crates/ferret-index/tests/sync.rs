@@ -63,6 +63,32 @@ fn after_a_sync_every_earlier_change_is_applied_and_published() {
     index.shutdown();
 }
 
+/// A move out of the roots is told as one half of a rename, whose other
+/// half never comes. The watcher used to wait for it past the barrier
+/// (up to 50 ms), so a search right after a sync still found the file.
+#[test]
+fn after_a_sync_a_file_moved_out_of_the_roots_is_gone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    for i in 0..20 {
+        std::fs::write(root.join(format!("d/f{i}.txt")), "x").unwrap();
+    }
+    let index = Index::open(IndexConfig::new(vec![IndexRoot::new("r", &root)])).unwrap();
+    index.start();
+    assert!(index.wait_ready(Duration::from_secs(30)));
+    watching(&index);
+    for i in 0..20 {
+        let name = format!("d/f{i}.txt");
+        std::fs::rename(root.join(&name), outside.join(format!("f{i}.txt"))).unwrap();
+        assert!(index.sync(Duration::from_secs(10)), "sync {i} timed out");
+        assert!(!has(&index, &name), "{name} moved out, still in the index");
+    }
+    index.shutdown();
+}
+
 #[test]
 fn without_a_watcher_there_is_no_barrier() {
     let tmp = tempfile::tempdir().unwrap();
