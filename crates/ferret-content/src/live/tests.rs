@@ -305,6 +305,42 @@ fn a_restart_loads_the_file_and_checks_every_version() {
     assert_eq!(s.content.status().files, st.files);
 }
 
+/// What the change feed did not bring, the whole comparison finds (made
+/// in parts of a few files in these tests, the name index's lock let go
+/// between them): files and a folder gone are dropped, new and changed
+/// ones read, and the index ends as a fresh build's.
+#[test]
+fn a_whole_comparison_drops_what_went_and_reads_what_came() {
+    let t = bigger_tree();
+    let s = serve(t.path(), None);
+    ready(&s);
+    settles_as_built(&s, t.path());
+    // The feed let go: only the comparison can find these changes.
+    *s.content.shared.feed.lock().unwrap() = None;
+    fs::remove_file(t.path().join("src/needle.rs")).unwrap();
+    fs::remove_dir_all(t.path().join("keep/s1")).unwrap();
+    fs::create_dir_all(t.path().join("new/deep")).unwrap();
+    fs::write(t.path().join("new/deep/needle2.rs"), "// needle again\n").unwrap();
+    fs::write(t.path().join("src/m03.rs"), "// a needle, grown longer\n").unwrap();
+    assert!(s.index.sync(Duration::from_secs(10)));
+    let before = s.content.status().whole_comparisons;
+    assert!(worker::reconcile(&s.content.shared, false), "found nothing");
+    assert_eq!(s.content.status().whole_comparisons, before + 1);
+    assert_eq!(held(&s.content), fresh(&s));
+    let kept = kept(&s, &literal("needle")).unwrap();
+    for p in ["new/deep/needle2.rs", "src/m03.rs", "keep/s0/f0.txt"] {
+        assert!(kept.contains(&p.to_string()), "{p} not in {kept:?}");
+    }
+    assert!(
+        !kept
+            .iter()
+            .any(|p| p == "src/needle.rs" || p.starts_with("keep/s1/")),
+        "{kept:?}"
+    );
+    // Nothing more to find.
+    assert!(!worker::reconcile(&s.content.shared, false));
+}
+
 #[test]
 fn a_damaged_file_is_discarded_and_rebuilt() {
     let t = tree();

@@ -4,7 +4,6 @@
 //! leaves (`super`).
 
 use super::*;
-#[cfg(test)]
 use ferret_index::search::display_path;
 
 pub(super) fn set_status(s: &Shared, f: impl FnOnce(&mut Status)) {
@@ -152,6 +151,7 @@ pub(super) fn clear_pending(s: &Shared, done: &[(String, u64)]) {
 /// tree: a listing of a million files 900 bytes deep is not 900 MB of
 /// strings), numbered folder by folder, each folder's files in name order,
 /// and their sizes and modification times by number.
+#[derive(Default)]
 pub(super) struct Listing {
     pub(super) paths: Paths,
     pub(super) sizes: Vec<u64>,
@@ -380,13 +380,68 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
     out
 }
 
+/// Files one part of a whole comparison lists at most (whole folders: more
+/// when one folder holds more). Only a part's listing is held at once: a
+/// listing of every file was 56 MB at 900,000 files, made every 30 s to
+/// 10 min, and lifted a served 1M-entry tree past 256 MiB each time. (In
+/// this crate's tests, a few: every comparison they make is in parts.)
+const PART_FILES: usize = if cfg!(test) { 3 } else { 16_384 };
+
 /// Compare the index with the name index (and, with `verify`, every file's
 /// version with the disk): drop what is gone, read what is new or changed.
 /// Whether it found a file to read again or to drop (something the change
 /// feed did not bring).
+///
+/// The name index is listed folder by folder, a part at a time, its lock
+/// let go between parts. A folder removed before its turn lists nothing
+/// (its files are dropped at the end), one moved is listed where it is
+/// then, and a folder made or a file moved meanwhile is on the change feed
+/// (a file dropped that way is pending, so searched on disk, and read when
+/// its turn comes).
 pub(super) fn reconcile(s: &Shared, verify: bool) -> bool {
-    let listing = list_files(&s.index);
-    let found = compare(s, &listing, None, verify);
+    let started = Instant::now();
+    let folders: Vec<EntryId> = s.index.with_store(all_folders);
+    // Numbers from here on are files read by this comparison itself.
+    let first_new = s.live.read().unwrap_or_else(|p| p.into_inner()).metas.len();
+    let mut listed = Bits::new(first_new);
+    let (mut found, mut compared) = (false, 0u64);
+    let mut at = 0;
+    while at < folders.len() {
+        if s.stop.load(Ordering::Relaxed) {
+            return found;
+        }
+        let (listing, taken) = list_part(&s.index, &folders[at..], PART_FILES);
+        at += taken;
+        compared += listing.paths.len() as u64;
+        let (reads, verified) = {
+            let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+            check(s, &live, &listing, None, verify, |id| {
+                if (id as usize) < first_new {
+                    listed.set(id);
+                }
+            })
+        };
+        found |= apply(s, &listing, &reads, verified, Vec::new());
+    }
+    let drops: Vec<u32> = {
+        let live = s.live.read().unwrap_or_else(|p| p.into_inner());
+        compared += live.paths.live() as u64;
+        live.live_ids()
+            .filter(|&id| (id as usize) < first_new && !listed.has(id))
+            .collect()
+    };
+    found |= !drops.is_empty();
+    apply(s, &Listing::default(), &[], Vec::new(), drops);
+    set_status(s, |st| {
+        st.whole_comparisons += 1;
+        st.files_compared += compared;
+    });
+    tracing::debug!(
+        files = compared,
+        found,
+        ms = started.elapsed().as_millis() as u64,
+        "content index compared with the name index"
+    );
     // Every file the name index held when this began is known now (read
     // files end as a version or a state); whatever changed since is on the
     // feed. (Stopped part-way, files may be missing: not complete.)
@@ -394,6 +449,70 @@ pub(super) fn reconcile(s: &Shared, verify: bool) -> bool {
         s.live.write().unwrap_or_else(|p| p.into_inner()).complete = true;
     }
     found
+}
+
+/// Every folder of the name index (roots first).
+fn all_folders(store: &Store) -> Vec<EntryId> {
+    let mut out = Vec::with_capacity(store.count_of(Kind::Dir) as usize);
+    let mut stack: Vec<EntryId> = store.roots().iter().rev().copied().collect();
+    while let Some(dir) = stack.pop() {
+        out.push(dir);
+        let at = stack.len();
+        stack.extend(
+            store
+                .children(dir)
+                .iter()
+                .copied()
+                .filter(|&c| store.kind(c) == Kind::Dir),
+        );
+        stack[at..].reverse();
+    }
+    out
+}
+
+/// The files directly in the first of `folders` (those still folders of
+/// the name index), as [`list_files`] shows them, until `most` are listed;
+/// and how many folders that took.
+fn list_part(index: &Index, folders: &[EntryId], most: usize) -> (Listing, usize) {
+    index.with_store(|store| {
+        let mut out = Listing {
+            paths: Paths::new(),
+            sizes: Vec::with_capacity(most),
+            mtimes: Vec::with_capacity(most),
+        };
+        out.paths.reserve(most, 0, 0);
+        let single = store.roots().len() == 1;
+        let mut taken = 0;
+        for &dir in folders {
+            if out.paths.len() >= most {
+                break;
+            }
+            taken += 1;
+            if !store.is_live(dir) || store.kind(dir) != Kind::Dir {
+                continue;
+            }
+            let shown = display_path(store, dir);
+            let folder = if single && store.parent(dir) == ferret_index::store::NONE {
+                Some(TOP)
+            } else {
+                out.paths.make_folder(&shown)
+            };
+            let Some(folder) = folder else { continue };
+            for &child in store.children(dir) {
+                if store.kind(child) == Kind::File
+                    && out
+                        .paths
+                        .add(folder, &String::from_utf8_lossy(store.name(child)))
+                        .is_some()
+                {
+                    let m = store.meta(child);
+                    out.sizes.push(m.size);
+                    out.mtimes.push(m.mtime);
+                }
+            }
+        }
+        (out, taken)
+    })
 }
 
 /// Compare what lies at or below the path `shown` with the name index: drop
@@ -409,7 +528,7 @@ pub(super) fn reconcile_at(s: &Shared, shown: &str) -> bool {
     let Some(listing) = list_files_at(&s.index, shown) else {
         return false;
     };
-    compare(s, &listing, Some(shown), false);
+    compare(s, &listing, shown, false);
     true
 }
 
@@ -427,90 +546,97 @@ fn held_at(live: &Live, shown: &str) -> Vec<u32> {
     out
 }
 
-/// Compare `listing` (every file the name index holds, or with `at` those
-/// at or below that path) with the files held here (all, or those at or
-/// below `at`): drop what it does not list, read what is new or changed.
-/// Whether there was any.
-fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) -> bool {
-    // Files of the listing to read, by its numbers.
-    let mut reads: Vec<u32> = Vec::new();
-    let mut verified: Vec<u32> = Vec::new();
-    let drops: Vec<u32>;
-    if at.is_some() {
-        drain_feed(s);
-    }
-    {
+/// Compare `listing` (the files the name index holds at or below `at`)
+/// with the files held here at or below `at`: drop what it does not list,
+/// read what is new or changed. Whether there was any.
+fn compare(s: &Shared, listing: &Listing, at: &str, verify: bool) -> bool {
+    drain_feed(s);
+    let (reads, verified, drops) = {
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
-        // Those the comparison covers: every live file (a set as wide as
-        // the numbers), or those at or below `at` (a set of as many).
-        let held: Option<Vec<u32>> = at.map(|p| held_at(&live, p));
-        if held.as_ref().is_some_and(Vec::is_empty) && listing.paths.len() == 0 {
+        // Those the comparison covers: the files held at or below `at`.
+        let held = held_at(&live, at);
+        if held.is_empty() && listing.paths.len() == 0 {
             // (A file removed, a folder that held nothing: nothing to compare.)
             return false;
         }
-        // Below a folder, a file the feed named that is still pending is
-        // left to be read when its turn comes (it is searched until then):
-        // a folder written file by file is read once, not twice.
-        let pending = at.map(|_| s.pending.lock().unwrap_or_else(|p| p.into_inner()));
-        let mut to_read = |n: u32, path: &str| {
-            if !pending.as_ref().is_some_and(|p| p.paths.contains_key(path)) {
-                reads.push(n);
-            }
-        };
-        let mut listed_all = held.is_none().then(|| Bits::new(live.metas.len()));
-        let mut listed_some: HashSet<u32> = HashSet::new();
-        let mut path = String::new();
-        // (The listing goes folder by folder.)
-        let mut near = Near::default();
-        for n in 0..listing.paths.len() as u32 {
-            listing.paths.write(n, &mut path);
-            let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
-            let Some(id) = live.paths.get_near(&path, &mut near) else {
-                to_read(n, &path);
-                continue;
-            };
-            match &mut listed_all {
-                Some(bits) => bits.put(id, true),
-                None => {
-                    listed_some.insert(id);
-                }
-            }
-            let m = live.meta(id);
-            let read_before = { m.mtime_s } != i64::MIN;
-            let stale = { m.size } != size
-                || (read_before && { m.mtime_s } != mtime)
-                || matches!(
-                    m.state,
-                    DocState::Changed | DocState::Unreadable | DocState::DocumentPending
-                )
-                || (m.state == DocState::OverBudget
-                    && live.text_bytes + size <= s.config.budget.max_total_bytes)
-                || (verify || !live.is_verified(id)) && !same_on_disk(&s.roots, &path, m);
-            if stale {
-                to_read(n, &path);
-            } else if !live.is_verified(id) {
-                verified.push(id);
-            }
-        }
-        let compared =
-            listing.paths.len() as u64 + held.as_ref().map_or(live.paths.live(), Vec::len) as u64;
-        drops = match (&listed_all, held) {
-            (Some(bits), _) => live.live_ids().filter(|&id| !bits.has(id)).collect(),
-            (None, held) => held
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|id| !listed_some.contains(id))
-                .collect(),
-        };
+        // A file the feed named that is still pending is left to be read
+        // when its turn comes (it is searched until then): a folder written
+        // file by file is read once, not twice.
+        let pending = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut listed: HashSet<u32> = HashSet::new();
+        let (reads, verified) = check(s, &live, listing, Some(&pending), verify, |id| {
+            listed.insert(id);
+        });
+        let compared = listing.paths.len() as u64 + held.len() as u64;
+        let drops: Vec<u32> = held.into_iter().filter(|id| !listed.contains(id)).collect();
         set_status(s, |st| {
-            if at.is_some() {
-                st.folder_comparisons += 1;
-            } else {
-                st.whole_comparisons += 1;
-            }
+            st.folder_comparisons += 1;
             st.files_compared += compared;
         });
+        (reads, verified, drops)
+    };
+    apply(s, listing, &reads, verified, drops)
+}
+
+/// The files of `listing` to read (by its numbers), and the held files it
+/// found unchanged that were not yet checked against the disk (by number
+/// here). Each held file it lists goes to `listed`. A file `pending` names
+/// is not read here.
+fn check(
+    s: &Shared,
+    live: &Live,
+    listing: &Listing,
+    pending: Option<&Pending>,
+    verify: bool,
+    mut listed: impl FnMut(u32),
+) -> (Vec<u32>, Vec<u32>) {
+    let mut reads: Vec<u32> = Vec::new();
+    let mut verified: Vec<u32> = Vec::new();
+    let mut to_read = |n: u32, path: &str| {
+        if !pending.is_some_and(|p| p.paths.contains_key(path)) {
+            reads.push(n);
+        }
+    };
+    let mut path = String::new();
+    // (The listing goes folder by folder.)
+    let mut near = Near::default();
+    for n in 0..listing.paths.len() as u32 {
+        listing.paths.write(n, &mut path);
+        let (size, mtime) = (listing.sizes[n as usize], listing.mtimes[n as usize]);
+        let Some(id) = live.paths.get_near(&path, &mut near) else {
+            to_read(n, &path);
+            continue;
+        };
+        listed(id);
+        let m = live.meta(id);
+        let read_before = { m.mtime_s } != i64::MIN;
+        let stale = { m.size } != size
+            || (read_before && { m.mtime_s } != mtime)
+            || matches!(
+                m.state,
+                DocState::Changed | DocState::Unreadable | DocState::DocumentPending
+            )
+            || (m.state == DocState::OverBudget
+                && live.text_bytes + size <= s.config.budget.max_total_bytes)
+            || (verify || !live.is_verified(id)) && !same_on_disk(&s.roots, &path, m);
+        if stale {
+            to_read(n, &path);
+        } else if !live.is_verified(id) {
+            verified.push(id);
+        }
     }
+    (reads, verified)
+}
+
+/// What a comparison found, applied: files checked, dropped, and read
+/// (`reads` by `listing`'s numbers). Whether any was dropped or read.
+fn apply(
+    s: &Shared,
+    listing: &Listing,
+    reads: &[u32],
+    verified: Vec<u32>,
+    drops: Vec<u32>,
+) -> bool {
     {
         // (Numbers stay valid: only this thread changes the index.)
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
@@ -521,7 +647,6 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) -> boo
             live.drop_id(*id);
         }
     }
-    let found = !reads.is_empty() || !drops.is_empty();
     for batch in reads.chunks(256) {
         let entries: Vec<Entry> = batch
             .iter()
@@ -536,7 +661,7 @@ fn compare(s: &Shared, listing: &Listing, at: Option<&str>, verify: bool) -> boo
             live.insert(&path, reading);
         }
     }
-    found
+    !reads.is_empty() || !drops.is_empty()
 }
 
 /// Whether the file at `shown` is still the version `m` (size, times, inode).
