@@ -127,7 +127,7 @@ pub(crate) enum WatchError {
 /// What a watch descriptor stands for: a folder of a root (the root itself when
 /// `top`).
 #[derive(Debug, Clone, Copy)]
-struct Watched {
+pub(crate) struct Watched {
     folder: EntryId,
     root: u16,
     top: bool,
@@ -196,14 +196,17 @@ impl Watcher {
         self.lost.swap(false, Ordering::AcqRel)
     }
 
-    /// Watch one open folder (not its subfolders); returns the watch descriptor.
+    /// Watch one open folder (not its subfolders); returns the watch
+    /// descriptor, and what it stood for before when the folder was already
+    /// watched (the kernel gives a folder one descriptor, so the entry it
+    /// stands for is replaced: [`Watcher::undo`] puts it back).
     pub fn watch(
         &self,
         dir: BorrowedFd<'_>,
         root: usize,
         folder: EntryId,
         top: bool,
-    ) -> Result<i32, WatchError> {
+    ) -> Result<(i32, Option<Watched>), WatchError> {
         let wd = inotify::add_watch(self.fd.as_fd(), proc_path(dir), MASK).map_err(|e| {
             if e == rustix::io::Errno::NOSPC {
                 WatchError::Limit
@@ -211,7 +214,7 @@ impl Watcher {
                 WatchError::Other
             }
         })?;
-        self.lock().insert(
+        let before = self.lock().insert(
             wd,
             Watched {
                 root: root as u16,
@@ -219,7 +222,20 @@ impl Watcher {
                 top,
             },
         );
-        Ok(wd)
+        Ok((wd, before))
+    }
+
+    /// A watch a walk added whose folder the index did not take: the entry
+    /// it stood for before is what it stands for again, or, new, it is
+    /// stopped. (Stopping a watch the index's own folder still used, which
+    /// the same folder met again elsewhere shares, left that folder deaf.)
+    pub fn undo(&self, wd: i32, before: Option<Watched>) {
+        match before {
+            Some(w) => {
+                self.lock().insert(wd, w);
+            }
+            None => self.forget(wd),
+        }
     }
 
     /// A watched folder now has another entry id (after a rescan matched it).
@@ -405,6 +421,37 @@ mod tests {
         assert!(!w.take_lost());
     }
 
+    /// A walk that watches a folder already watched (the same folder met
+    /// again, under another entry) takes over its one descriptor; undone,
+    /// the descriptor stands for the first entry again, still watched. A
+    /// watch that was new is stopped.
+    #[test]
+    fn an_undone_watch_gives_the_folder_back_to_its_entry() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("sub")).unwrap();
+        std::fs::create_dir(tmp.path().join("new")).unwrap();
+        let (tx, rx) = mpsc::sync_channel(EVENT_QUEUE);
+        let w = Watcher::start(tx).unwrap();
+        let root = open_root(tmp.path()).unwrap();
+        let sub = open_child(root.as_fd(), b"sub").unwrap();
+        let (wd, before) = w.watch(sub.as_fd(), 0, 7, false).unwrap();
+        assert!(before.is_none());
+        let (again, before) = w.watch(sub.as_fd(), 0, 9, false).unwrap();
+        assert_eq!(again, wd, "one descriptor a folder");
+        assert_eq!(before.map(|b| b.folder), Some(7));
+        w.undo(again, before);
+        assert_eq!(w.watched_folders(), 1);
+        std::fs::write(tmp.path().join("sub/a.txt"), "x").unwrap();
+        match next(&w, &rx) {
+            FsEvent::Changed { folder, .. } => assert_eq!(folder, 7),
+            other => panic!("{other:?}"),
+        }
+        let new = open_child(root.as_fd(), b"new").unwrap();
+        let (new_wd, before) = w.watch(new.as_fd(), 0, 11, false).unwrap();
+        w.undo(new_wd, before);
+        assert_eq!(w.watched_folders(), 1, "the new watch is stopped");
+    }
+
     #[test]
     fn reports_changes_by_folder_and_follows_moves() {
         let tmp = tempfile::tempdir().unwrap();
@@ -414,7 +461,7 @@ mod tests {
         let root = open_root(tmp.path()).unwrap();
         let sub = open_child(root.as_fd(), b"sub").unwrap();
         w.watch(root.as_fd(), 0, 1, true).unwrap();
-        let sub_wd = w.watch(sub.as_fd(), 0, 7, false).unwrap();
+        let (sub_wd, _) = w.watch(sub.as_fd(), 0, 7, false).unwrap();
         std::fs::write(tmp.path().join("sub/a.txt"), "x").unwrap();
         assert_eq!(
             next(&w, &rx),

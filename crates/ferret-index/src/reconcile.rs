@@ -10,30 +10,32 @@ use crate::{
     journal::{Action, Change},
     search::display_path,
     store::{EntryId, Kind, Meta, Store},
+    watched_walk::Added,
 };
 
 pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// Point the watches a walk added at the entries its folders became.
+/// Point the watches a walk added at the entries its folders became; those
+/// whose folder the index did not take are undone ([`Watcher::undo`]).
 pub(crate) fn register_watches(
     store: &mut Store,
     watcher: Option<&Watcher>,
     root: usize,
-    added: &[(EntryId, i32)],
+    added: &[Added],
     pairs: &HashMap<EntryId, EntryId>,
 ) {
     let Some(w) = watcher else { return };
-    for &(fresh, wd) in added {
-        match pairs.get(&fresh) {
+    for a in added {
+        match pairs.get(&a.folder) {
             Some(&live) => {
-                w.remap(wd, root, live);
+                w.remap(a.wd, root, live);
                 if let Some(d) = store.dir_mut(live) {
-                    d.wd = wd;
+                    d.wd = a.wd;
                 }
             }
-            None => w.forget(wd),
+            None => w.undo(a.wd, a.before),
         }
     }
 }

@@ -251,9 +251,9 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
                 progress,
             );
             note_stats(index, i, &stats);
-            for (folder, wd) in added {
-                if let Some(d) = store.dir_mut(folder) {
-                    d.wd = wd;
+            for a in added {
+                if let Some(d) = store.dir_mut(a.folder) {
+                    d.wd = a.wd;
                 }
             }
         }
@@ -928,6 +928,9 @@ impl<'a> Applier<'a> {
         let ops = {
             let store = self.index.read_store();
             if !store.is_live(folder) {
+                // (The walk's watches stand for its own store's entries:
+                // undone, not left pointing at entries of another.)
+                register_watches(&mut Store::new(), self.watcher, root, &added, &pairs);
                 return;
             }
             plan_reconcile(&store, folder, &fresh, fresh_top, &mut pairs)

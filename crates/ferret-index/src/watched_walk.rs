@@ -14,7 +14,7 @@ use std::{
 use crate::{
     Index,
     dirs::ident,
-    inotify_watch::{WatchError, Watcher},
+    inotify_watch::{WatchError, Watched, Watcher},
     rules::Chain,
     store::{EntryId, Meta, Store},
     walk::{self, WalkStats},
@@ -29,7 +29,17 @@ pub(crate) struct WatchHook<'a> {
     top: EntryId,
     top_is_root: bool,
     limit: &'a AtomicBool,
-    added: Mutex<Vec<(EntryId, i32)>>,
+    added: Mutex<Vec<Added>>,
+}
+
+/// A watch a walk added: for the folder `folder` of the store it walked
+/// into, and what the descriptor stood for before (the folder was already
+/// watched, as another entry).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Added {
+    pub folder: EntryId,
+    pub wd: i32,
+    pub before: Option<Watched>,
 }
 
 impl WatchHook<'_> {
@@ -50,11 +60,11 @@ impl WatchHook<'_> {
             )
         };
         match added {
-            Ok(wd) => self
+            Ok((wd, before)) => self
                 .added
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push((folder, wd)),
+                .push(Added { folder, wd, before }),
             Err(WatchError::Limit) => {
                 if !self.limit.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
@@ -82,7 +92,7 @@ pub(crate) fn walk_into(
     rel: Vec<u8>,
     chain: Arc<Chain>,
     progress: &AtomicU64,
-) -> (WalkStats, Vec<(EntryId, i32)>) {
+) -> (WalkStats, Vec<Added>) {
     if let Ok(id) = ident(fd.as_fd()) {
         store.set_ident(top, id);
     }
@@ -128,7 +138,7 @@ pub(crate) fn walk_apart(
     rel: Vec<u8>,
     chain: Arc<Chain>,
     progress: &AtomicU64,
-) -> (Store, EntryId, WalkStats, Vec<(EntryId, i32)>) {
+) -> (Store, EntryId, WalkStats, Vec<Added>) {
     let mut fresh = Store::new();
     let top = fresh.add_root(b"", fd_meta(fd.as_fd()));
     let (stats, added) = walk_into(
