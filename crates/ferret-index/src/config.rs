@@ -5,6 +5,10 @@ use std::{path::PathBuf, time::Duration};
 
 use crate::rules::Rules;
 
+/// [`IndexConfig::rescan_part`]'s default. (A few in this crate's unit
+/// tests, so that their rescans go in parts.)
+const RESCAN_PART: usize = if cfg!(test) { 4 } else { 65_536 };
+
 /// A folder the index covers.
 #[derive(Debug, Clone)]
 pub struct IndexRoot {
@@ -44,6 +48,11 @@ pub struct IndexConfig {
     pub max_watches: Option<usize>,
     /// How often folders left unwatched (watch limit) are rescanned.
     pub limit_rescan_every: Duration,
+    /// Entries below a folder past which a rescan (a restart's, an
+    /// overflow's, a stale picture's) compares it folder by folder rather
+    /// than walking it whole beside the index: what bounds a rescan's
+    /// memory. 65,536 unless a test asks for parts of a few entries.
+    pub rescan_part: usize,
     /// A process that searches the saved index once and exits (`ferret
     /// search`): the snapshot's layout is checked but not every byte
     /// ([`crate::snapshot::Trust::Layout`]), and changes are not journalled
@@ -63,6 +72,7 @@ impl IndexConfig {
             watch: true,
             max_watches: None,
             limit_rescan_every: Duration::from_secs(60),
+            rescan_part: RESCAN_PART,
             one_shot: false,
         }
     }

@@ -105,6 +105,7 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         progress,
         stop: &stop,
         on_folder: None,
+        shallow: false,
     };
     let stats = walk::walk(&mut store, top, fd, Vec::new(), Chain::root(None), &spec);
     crate::orders::rebuild_store(&mut store);

@@ -66,14 +66,16 @@ pub(crate) enum Op {
 }
 
 /// The differences between the children of `old` (in `store`) and those of
-/// `new` (in `fresh`), all the way down; `pairs` learns which fresh folder is
-/// which live one. Reads only: done under the read lock, so searches go on.
+/// `new` (in `fresh`), all the way down (with `shallow`, the children alone:
+/// `fresh` holds no more); `pairs` learns which fresh folder is which live
+/// one. Reads only: done under the read lock, so searches go on.
 pub(crate) fn plan_reconcile(
     store: &Store,
     old: EntryId,
     fresh: &Store,
     new: EntryId,
     pairs: &mut HashMap<EntryId, EntryId>,
+    shallow: bool,
 ) -> Vec<Op> {
     use std::cmp::Ordering;
     let mut ops = Vec::new();
@@ -107,7 +109,7 @@ pub(crate) fn plan_reconcile(
                         {
                             ops.push(Op::Update(id, meta, ident));
                         }
-                        if kind == Kind::Dir {
+                        if kind == Kind::Dir && !shallow {
                             pairs.insert(child, id);
                             stack.push((id, child));
                         }

@@ -89,6 +89,9 @@ pub(crate) struct Spec<'a> {
     pub stop: &'a AtomicBool,
     /// Called with each folder's open descriptor and entry before it is read.
     pub on_folder: Option<OnFolder<'a>>,
+    /// Only the walked folder's own entries: its subfolders are listed, not
+    /// read.
+    pub shallow: bool,
 }
 
 /// A folder to read: opened from its parent's descriptor by name, or already open.
@@ -169,7 +172,9 @@ pub(crate) fn walk(
                         read_folder(job, spec, &store, &mut scratch, &mut local)
                     };
                     let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-                    q.jobs.extend(more);
+                    if !spec.shallow {
+                        q.jobs.extend(more);
+                    }
                     q.active -= 1;
                     wake.notify_all();
                 }
@@ -452,6 +457,7 @@ mod tests {
             progress: &progress,
             stop: &stop,
             on_folder: None,
+            shallow: false,
         };
         let stats = walk(
             &mut store,

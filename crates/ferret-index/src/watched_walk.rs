@@ -79,8 +79,8 @@ impl WatchHook<'_> {
 }
 
 /// Walk `fd` (the folder `rel` of root `root`, entry `top` of `store`, which
-/// has no children yet) into `store`; returns the walk's findings and the
-/// watches added, by entry.
+/// has no children yet) into `store` (with `shallow`, its own entries only);
+/// returns the walk's findings and the watches added, by entry.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn walk_into(
     index: &Index,
@@ -92,6 +92,7 @@ pub(crate) fn walk_into(
     rel: Vec<u8>,
     chain: Arc<Chain>,
     progress: &AtomicU64,
+    shallow: bool,
 ) -> (WalkStats, Vec<Added>) {
     if let Ok(id) = ident(fd.as_fd()) {
         store.set_ident(top, id);
@@ -113,6 +114,7 @@ pub(crate) fn walk_into(
         progress,
         stop: &index.shared.stop,
         on_folder: watcher.map(|_| &on_folder as walk::OnFolder<'_>),
+        shallow,
     };
     let stats = walk::walk(store, top, fd, rel, chain, &spec);
     if limit.load(Ordering::Relaxed) {
@@ -130,6 +132,7 @@ pub(crate) fn walk_into(
 }
 
 /// [`walk_into`] a store of its own, whose root record stands for the folder.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn walk_apart(
     index: &Index,
     watcher: Option<&Watcher>,
@@ -138,11 +141,12 @@ pub(crate) fn walk_apart(
     rel: Vec<u8>,
     chain: Arc<Chain>,
     progress: &AtomicU64,
+    shallow: bool,
 ) -> (Store, EntryId, WalkStats, Vec<Added>) {
     let mut fresh = Store::new();
     let top = fresh.add_root(b"", fd_meta(fd.as_fd()));
     let (stats, added) = walk_into(
-        index, watcher, root, &mut fresh, top, fd, rel, chain, progress,
+        index, watcher, root, &mut fresh, top, fd, rel, chain, progress, shallow,
     );
     (fresh, top, stats, added)
 }

@@ -202,3 +202,73 @@ fn run_seed(seed: u64, exchanges: bool) {
     );
     index.shutdown();
 }
+
+/// What changed while ferret was down is found by the restart's rescan of
+/// the saved index, made folder by folder past `rescan_part` entries (here
+/// 3, so every folder is its own part; 65,536 by default, so whole here):
+/// subtrees removed, added deep, renamed, a folder become a file and back,
+/// files rewritten. The rescan also watches every folder it reads: a file
+/// made afterwards deep in a new folder is found after a sync.
+#[test]
+fn a_restart_finds_what_changed_while_down_in_parts_or_whole() {
+    for part in [3, 65_536] {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let (root, state) = (base.join("root"), base.join("state"));
+        for i in 0..6 {
+            for j in 0..4 {
+                let d = root.join(format!("d{i}/e{j}/f"));
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join(format!("x{i}{j}.txt")), "x").unwrap();
+                std::fs::write(root.join(format!("d{i}/e{j}/y.txt")), "y").unwrap();
+            }
+        }
+        std::fs::write(root.join("top.txt"), "t").unwrap();
+        let config = || {
+            let mut c = IndexConfig::new(vec![IndexRoot::new("r", &root)]);
+            c.state_dir = Some(state.clone());
+            c.rescan_part = part;
+            c
+        };
+        {
+            let index = Index::open(config()).unwrap();
+            index.start();
+            assert!(index.wait_ready(Duration::from_secs(30)));
+            index.save_snapshot().unwrap();
+            index.shutdown();
+        }
+        std::fs::remove_dir_all(root.join("d1")).unwrap();
+        std::fs::remove_dir_all(root.join("d2/e3")).unwrap();
+        std::fs::create_dir_all(root.join("d3/new/deeper/still")).unwrap();
+        std::fs::write(root.join("d3/new/deeper/still/n.txt"), "n").unwrap();
+        std::fs::rename(root.join("d4/e0"), root.join("d5/moved")).unwrap();
+        std::fs::remove_dir_all(root.join("d0/e1")).unwrap();
+        std::fs::write(root.join("d0/e1"), "a file now").unwrap();
+        std::fs::remove_file(root.join("d0/e2/y.txt")).unwrap();
+        std::fs::create_dir(root.join("d0/e2/y.txt")).unwrap();
+        std::fs::write(root.join("d5/e1/y.txt"), "rewritten, longer").unwrap();
+        std::fs::write(root.join("brand-new.txt"), "b").unwrap();
+        let index = Index::open(config()).unwrap();
+        index.start();
+        assert!(index.wait_ready(Duration::from_secs(30)));
+        assert!(index.status().loaded_from_snapshot, "part {part}");
+        // (Ready at once with the saved index; reconciled behind it.)
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while index.status().reconciling || !index.status().watcher.starts_with("watching") {
+            assert!(
+                Instant::now() < deadline,
+                "part {part}: {:?}",
+                index.status()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(contents(&index), fresh(&root), "part {part}");
+        let size = index.file("d5/e1/y.txt").map(|(size, _)| size);
+        assert_eq!(size, Some(17), "part {part}");
+        std::fs::write(root.join("d3/new/deeper/still/later.txt"), "l").unwrap();
+        std::fs::write(root.join("d5/moved/f/later.txt"), "l").unwrap();
+        assert!(index.sync(Duration::from_secs(10)), "part {part}");
+        assert_eq!(contents(&index), fresh(&root), "part {part}: watched");
+        index.shutdown();
+    }
+}
