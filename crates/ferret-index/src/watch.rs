@@ -43,6 +43,7 @@ const RENAME_PAIRING: Duration = Duration::from_millis(50);
 /// Quiet time after which a root whose picture went stale under churn is read
 /// again.
 const SETTLE_AFTER: Duration = Duration::from_millis(100);
+
 /// Whether at least `n` entries lie below `folder` (counted no further).
 fn below_at_least(store: &Store, folder: EntryId, n: usize) -> bool {
     if !store.is_live(folder) {
@@ -914,10 +915,10 @@ impl<'a> Applier<'a> {
     fn rescan(&mut self, root: usize, folder: EntryId, progress: &AtomicU64) {
         let started = Instant::now();
         let (mut parts, mut shallow) = (0u64, 0u64);
+        let part = self.index.shared.config.rescan_part;
         let mut stack = vec![folder];
         while let Some(folder) = stack.pop() {
             parts += 1;
-            let part = self.index.shared.config.rescan_part;
             let large = below_at_least(&self.index.read_store(), folder, part);
             self.rescan_part(root, folder, large, progress);
             if large {
@@ -1001,7 +1002,11 @@ impl<'a> Applier<'a> {
             if !store.is_live(folder) {
                 // (The walk's watches stand for its own store's entries:
                 // undone, not left pointing at entries of another.)
-                register_watches(&mut Store::new(), self.watcher, root, &added, &pairs);
+                if let Some(w) = self.watcher {
+                    for a in &added {
+                        w.undo(a.wd, a.before);
+                    }
+                }
                 return;
             }
             plan_reconcile(&store, folder, &fresh, fresh_top, &mut pairs, shallow)

@@ -158,6 +158,18 @@ pub(super) struct Listing {
     pub(super) mtimes: Vec<i64>,
 }
 
+impl Listing {
+    /// The file `name` of the name index, in the listing's folder `folder`
+    /// (left out when there is no room for its name: past 4 GiB of names,
+    /// so searched directly).
+    fn add_file(&mut self, folder: u32, name: &str, m: ferret_index::Meta) {
+        if self.paths.add(folder, name).is_some() {
+            self.sizes.push(m.size);
+            self.mtimes.push(m.mtime);
+        }
+    }
+}
+
 /// The files the name index holds, as paths are shown (`display_path`: a
 /// root's name first when there are several roots, names not UTF-8 shown
 /// with U+FFFD).
@@ -198,13 +210,7 @@ fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
         for &child in store.children(dir) {
             let name = String::from_utf8_lossy(store.name(child));
             match store.kind(child) {
-                // (No room: past 4 GiB of names, left out, so searched
-                // directly.)
-                Kind::File if out.paths.add(folder, &name).is_some() => {
-                    let m = store.meta(child);
-                    out.sizes.push(m.size);
-                    out.mtimes.push(m.mtime);
-                }
+                Kind::File => out.add_file(folder, &name, store.meta(child)),
                 Kind::Dir => {
                     if let Some(f) = out.paths.folder(folder, &name) {
                         stack.push((child, f));
@@ -499,15 +505,9 @@ fn list_part(index: &Index, folders: &[EntryId], most: usize) -> (Listing, usize
             };
             let Some(folder) = folder else { continue };
             for &child in store.children(dir) {
-                if store.kind(child) == Kind::File
-                    && out
-                        .paths
-                        .add(folder, &String::from_utf8_lossy(store.name(child)))
-                        .is_some()
-                {
-                    let m = store.meta(child);
-                    out.sizes.push(m.size);
-                    out.mtimes.push(m.mtime);
+                if store.kind(child) == Kind::File {
+                    let name = String::from_utf8_lossy(store.name(child));
+                    out.add_file(folder, &name, store.meta(child));
                 }
             }
         }
