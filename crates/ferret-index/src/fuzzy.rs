@@ -19,6 +19,11 @@
 //! of the words a path spells out (its name equal to or starting with a run
 //! of them, the rest equal to folders: [`Cover`]), generated folders a little
 //! lower, and recency, use, depth and length as plain searches rank them.
+//! Only the page is kept: once it is full, a candidate whose best possible
+//! score (its lead, bonus and folder, with each word's highest nucleo score)
+//! cannot pass the page's last is not scored, and a word by word sum stops
+//! where the words left cannot lift it (the page equals scoring every
+//! candidate: a test compares the two).
 
 use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
@@ -105,6 +110,18 @@ pub fn fuzzy_until(
     uses: Option<&Uses>,
     stop: Stop<'_>,
 ) -> Result<SearchOutcome, Stopped> {
+    fuzzy_with(store, request, uses, stop, true)
+}
+
+/// [`fuzzy_until`]; with `prune`, candidates that cannot reach the page are
+/// passed over unscored (the tests compare the two).
+fn fuzzy_with(
+    store: &Store,
+    request: &FuzzyRequest<'_>,
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+    prune: bool,
+) -> Result<SearchOutcome, Stopped> {
     let words: Vec<String> = request
         .words
         .iter()
@@ -174,8 +191,8 @@ pub fn fuzzy_until(
     let total_found = found.len();
     let mut found = found;
     // Bounded work: the entries whose own names hold the most words first,
-    // scored until MAX_SCORED_BYTES of paths have been (a short guess in a
-    // deep tree is a subsequence of nearly every path).
+    // until MAX_SCORED_BYTES of paths (below their roots) have been weighed
+    // (a short guess in a deep tree is a subsequence of nearly every path).
     if found.len() > MAX_SCORED {
         // The id breaks ties, so the cut does not depend on the order the
         // candidates were found in.
@@ -192,27 +209,74 @@ pub fn fuzzy_until(
     // up), then: what the path spells out word for word keeps its lead
     // (`Cover`), generated folders lower, and recency, use, depth and length
     // decide among equals as in plain searches, the same for every path.
+    // Only the page is kept; a candidate whose best possible score cannot
+    // reach the page's last is passed over (see [`Page`]).
     let mut ranker = Ranker::new(folded.clone(), now, uses);
     ranker.prepare(store, found.len());
     let mut places = Places::default();
     let mut buf = Vec::new();
-    let mut scored: Vec<(f32, String, EntryId)> = Vec::with_capacity(found.len());
+    let mut page = Page::new(request.offset.saturating_add(request.limit));
+    // The most each word can add, and what the words from `w` on can.
+    let most: Vec<f32> = atoms.iter().map(most_score).collect();
+    let mut most_from = vec![0.0f32; most.len() + 1];
+    for w in (0..most.len()).rev() {
+        most_from[w] = most_from[w + 1] + most[w];
+    }
+    let mut rejected = 0usize;
     let cover = Cover::new(&words, &folded);
     for c in found {
         if !halt.go() {
             break;
         }
         let id = c.id;
-        let path = display_path(store, id);
-        if bytes_left < path.len() {
+        // The fit is not asked (the lead is `Cover`'s): folder and bonus only.
+        let (rel, len) = ranker.rank_fitted_len(
+            store,
+            id,
+            (NameFit::Anywhere, store.name(id).len()),
+            &mut places,
+        );
+        // Charged whether or not the candidate is scored, so that passing
+        // over changes no cut.
+        if bytes_left < len {
             cut = true;
             break;
         }
-        bytes_left -= path.len();
-        let mut total = 0.0;
+        bytes_left -= len;
+        let mut fixed = rel.bonus;
+        if rel.generated {
+            fixed -= GENERATED_PENALTY;
+        }
+        if store.kind(id) == crate::store::Kind::File {
+            // A guess at a name is most often a file's: `uring` means
+            // `driver/uring.rs` more often than the folder `driver/uring/`.
+            fixed += FILE_BONUS;
+        }
+        if let Some(floor) = page.floor(prune) {
+            // A root's shown name is not its own: never passed over.
+            let lead = if store.parent(id) == crate::store::NONE
+                || cover.may_lead(&String::from_utf8_lossy(store.name(id)), c.typo, &mut buf)
+            {
+                EXACT_BONUS
+            } else {
+                0.0
+            };
+            if fixed + lead + most_from[0] + SLACK < floor {
+                continue;
+            }
+        }
+        let path = display_path(store, id);
+        let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
         let mut fits = true;
         let haystack = Utf32Str::new(&path, &mut chars);
         for (w, a) in atoms.iter().enumerate() {
+            if let Some(floor) = page.floor(prune)
+                && total + most_from[w] + SLACK < floor
+            {
+                // Cannot reach the page whatever the words left score.
+                fits = false;
+                break;
+            }
             let typo = c.typo & (1 << w) != 0;
             let s = if typo {
                 None
@@ -223,54 +287,24 @@ pub fn fuzzy_until(
                 Some(s) => total += s as f32,
                 None if typo => total += perfect[w] * TYPO_WEIGHT,
                 None => {
+                    rejected += 1;
                     fits = false;
                     break;
                 }
             }
         }
-        if !fits {
-            continue;
+        if fits {
+            page.offer((total, path, id));
         }
-        // The fit is not asked (the lead is `Cover`'s): folder and bonus only.
-        let rel = ranker.rank_fitted(
-            store,
-            id,
-            (NameFit::Anywhere, store.name(id).len()),
-            &mut places,
-        );
-        total += cover.bonus(&path, c.typo, &mut buf);
-        if rel.generated {
-            total -= GENERATED_PENALTY;
-        }
-        if store.kind(id) == crate::store::Kind::File {
-            // A guess at a name is most often a file's: `uring` means
-            // `driver/uring.rs` more often than the folder `driver/uring/`.
-            total += FILE_BONUS;
-        }
-        total += rel.bonus;
-        scored.push((total, path, id));
     }
     let total = if total_found > MAX_SCORED || cut {
         total_found
     } else {
-        scored.len()
+        total_found - rejected
     };
-    let wanted = request
-        .offset
-        .saturating_add(request.limit)
-        .min(scored.len());
-    let cmp = |a: &(f32, String, EntryId), b: &(f32, String, EntryId)| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| a.1.len().cmp(&b.1.len()))
-            .then_with(|| a.1.cmp(&b.1))
-    };
-    if wanted < scored.len() && wanted > 0 {
-        scored.select_nth_unstable_by(wanted - 1, cmp);
-        scored.truncate(wanted);
-    }
-    scored.sort_unstable_by(cmp);
     halt.result(SearchOutcome {
-        hits: scored
+        hits: page
+            .into_sorted()
             .into_iter()
             .skip(request.offset)
             .take(request.limit)
@@ -284,9 +318,96 @@ pub fn fuzzy_until(
     })
 }
 
-/// At most this many candidates are scored on their whole path (a short
-/// guess is a subsequence of most paths in a deep tree); `total` still
-/// counts them all.
+/// Float error allowed for when a bound is compared with a score summed in
+/// another order (scores run to a few thousand; `f32` keeps 7 digits).
+const SLACK: f32 = 0.5;
+
+/// The most `atom` can score on any path: nucleo-matcher 0.3's scoring
+/// (`score.rs`, `fuzzy_optimal.rs`) gives a needle's first character at most
+/// `SCORE_MATCH` (16) plus twice the largest boundary bonus (9, after a `/`
+/// with `match_paths`) plus half the largest prefix bonus (16 / 2), and each
+/// later one at most `SCORE_MATCH` plus that bonus: 42 + 25 for each more.
+/// (The crate keeps these constants private; a test below holds the bound to
+/// the scores of many paths made to score high.)
+fn most_score(atom: &Atom) -> f32 {
+    let chars = atom.needle_text().len().max(1) as f32;
+    42.0 + 25.0 * (chars - 1.0)
+}
+
+/// The best `(score, path, entry)`s offered so far, at most `keep` of them,
+/// in the answer's order (score, then the shorter path, then the path).
+/// Once full, its last score is a floor: a candidate that cannot score
+/// above it cannot enter, and is not scored whole (nor its path made).
+struct Page {
+    keep: usize,
+    heap: std::collections::BinaryHeap<Ranked>,
+}
+
+/// One scored entry, ordered best first (so the heap's top is the worst).
+struct Ranked((f32, String, EntryId));
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (&self.0, &other.0);
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.len().cmp(&b.1.len()))
+            .then_with(|| a.1.cmp(&b.1))
+    }
+}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Ranked {}
+
+impl Page {
+    fn new(keep: usize) -> Page {
+        Page {
+            keep,
+            heap: std::collections::BinaryHeap::with_capacity(keep.min(4096) + 1),
+        }
+    }
+
+    /// The score a candidate must beat to enter, once the page is full (and
+    /// passing over is asked for).
+    fn floor(&self, prune: bool) -> Option<f32> {
+        if prune && self.keep > 0 && self.heap.len() >= self.keep {
+            self.heap.peek().map(|r| r.0.0)
+        } else {
+            None
+        }
+    }
+
+    fn offer(&mut self, entry: (f32, String, EntryId)) {
+        let entry = Ranked(entry);
+        if self.heap.len() < self.keep {
+            self.heap.push(entry);
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && entry < *worst
+        {
+            *worst = entry;
+        }
+    }
+
+    /// Best first.
+    fn into_sorted(self) -> Vec<(f32, String, EntryId)> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    }
+}
+
+/// At most this many candidates are weighed for the page (a short guess is
+/// a subsequence of most paths in a deep tree); `total` still counts them
+/// all.
 const MAX_SCORED: usize = 40_000;
 /// And at most this many bytes of their paths (40,000 paths of 50 bytes;
 /// about 3,000 of the 1M synthetic tree's 26-level paths).
@@ -387,6 +508,31 @@ impl Cover {
         }
     }
 
+    /// Whether a name (squeezed: `sq`) can have a lead at all: most
+    /// candidates hold the words scattered, no name starting with a word nor
+    /// near one.
+    fn some_way(&self, sq: &[u8], typo: u64, near: impl Fn(usize) -> bool) -> bool {
+        (0..self.words.len()).any(|w| {
+            let word = &self.words[w];
+            (typo & (1 << w) == 0 && !word.is_empty() && sq.starts_with(word)) || near(w)
+        })
+    }
+
+    /// Whether an entry named `name` (as shown) can have any lead: when not,
+    /// [`Cover::bonus`] is 0 for every path ending in it; else at most
+    /// [`EXACT_BONUS`].
+    fn may_lead(&self, name: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
+        if self.letters == 0 {
+            return false;
+        }
+        fold_into(name.as_bytes(), buf);
+        let near = |w: usize| {
+            let (typed, long) = &self.typed[w];
+            *long && within_one_edit(buf, typed)
+        };
+        self.some_way(&squeeze(buf), typo, near)
+    }
+
     /// The lead of `path` (as shown; a folder's ends with `/`), whose words
     /// in `typo` matched only by a typo (they count as held, never as
     /// spelled out).
@@ -405,13 +551,7 @@ impl Cover {
         // The name without separators; its exact forms (`exact_forms`) are
         // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
-        // Most candidates hold the words scattered: no name starting with a
-        // word nor near one, so no lead, told before the path is read.
-        let some_way = (0..self.words.len()).any(|w| {
-            let word = &self.words[w];
-            (!typoed(w) && !word.is_empty() && sq.starts_with(word)) || near(w)
-        });
-        if !some_way {
+        if !self.some_way(&sq, typo, near) {
             return 0.0;
         }
         // Every word held as typed (a typo's word, or one the name is near,
@@ -544,10 +684,15 @@ impl NameFits {
                 byte_mask(&w[b.min(w.len())..])
             })
             .collect();
+        // Made once: a searcher set up for each name read costs more than
+        // the search.
+        let finders: Vec<memchr::memmem::Finder<'_>> =
+            words.iter().map(memchr::memmem::Finder::new).collect();
         let parts: Vec<(Vec<u8>, Vec<u8>, Vec<u32>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let rest_masks = &rest_masks;
+                    let finders = &finders;
                     scope.spawn(move || {
                         let (from, to) = (t * step, ((t + 1) * step).min(count));
                         let mut need = Vec::with_capacity((to.saturating_sub(from)) * n);
@@ -638,7 +783,7 @@ impl NameFits {
                                 if i == 0 {
                                     if buf.starts_with(word) {
                                         f |= STARTS | HOLDS;
-                                    } else if memchr::memmem::find(&buf, word).is_some() {
+                                    } else if finders[w].find(&buf).is_some() {
                                         f |= HOLDS;
                                     }
                                 }
@@ -1470,6 +1615,170 @@ mod tests {
             let full = ids(candidates(&s, &folded, &unbounded, &request, &halt));
             assert_eq!(walked, full, "{q}");
         }
+    }
+
+    /// Passing over the candidates that cannot reach the page changes no
+    /// answer: every page (offsets and limits of all sizes) and every total
+    /// equal scoring each candidate whole, with recency, uses, generated
+    /// folders, folders and files, typos and leads all in play.
+    #[test]
+    fn passing_over_keeps_every_page() {
+        let parts = [
+            "src",
+            "codec",
+            "tokio-util",
+            "decoder",
+            "node_modules",
+            "mod.rs",
+            "read_buf.rs",
+            "Readme.md",
+            "fs_copy.rs",
+            "copy",
+            "x.py",
+        ];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let now = chrono::Utc::now().timestamp();
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let mut files = Vec::new();
+        for _ in 0..600 {
+            let depth = next(5);
+            let mut at = root;
+            let mut path = Vec::new();
+            for _ in 0..depth {
+                let part = parts[next(parts.len())];
+                path.push(part.to_string());
+                at = match s.child(at, part.as_bytes()) {
+                    Some(id) if s.kind(id) == Kind::Dir => id,
+                    Some(_) => break,
+                    None => s.insert_new(at, part.as_bytes(), Kind::Dir, Meta::default()),
+                };
+            }
+            let name = match next(3) {
+                0 => parts[next(parts.len())].to_string(),
+                1 => format!("{}_{}", parts[next(parts.len())], next(9)),
+                _ => format!("f{}{}", next(30), parts[next(parts.len())]),
+            };
+            if s.child(at, name.as_bytes()).is_some() {
+                continue;
+            }
+            // Some changed today, this week, this month, long ago.
+            let age = [0, 3 * 86_400, 20 * 86_400, 400 * 86_400][next(4)];
+            let meta = Meta {
+                mtime: now - age,
+                ..Meta::default()
+            };
+            s.insert_new(at, name.as_bytes(), Kind::File, meta);
+            path.push(name);
+            files.push(path.join("/"));
+        }
+        crate::orders::rebuild_store(&mut s);
+        let mut uses = Uses::default();
+        for f in files.iter().step_by(37) {
+            uses.record(f, 1.0 + next(5) as f64, now);
+        }
+        let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
+        let queries = [
+            "codec",
+            "decoder",
+            "decodr",
+            "tucdec",
+            "mod.rs",
+            "mod",
+            "src codec",
+            "codec src",
+            "read_buf",
+            "readbuf",
+            "readme",
+            "fs copy",
+            "copy fs",
+            "copy",
+            "f1",
+            "x.py",
+            "src/",
+            "nodmod",
+            "tokio util",
+            "zzz",
+        ];
+        let mut pages = 0;
+        for q in queries {
+            let words: Vec<String> = q.split(' ').map(String::from).collect();
+            for (offset, limit) in [(0, 1), (0, 5), (2, 3), (0, 20), (7, 50), (0, 0)] {
+                let request = FuzzyRequest {
+                    words: &words,
+                    filter: &all,
+                    under: None,
+                    offset,
+                    limit,
+                };
+                for used in [None, Some(&uses)] {
+                    let answer = |prune| {
+                        let out = fuzzy_with(&s, &request, used, Stop::NEVER, prune).unwrap();
+                        let hits: Vec<(String, Option<f32>)> =
+                            out.hits.into_iter().map(|h| (h.path, h.score)).collect();
+                        (hits, out.total)
+                    };
+                    let passed = answer(true);
+                    assert_eq!(passed, answer(false), "{q} at {offset}+{limit}");
+                    pages += usize::from(!passed.0.is_empty());
+                }
+            }
+        }
+        assert!(pages > 150, "the queries answer: {pages} pages");
+    }
+
+    /// No path scores a word above [`most_score`]: the word placed where
+    /// nucleo's bonuses are largest (the start, after `/`, a space, `_`,
+    /// a case change, a digit), whole and with gaps, in upper and lower case.
+    #[test]
+    fn no_path_scores_a_word_above_its_bound() {
+        let mut config = Config::DEFAULT.match_paths();
+        config.prefer_prefix = true;
+        let mut matcher = Matcher::new(config);
+        let mut chars = Vec::new();
+        let mut best = 0.0f32;
+        for word in [
+            "a",
+            "ab",
+            "rs",
+            "mod",
+            "Codec",
+            "read_buf",
+            "tokio-util",
+            "x1y2z3",
+            "éte",
+        ] {
+            let a = atom(word);
+            let most = most_score(&a);
+            let spread: String = word.chars().flat_map(|c| [c, '/']).collect();
+            let camel: String = word
+                .chars()
+                .map(|c| format!("x{}", c.to_uppercase()))
+                .collect();
+            let upper = word.to_uppercase();
+            let mut paths = vec![word.to_string(), upper.clone(), spread, camel];
+            for before in ["", "/", " ", "_", "a/", "q ", "aB", "9", "-"] {
+                for after in ["", "/", ".rs", " x"] {
+                    paths.push(format!("{before}{word}{after}"));
+                    paths.push(format!("{before}{upper}{after}"));
+                    paths.push(format!("src/{before}{word}{after}/{word}"));
+                }
+            }
+            for p in &paths {
+                if let Some(sc) = score(&a, p.as_bytes(), &mut matcher, &mut chars) {
+                    assert!(sc as f32 <= most, "{word} in {p}: {sc} > {most}");
+                    best = best.max(sc as f32 / most);
+                }
+            }
+        }
+        // And the bound is not loose for nothing: some path comes near it.
+        assert!(best > 0.85, "the best path scored {best} of the bound");
     }
 
     /// The lead goes to the share of the typed letters a path spells out:

@@ -478,9 +478,21 @@ impl<'a> Ranker<'a> {
         &self,
         store: &Store,
         id: EntryId,
-        (fit, name_len): (NameFit, usize),
+        fitted: (NameFit, usize),
         places: &mut Places,
     ) -> Relevance {
+        self.rank_fitted_len(store, id, fitted, places).0
+    }
+
+    /// [`Ranker::rank_fitted`], with the length of the entry's path below
+    /// its root (its folders' names and a `/` after each, then its name).
+    pub fn rank_fitted_len(
+        &self,
+        store: &Store,
+        id: EntryId,
+        (fit, name_len): (NameFit, usize),
+        places: &mut Places,
+    ) -> (Relevance, usize) {
         let place = Self::place(store, store.parent(id), places, self.folder_words());
         let meta = store.meta(id);
         let recency = recency(store.kind(id), meta.mtime, self.now);
@@ -495,11 +507,12 @@ impl<'a> Ranker<'a> {
             // a word typed twice: `jsonata jsonata`).
             words &= !self.name_words(store.name(id));
         }
-        Relevance {
+        let rel = Relevance {
             fit,
             generated: place.generated,
             bonus: bonus(recency, used, place, name_len) + words.count_ones() as f32 * FOLDER_WORD,
-        }
+        };
+        (rel, place.len as usize + name_len)
     }
 
     /// The words whose whole folder names count: a query's of several
