@@ -151,7 +151,7 @@ fn main() {
     let st = content.status();
     let files = st.files.max(1);
     println!(
-        "built in {secs:.1} s on {threads} threads: {} files, {} indexed, {:.1} MiB of text, file {:.1} MiB ({:.0} B a file)",
+        "built in {secs:.2} s on {threads} threads: {} files, {} indexed, {:.1} MiB of text, file {:.1} MiB ({:.0} B a file)",
         st.files,
         st.indexed_files,
         mib(st.indexed_bytes),

@@ -515,6 +515,8 @@ struct Worker {
     path: String,
     run: Run,
     segments: Vec<u32>,
+    /// A segmented file's trigrams, read off its segment table.
+    table_grams: Vec<u32>,
 }
 
 /// The pairs a worker collects, written as a run before they pass
@@ -539,6 +541,7 @@ impl Worker {
                 encoded: Vec::new(),
             },
             segments: Vec::new(),
+            table_grams: Vec::new(),
         }
     }
 
@@ -577,10 +580,26 @@ impl Worker {
                 Text::None => &[],
             };
             text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            // A large file's segment table holds every trigram of the file
+            // (each starts in some segment): its trigrams are read off the
+            // table rather than found in a second pass over the text.
+            let table = segmented(meta.state, bytes, budget).then(|| {
+                let table = segments::table(&mut self.extractor, bytes, &mut self.segments);
+                self.table_grams.clear();
+                self.table_grams.extend(
+                    table
+                        .chunks_exact(segments::ENTRY)
+                        .map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]])),
+                );
+                table
+            });
+            let n = match table {
+                Some(_) => self.table_grams.len(),
+                None => self.extractor.distinct(bytes).len(),
+            };
             // Written as a run first if this file's pairs would pass the
             // bound (the buffer is never grown past it, but for a file
             // whose trigrams alone do).
-            let n = self.extractor.distinct(bytes).len();
             let run = &mut self.run;
             if !run.pairs.is_empty() && run.pairs.len() + n > run.run_pairs {
                 run.flush((chunk, seq), spill)?;
@@ -590,14 +609,13 @@ impl Worker {
             if run.pairs.capacity() == 0 && n > 0 {
                 run.pairs.reserve_exact(run.run_pairs.max(n));
             }
-            run.pairs.extend(
-                self.extractor
-                    .last()
-                    .iter()
-                    .map(|&g| (u64::from(g) << 32) | doc),
-            );
-            if segmented(meta.state, bytes, budget) {
-                let table = segments::table(&mut self.extractor, bytes, &mut self.segments);
+            let grams = match table {
+                Some(_) => &self.table_grams[..],
+                None => self.extractor.last(),
+            };
+            run.pairs
+                .extend(grams.iter().map(|&g| (u64::from(g) << 32) | doc));
+            if let Some(table) = table {
                 let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
                 match &mut s.spill {
                     Spill::File(out, _) => out.write_all(&table)?,
