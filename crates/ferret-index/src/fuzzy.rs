@@ -32,7 +32,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 use std::sync::Arc;
 
 use crate::folders::{FolderTable, ROOT};
-use crate::hits::{Hit, display_path, hit};
+use crate::hits::{Hit, display_path_into, hit};
 use crate::names::{byte_mask, fold_into};
 use crate::rank::{NameFit, Places, Ranker, exact_forms, unversioned};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
@@ -224,6 +224,7 @@ fn fuzzy_with(
     }
     let mut rejected = 0usize;
     let cover = Cover::new(&words, &folded);
+    let (mut path, mut path_bytes) = (String::new(), Vec::new());
     for c in found {
         if !halt.go() {
             break;
@@ -255,7 +256,7 @@ fn fuzzy_with(
         if let Some(floor) = page.floor(prune) {
             // A root's shown name is not its own: never passed over.
             let lead = if store.parent(id) == crate::store::NONE
-                || cover.may_lead(&String::from_utf8_lossy(store.name(id)), c.typo, &mut buf)
+                || cover.may_lead(store.name(id), c.typo, &mut buf)
             {
                 EXACT_BONUS
             } else {
@@ -265,7 +266,7 @@ fn fuzzy_with(
                 continue;
             }
         }
-        let path = display_path(store, id);
+        display_path_into(store, id, &mut path_bytes, &mut path);
         let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
         let mut fits = true;
         let haystack = Utf32Str::new(&path, &mut chars);
@@ -293,8 +294,8 @@ fn fuzzy_with(
                 }
             }
         }
-        if fits {
-            page.offer((total, path, id));
+        if fits && page.admits(total, &path) {
+            page.offer((total, path.clone(), id));
         }
     }
     let total = if total_found > MAX_SCORED || cut {
@@ -346,12 +347,18 @@ struct Page {
 /// One scored entry, ordered best first (so the heap's top is the worst).
 struct Ranked((f32, String, EntryId));
 
+/// The answer's order of two scored paths: the higher score, then the
+/// shorter path, then the path.
+fn answer_order((sa, pa): (f32, &str), (sb, pb): (f32, &str)) -> std::cmp::Ordering {
+    sb.total_cmp(&sa)
+        .then_with(|| pa.len().cmp(&pb.len()))
+        .then_with(|| pa.cmp(pb))
+}
+
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         let (a, b) = (&self.0, &other.0);
-        b.0.total_cmp(&a.0)
-            .then_with(|| a.1.len().cmp(&b.1.len()))
-            .then_with(|| a.1.cmp(&b.1))
+        answer_order((a.0, &a.1), (b.0, &b.1))
     }
 }
 impl PartialOrd for Ranked {
@@ -382,6 +389,15 @@ impl Page {
         } else {
             None
         }
+    }
+
+    /// Whether a path scored `score` would enter the page.
+    fn admits(&self, score: f32, path: &str) -> bool {
+        self.heap.len() < self.keep
+            || self
+                .heap
+                .peek()
+                .is_some_and(|worst| answer_order((score, path), (worst.0.0, &worst.0.1)).is_lt())
     }
 
     fn offer(&mut self, entry: (f32, String, EntryId)) {
@@ -518,14 +534,26 @@ impl Cover {
         })
     }
 
-    /// Whether an entry named `name` (as shown) can have any lead: when not,
+    /// Whether an entry named `name` can have any lead: when not,
     /// [`Cover::bonus`] is 0 for every path ending in it; else at most
-    /// [`EXACT_BONUS`].
-    fn may_lead(&self, name: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
+    /// [`EXACT_BONUS`]. (Most names are told by their first letter.)
+    fn may_lead(&self, name: &[u8], typo: u64, buf: &mut Vec<u8>) -> bool {
         if self.letters == 0 {
             return false;
         }
-        fold_into(name.as_bytes(), buf);
+        // Folded as the shown path is (its UTF-8 made good).
+        if name.is_ascii() {
+            fold_into(name, buf);
+        } else {
+            fold_into(String::from_utf8_lossy(name).as_bytes(), buf);
+        }
+        let first = buf.iter().copied().find(|&b| !is_separator(b));
+        let starts = self.words.iter().enumerate().any(|(w, word)| {
+            typo & (1 << w) == 0 && !word.is_empty() && word.first() == first.as_ref()
+        });
+        if !starts && !self.typed.iter().any(|(_, long)| *long) {
+            return false;
+        }
         let near = |w: usize| {
             let (typed, long) = &self.typed[w];
             *long && within_one_edit(buf, typed)

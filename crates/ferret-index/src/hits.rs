@@ -26,20 +26,29 @@ pub fn rfc3339(secs: i64) -> Option<String> {
 /// The path shown to agents: relative to the root, prefixed by the root's name
 /// when there are several roots.
 pub fn display_path(store: &Store, id: EntryId) -> String {
-    let rel = store.rel_path(id);
-    let rel = String::from_utf8_lossy(&rel);
-    if store.roots().len() > 1 {
+    let mut out = String::new();
+    display_path_into(store, id, &mut Vec::new(), &mut out);
+    out
+}
+
+/// [`display_path`] written into `out`, `bytes` a buffer for the raw path:
+/// for a loop over many entries, without an allocation for each.
+pub fn display_path_into(store: &Store, id: EntryId, bytes: &mut Vec<u8>, out: &mut String) {
+    bytes.clear();
+    let several = store.roots().len() > 1;
+    if several {
         let (_, root) = store.root_of(id);
-        let name = String::from_utf8_lossy(store.name(root));
-        if rel.is_empty() {
-            name.into_owned()
-        } else {
-            format!("{name}/{rel}")
+        bytes.extend_from_slice(store.name(root));
+        if store.parent(id) != crate::store::NONE {
+            bytes.push(b'/');
         }
-    } else if rel.is_empty() {
-        ".".into()
+    }
+    store.rel_path_into(id, bytes);
+    out.clear();
+    if bytes.is_empty() && !several {
+        out.push('.');
     } else {
-        rel.into_owned()
+        out.push_str(&String::from_utf8_lossy(bytes));
     }
 }
 
@@ -66,5 +75,46 @@ pub fn hit(store: &Store, id: EntryId) -> Hit {
         modified: rfc3339(meta.mtime),
         created: rfc3339(meta.btime),
         score: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Kind, Meta};
+
+    /// Paths as shown, one root and several, and the buffers reused from
+    /// one entry to the next give the same.
+    #[test]
+    fn paths_as_shown() {
+        let mut one = Store::new();
+        let r = one.add_root(b"/srv/r", Meta::default());
+        let a = one.insert_new(r, b"a", Kind::Dir, Meta::default());
+        let b = one.insert_new(a, b"b\xffc", Kind::Dir, Meta::default());
+        let f = one.insert_new(b, b"f.rs", Kind::File, Meta::default());
+        assert_eq!(display_path(&one, r), ".");
+        assert_eq!(display_path(&one, a), "a");
+        assert_eq!(display_path(&one, f), "a/b\u{fffd}c/f.rs");
+        assert_eq!(one.rel_path(f), b"a/b\xffc/f.rs");
+
+        let mut two = Store::new();
+        let r1 = two.add_root(b"one", Meta::default());
+        let r2 = two.add_root(b"two", Meta::default());
+        let x = two.insert_new(r2, b"x", Kind::Dir, Meta::default());
+        let y = two.insert_new(x, b"y.txt", Kind::File, Meta::default());
+        let z = two.insert_new(r1, b"z", Kind::File, Meta::default());
+        let (mut bytes, mut out) = (Vec::new(), String::new());
+        for (id, shown) in [
+            (r2, "two"),
+            (y, "two/x/y.txt"),
+            (z, "one/z"),
+            (x, "two/x"),
+            (r1, "one"),
+        ] {
+            assert_eq!(display_path(&two, id), shown);
+            display_path_into(&two, id, &mut bytes, &mut out);
+            assert_eq!(out, shown);
+            assert_eq!(find_display_path(&two, shown), Some(id));
+        }
     }
 }

@@ -459,20 +459,38 @@ impl Store {
 
     /// The path below the root, `/`-separated ("" for the root itself).
     pub fn rel_path(&self, id: EntryId) -> Vec<u8> {
-        let mut chain = Vec::new();
+        let mut out = Vec::new();
+        self.rel_path_into(id, &mut out);
+        out
+    }
+
+    /// [`Store::rel_path`], appended to `out`: the names are written from
+    /// the entry up, each at its place (one climb for the length, one to
+    /// write), with no list of the folders on the way.
+    pub fn rel_path_into(&self, id: EntryId, out: &mut Vec<u8>) {
+        let mut len = 0usize;
         let mut at = id;
         while self.records[at as usize].parent != NONE {
-            chain.push(at);
+            len += self.name(at).len() + 1;
             at = self.records[at as usize].parent;
         }
-        let mut out = Vec::with_capacity(chain.len() * 12);
-        for (i, &c) in chain.iter().rev().enumerate() {
-            if i > 0 {
-                out.push(b'/');
-            }
-            out.extend_from_slice(self.name(c));
+        if len == 0 {
+            return;
         }
-        out
+        let start = out.len();
+        out.resize(start + len - 1, 0);
+        let mut end = out.len();
+        let mut at = id;
+        while self.records[at as usize].parent != NONE {
+            let name = self.name(at);
+            out[end - name.len()..end].copy_from_slice(name);
+            end -= name.len();
+            if end > start {
+                end -= 1;
+                out[end] = b'/';
+            }
+            at = self.records[at as usize].parent;
+        }
     }
 
     /// Whether `id` is `ancestor` or lies below it.
