@@ -1548,13 +1548,7 @@ mod tests {
             "x.py",
         ];
         let mut paths = Vec::new();
-        let mut seed = 7u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::testing::below(7);
         for _ in 0..400 {
             let depth = 1 + next(4);
             let p: Vec<&str> = (0..depth).map(|_| parts[next(parts.len())]).collect();
@@ -1664,13 +1658,7 @@ mod tests {
             "copy",
             "x.py",
         ];
-        let mut seed = 11u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::testing::below(11);
         let now = chrono::Utc::now().timestamp();
         let mut s = Store::new();
         let root = s.add_root(b"r", Meta::default());

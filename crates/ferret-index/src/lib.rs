@@ -49,6 +49,8 @@ mod status;
 pub mod store;
 mod suggest;
 mod sync;
+#[cfg(test)]
+mod testing;
 mod threshold;
 pub mod uses;
 pub mod walk;
