@@ -184,24 +184,19 @@ fn fuzzy_with(
     let fits = NameFits::new(store, &folded, &near, &reach.bound, &halt);
     // Few entries bear a name that can match: read them by name, each with
     // its folder's reach; else one walk down the tree reads every entry.
-    let found = match fits.survivors(store) {
-        Some(keys) => by_names(store, &folded, &fits, &keys, &reach, request, &halt),
-        None => candidates(store, &folded, &fits, request, &halt),
-    };
-    let total_found = found.len();
-    let mut found = found;
-    // Bounded work: the entries whose own names hold the most words first,
-    // until MAX_SCORED_BYTES of paths (below their roots) have been weighed
-    // (a short guess in a deep tree is a subsequence of nearly every path).
-    if found.len() > MAX_SCORED {
-        // The id breaks ties, so the cut does not depend on the order the
-        // candidates were found in.
-        found.select_nth_unstable_by(MAX_SCORED - 1, |a, b| {
-            b.pre.cmp(&a.pre).then(a.id.cmp(&b.id))
-        });
-        found.truncate(MAX_SCORED);
+    // Bounded work: the entries whose own names hold the most words first
+    // (at most MAX_SCORED of them, kept as they are found), until
+    // MAX_SCORED_BYTES of paths (below their roots) have been weighed (a
+    // short guess in a deep tree is a subsequence of nearly every path).
+    let mut kept = Kept::new(MAX_SCORED);
+    match fits.survivors(store) {
+        Some(keys) => by_names(
+            store, &folded, &fits, &keys, &reach, request, &halt, &mut kept,
+        ),
+        None => candidates(store, &folded, &fits, request, &halt, &mut kept),
     }
-    found.sort_unstable_by(|a, b| b.pre.cmp(&a.pre).then(a.id.cmp(&b.id)));
+    let total_found = kept.total;
+    let found = kept.into_best();
     let mut bytes_left = MAX_SCORED_BYTES;
     let mut cut = false;
 
@@ -656,6 +651,65 @@ impl Cover {
     }
 }
 
+/// The candidates bounded work keeps, as they are found: the `cap` best by
+/// [`Kept::order`], and how many were found in all. The list is cut back to
+/// `cap` whenever it reaches twice that, and from then on a candidate below
+/// the last one kept is counted and dropped: a million candidates cost a
+/// list of at most `2 × cap`, not a million, and the same `cap` are kept.
+struct Kept {
+    found: Vec<Found>,
+    total: usize,
+    cap: usize,
+    /// The worst candidate kept at the last cut.
+    floor: Option<(i32, EntryId)>,
+}
+
+impl Kept {
+    fn new(cap: usize) -> Kept {
+        Kept {
+            found: Vec::new(),
+            total: 0,
+            cap: cap.max(1),
+            floor: None,
+        }
+    }
+
+    /// Most words held by the name first; the id breaks ties, so what is
+    /// kept does not depend on the order the candidates were found in.
+    fn order(a: &Found, b: &Found) -> std::cmp::Ordering {
+        b.pre.cmp(&a.pre).then(a.id.cmp(&b.id))
+    }
+
+    fn push(&mut self, f: Found) {
+        self.total += 1;
+        if let Some((pre, id)) = self.floor
+            && (f.pre < pre || (f.pre == pre && f.id > id))
+        {
+            return;
+        }
+        self.found.push(f);
+        if self.found.len() >= self.cap.saturating_mul(2) {
+            self.cut();
+        }
+    }
+
+    fn cut(&mut self) {
+        if self.found.len() > self.cap {
+            self.found.select_nth_unstable_by(self.cap - 1, Kept::order);
+            self.found.truncate(self.cap);
+            let last = &self.found[self.cap - 1];
+            self.floor = Some((last.pre, last.id));
+        }
+    }
+
+    /// The best `cap`, best first.
+    fn into_best(mut self) -> Vec<Found> {
+        self.cut();
+        self.found.sort_unstable_by(Kept::order);
+        self.found
+    }
+}
+
 /// A candidate: its entry, how many words its own name holds (what bounded
 /// work keeps first), and which words matched only by a typo.
 struct Found {
@@ -915,10 +969,10 @@ fn candidates(
     fits: &NameFits,
     request: &FuzzyRequest<'_>,
     halt: &Halt,
-) -> Vec<Found> {
+    out: &mut Kept,
+) {
     let n = words.len();
     let single = store.roots().len() == 1;
-    let mut out = Vec::new();
     let mut stack = Vec::new();
     let mut buf = Vec::new();
     for &top in store.roots() {
@@ -978,7 +1032,6 @@ fn candidates(
             }
         }
     }
-    out
 }
 
 /// Where an entry's folder leaves the words: how far each got through its
@@ -1156,6 +1209,7 @@ fn folder_table(store: &Store) -> Arc<FolderTable> {
 /// [`candidates`] read by name: the entries bearing one of `keys` (the
 /// names that can match, in key order), each tested against its folder's
 /// reach; the same set the walk finds.
+#[allow(clippy::too_many_arguments)]
 fn by_names(
     store: &Store,
     words: &[Vec<u8>],
@@ -1164,12 +1218,12 @@ fn by_names(
     reach: &Reach,
     request: &FuzzyRequest<'_>,
     halt: &Halt,
-) -> Vec<Found> {
+    out: &mut Kept,
+) {
     use crate::store::NONE;
     let n = words.len();
     let single = store.roots().len() == 1;
-    let mut out = Vec::new();
-    let test = |id: EntryId, out: &mut Vec<Found>| {
+    let test = |id: EntryId, out: &mut Kept| {
         let p = store.parent(id);
         if p == NONE {
             return;
@@ -1197,20 +1251,19 @@ fn by_names(
             break;
         }
         if !halt.go() {
-            return out;
+            return;
         }
         for &id in &b.by_name[b.named(k)] {
             if !crate::orders::skipped(store, id) {
-                test(id, &mut out);
+                test(id, out);
             }
         }
     }
     for id in store.delta_entries() {
         if keys.binary_search(&store.names_of[id as usize]).is_ok() {
-            test(id, &mut out);
+            test(id, out);
         }
     }
-    out
 }
 
 /// The names one edit away from a word (typos): from the trigram lists for
@@ -1629,12 +1682,38 @@ mod tests {
                     .map(|f| (f.id, f.pre, f.typo))
                     .collect::<Vec<_>>()
             };
-            let walked = ids(candidates(&s, &folded, &fits, &request, &halt));
-            let named = ids(by_names(&s, &folded, &fits, &keys, &reach, &request, &halt));
+            // Every candidate (nothing cut), then the best 7 as bounded
+            // work keeps them while the walk goes on.
+            let walk = |fits: &NameFits, cap: usize| {
+                let mut kept = Kept::new(cap);
+                candidates(&s, &folded, fits, &request, &halt, &mut kept);
+                (kept.total, kept.into_best())
+            };
+            let (total, all_found) = walk(&fits, usize::MAX);
+            assert_eq!(total, all_found.len(), "{q}");
+            let (capped_total, capped) = walk(&fits, 7);
+            assert_eq!(capped_total, total, "{q}");
+            let best: Vec<(EntryId, i32)> =
+                all_found.iter().take(7).map(|f| (f.id, f.pre)).collect();
+            let kept: Vec<(EntryId, i32)> = capped.iter().map(|f| (f.id, f.pre)).collect();
+            assert_eq!(kept, best, "the best 7 kept as found: {q}");
+            let walked = ids(all_found);
+            let mut by_name = Kept::new(usize::MAX);
+            by_names(
+                &s,
+                &folded,
+                &fits,
+                &keys,
+                &reach,
+                &request,
+                &halt,
+                &mut by_name,
+            );
+            let named = ids(by_name.into_best());
             assert_eq!(walked, named, "{q}");
             // And the bound rejected nothing the walk would have found.
             let unbounded = NameFits::new(&s, &folded, &near, &vec![255; words.len()], &halt);
-            let full = ids(candidates(&s, &folded, &unbounded, &request, &halt));
+            let full = ids(walk(&unbounded, usize::MAX).1);
             assert_eq!(walked, full, "{q}");
         }
     }
