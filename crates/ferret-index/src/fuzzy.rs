@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use crate::folders::{FolderTable, ROOT};
 use crate::hits::{Hit, display_path_into, hit};
-use crate::names::{byte_mask, fold_into};
+use crate::names::{byte_bit, byte_mask, fold_into};
 use crate::rank::{NameFit, Places, Ranker, exact_forms, unversioned};
 use crate::search::{SearchOutcome, SearchRequest, SortKey};
 use crate::stop::{Halt, Stop, Stopped};
@@ -822,8 +822,12 @@ impl NameFits {
                                         }
                                     }
                                 }
-                                if mask & rest_masks[w] != rest_masks[w] {
-                                    // Holds too little of the word to match.
+                                if mask & rest_masks[w] != rest_masks[w]
+                                    || word.last().is_some_and(|&b| mask & byte_bit(b) == 0)
+                                {
+                                    // Holds too little of the word to match,
+                                    // or (without its last byte) none of its
+                                    // end: told without reading the name.
                                     need.push(word.len() as u8);
                                     flags.push(f);
                                     continue;
@@ -1713,6 +1717,21 @@ mod tests {
             assert_eq!(walked, named, "{q}");
             // And the bound rejected nothing the walk would have found.
             let unbounded = NameFits::new(&s, &folded, &near, &vec![255; words.len()], &halt);
+            // Unbounded, each name's `need` is the longest end of each word
+            // it holds in order, read byte by byte.
+            let mut name = Vec::new();
+            for k in 0..s.names.len() {
+                fold_into(s.names.get(k), &mut name);
+                for (w, word) in folded.iter().enumerate() {
+                    let mut i = word.len();
+                    for &b in name.iter().rev() {
+                        if i > 0 && word[i - 1] == b {
+                            i -= 1;
+                        }
+                    }
+                    assert_eq!(unbounded.need[k as usize * n + w] as usize, i, "{q}");
+                }
+            }
             let full = ids(walk(&unbounded, usize::MAX).1);
             assert_eq!(walked, full, "{q}");
         }
