@@ -580,17 +580,13 @@ impl Worker {
                 Text::None => &[],
             };
             text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            // A large file's segment table holds every trigram of the file
-            // (each starts in some segment): its trigrams are read off the
-            // table rather than found in a second pass over the text.
+            // A large file's segment table holds every trigram of the file:
+            // its trigrams are read off the table rather than found in a
+            // second pass over the text.
             let table = segmented(meta.state, bytes, budget).then(|| {
                 let table = segments::table(&mut self.extractor, bytes, &mut self.segments);
                 self.table_grams.clear();
-                self.table_grams.extend(
-                    table
-                        .chunks_exact(segments::ENTRY)
-                        .map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]])),
-                );
+                self.table_grams.extend(segments::grams(&table));
                 table
             });
             let n = match table {

@@ -76,6 +76,12 @@ pub fn is_table(bytes: &[u8]) -> bool {
             .is_some()
 }
 
+/// The trigrams of a table, ascending: every trigram of the file it was
+/// made from (each starts in some segment).
+pub fn grams(table: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    table.chunks_exact(ENTRY).map(gram_of)
+}
+
 fn gram_of(entry: &[u8]) -> u32 {
     u32::from_le_bytes(entry[..4].try_into().expect("4 bytes"))
 }

@@ -423,4 +423,16 @@ fn large_text_files_get_the_segments_of_their_trigrams() {
         })
         .collect();
     assert_eq!(got, want);
+    // The file's postings, read off its table, are exactly its trigrams:
+    // each of them lists it, and no trigram of the other files it lacks.
+    let mut others: HashSet<u32> = HashSet::new();
+    for (path, meta) in &built.docs {
+        if meta.state == DocState::Text && &**path != "large.txt" {
+            others.extend(grams_of(&fs::read(d.join(&**path)).unwrap()));
+        }
+    }
+    for g in want.keys().chain(others.iter()) {
+        let holds = docs_holding(&built.base, *g).contains(&(doc as u32));
+        assert_eq!(holds, want.contains_key(g), "gram {g:06x}");
+    }
 }
