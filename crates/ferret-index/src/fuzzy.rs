@@ -210,17 +210,16 @@ fn fuzzy_with(
     ranker.prepare(store, found.len());
     let mut places = Places::default();
     let mut buf = Vec::new();
-    let mut page = Page::new(request.offset.saturating_add(request.limit));
-    // The most each word can add, and what the words from `w` on can.
-    let most: Vec<f32> = atoms.iter().map(most_score).collect();
-    let mut most_from = vec![0.0f32; most.len() + 1];
-    for w in (0..most.len()).rev() {
-        most_from[w] = most_from[w + 1] + most[w];
+    let mut page = Page::new(request.offset.saturating_add(request.limit), prune);
+    // The most the words from `w` on can add.
+    let mut most_from = vec![0.0f32; atoms.len() + 1];
+    for w in (0..atoms.len()).rev() {
+        most_from[w] = most_from[w + 1] + most_score(&atoms[w]);
     }
     let mut rejected = 0usize;
     let cover = Cover::new(&words, &folded);
     let (mut path, mut path_bytes) = (String::new(), Vec::new());
-    for c in found {
+    'candidates: for c in found {
         if !halt.go() {
             break;
         }
@@ -248,7 +247,7 @@ fn fuzzy_with(
             // `driver/uring.rs` more often than the folder `driver/uring/`.
             fixed += FILE_BONUS;
         }
-        if let Some(floor) = page.floor(prune) {
+        if let Some(floor) = page.floor() {
             // A root's shown name is not its own: never passed over.
             let lead = if store.parent(id) == crate::store::NONE
                 || cover.may_lead(store.name(id), c.typo, &mut buf)
@@ -263,15 +262,14 @@ fn fuzzy_with(
         }
         display_path_into(store, id, &mut path_bytes, &mut path);
         let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
-        let mut fits = true;
         let haystack = Utf32Str::new(&path, &mut chars);
         for (w, a) in atoms.iter().enumerate() {
-            if let Some(floor) = page.floor(prune)
-                && total + most_from[w] + SLACK < floor
+            if page
+                .floor()
+                .is_some_and(|floor| total + most_from[w] + SLACK < floor)
             {
                 // Cannot reach the page whatever the words left score.
-                fits = false;
-                break;
+                continue 'candidates;
             }
             let typo = c.typo & (1 << w) != 0;
             let s = if typo {
@@ -284,14 +282,11 @@ fn fuzzy_with(
                 None if typo => total += perfect[w] * TYPO_WEIGHT,
                 None => {
                     rejected += 1;
-                    fits = false;
-                    break;
+                    continue 'candidates;
                 }
             }
         }
-        if fits && page.admits(total, &path) {
-            page.offer((total, path.clone(), id));
-        }
+        page.offer(total, &path, id);
     }
     let total = if total_found > MAX_SCORED || cut {
         total_found
@@ -336,6 +331,8 @@ fn most_score(atom: &Atom) -> f32 {
 /// above it cannot enter, and is not scored whole (nor its path made).
 struct Page {
     keep: usize,
+    /// Whether the floor is used (the tests compare with it unused).
+    prune: bool,
     heap: std::collections::BinaryHeap<Ranked>,
 }
 
@@ -369,40 +366,32 @@ impl PartialEq for Ranked {
 impl Eq for Ranked {}
 
 impl Page {
-    fn new(keep: usize) -> Page {
+    fn new(keep: usize, prune: bool) -> Page {
         Page {
             keep,
+            prune,
             heap: std::collections::BinaryHeap::with_capacity(keep.min(4096) + 1),
         }
     }
 
     /// The score a candidate must beat to enter, once the page is full (and
     /// passing over is asked for).
-    fn floor(&self, prune: bool) -> Option<f32> {
-        if prune && self.keep > 0 && self.heap.len() >= self.keep {
+    fn floor(&self) -> Option<f32> {
+        if self.prune && self.keep > 0 && self.heap.len() >= self.keep {
             self.heap.peek().map(|r| r.0.0)
         } else {
             None
         }
     }
 
-    /// Whether a path scored `score` would enter the page.
-    fn admits(&self, score: f32, path: &str) -> bool {
-        self.heap.len() < self.keep
-            || self
-                .heap
-                .peek()
-                .is_some_and(|worst| answer_order((score, path), (worst.0.0, &worst.0.1)).is_lt())
-    }
-
-    fn offer(&mut self, entry: (f32, String, EntryId)) {
-        let entry = Ranked(entry);
+    /// `path` scored `score`: kept (its path copied) if it enters the page.
+    fn offer(&mut self, score: f32, path: &str, id: EntryId) {
         if self.heap.len() < self.keep {
-            self.heap.push(entry);
+            self.heap.push(Ranked((score, path.to_string(), id)));
         } else if let Some(mut worst) = self.heap.peek_mut()
-            && entry < *worst
+            && answer_order((score, path), (worst.0.0, &worst.0.1)).is_lt()
         {
-            *worst = entry;
+            *worst = Ranked((score, path.to_string(), id));
         }
     }
 
@@ -519,13 +508,20 @@ impl Cover {
         }
     }
 
-    /// Whether a name (squeezed: `sq`) can have a lead at all: most
+    /// Whether the (folded) `name` is one edit from word `w`, a word of
+    /// five characters or more.
+    fn near(&self, w: usize, name: &[u8]) -> bool {
+        let (typed, long) = &self.typed[w];
+        *long && within_one_edit(name, typed)
+    }
+
+    /// Whether `name` (folded; squeezed: `sq`) can have a lead at all: most
     /// candidates hold the words scattered, no name starting with a word nor
     /// near one.
-    fn some_way(&self, sq: &[u8], typo: u64, near: impl Fn(usize) -> bool) -> bool {
+    fn some_way(&self, sq: &[u8], name: &[u8], typo: u64) -> bool {
         (0..self.words.len()).any(|w| {
             let word = &self.words[w];
-            (typo & (1 << w) == 0 && !word.is_empty() && sq.starts_with(word)) || near(w)
+            (typo & (1 << w) == 0 && !word.is_empty() && sq.starts_with(word)) || self.near(w, name)
         })
     }
 
@@ -549,11 +545,7 @@ impl Cover {
         if !starts && !self.typed.iter().any(|(_, long)| *long) {
             return false;
         }
-        let near = |w: usize| {
-            let (typed, long) = &self.typed[w];
-            *long && within_one_edit(buf, typed)
-        };
-        self.some_way(&squeeze(buf), typo, near)
+        self.some_way(&squeeze(buf), buf, typo)
     }
 
     /// The lead of `path` (as shown; a folder's ends with `/`), whose words
@@ -566,15 +558,11 @@ impl Cover {
         fold_into(path.trim_end_matches('/').as_bytes(), buf);
         let typoed = |w: usize| typo & (1 << w) != 0;
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
-        // A word the name is one edit from (of five characters or more).
-        let near = |w: usize| {
-            let (typed, long) = &self.typed[w];
-            *long && within_one_edit(name, typed)
-        };
+        let near = |w: usize| self.near(w, name);
         // The name without separators; its exact forms (`exact_forms`) are
         // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
-        if !self.some_way(&sq, typo, near) {
+        if !self.some_way(&sq, name, typo) {
             return 0.0;
         }
         // Every word held as typed (a typo's word, or one the name is near,
@@ -744,7 +732,8 @@ impl NameFits {
     /// length where a folder is one edit from it): a name that needs more
     /// of the word than that can match no entry, so its `need` is set to
     /// the word's length without reading the name when its [`byte_mask`]
-    /// lacks a byte of the part left to it.
+    /// lacks a byte of the part left to it (or the word's last byte, when
+    /// that is exact: the name holds none of the word's end).
     fn new(
         store: &Store,
         words: &[Vec<u8>],
@@ -757,13 +746,15 @@ impl NameFits {
         let threads = threads_for(count * n);
         let step = count.div_ceil(threads).max(1);
         // What the name must hold of each word: the part past its bound
-        // (and past a `/` there, which a folder boundary stands for).
+        // (and past a `/` there, which a folder boundary stands for), and
+        // its last byte (without it, a name holds none of the word's end:
+        // its `need` is the word's length, which the mask tells unread).
         let rest_masks: Vec<u32> = words
             .iter()
             .zip(bound)
             .map(|(w, &b)| {
                 let b = if w.get(b) == Some(&b'/') { b + 1 } else { b };
-                byte_mask(&w[b.min(w.len())..])
+                byte_mask(&w[b.min(w.len())..]) | w.last().map_or(0, |&l| byte_bit(l))
             })
             .collect();
         // Made once: a searcher set up for each name read costs more than
@@ -822,12 +813,9 @@ impl NameFits {
                                         }
                                     }
                                 }
-                                if mask & rest_masks[w] != rest_masks[w]
-                                    || word.last().is_some_and(|&b| mask & byte_bit(b) == 0)
-                                {
+                                if mask & rest_masks[w] != rest_masks[w] {
                                     // Holds too little of the word to match,
-                                    // or (without its last byte) none of its
-                                    // end: told without reading the name.
+                                    // or none of its end.
                                     need.push(word.len() as u8);
                                     flags.push(f);
                                     continue;
@@ -1371,6 +1359,36 @@ mod tests {
     use crate::store::{Kind, Meta};
     use ferret_query::{Clock, Options};
 
+    /// Guesses of every kind the randomized tests ask: names, typos,
+    /// initials, words in either order, folder paths, nothing.
+    const GUESSES: [&str; 25] = [
+        "codec",
+        "decoder",
+        "decodr",
+        "tucdec",
+        "scd",
+        "mod.rs",
+        "mod",
+        "src codec",
+        "codec src",
+        "read_buf",
+        "readbuf",
+        "readme",
+        "fs copy",
+        "copy fs",
+        "copy",
+        "f1",
+        "x.py",
+        "a/b",
+        "/b",
+        "src/",
+        "nodmod",
+        "tokio util",
+        "renamed",
+        "fresh mod",
+        "zzz",
+    ];
+
     fn store(paths: &[&str]) -> Store {
         let mut s = Store::new();
         let root = s.add_root(b"r", Meta::default());
@@ -1626,26 +1644,7 @@ mod tests {
         let codec = s.lookup(root, b"codec").unwrap();
         s.rename(codec, src, b"renamed_codec");
         let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
-        let queries = [
-            "codec",
-            "decoder",
-            "decodr",
-            "tucdec",
-            "scd",
-            "mod.rs",
-            "src codec",
-            "codec src",
-            "read_buf",
-            "readbuf",
-            "f1",
-            "x.py",
-            "a/b",
-            "/b",
-            "src/",
-            "zzz",
-            "renamed",
-            "fresh mod",
-        ];
+        let queries = GUESSES;
         let halt = Halt::new(Stop::NEVER);
         for q in queries {
             let words: Vec<String> = q.split(' ').map(String::from).collect();
@@ -1798,28 +1797,7 @@ mod tests {
             uses.record(f, 1.0 + next(5) as f64, now);
         }
         let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
-        let queries = [
-            "codec",
-            "decoder",
-            "decodr",
-            "tucdec",
-            "mod.rs",
-            "mod",
-            "src codec",
-            "codec src",
-            "read_buf",
-            "readbuf",
-            "readme",
-            "fs copy",
-            "copy fs",
-            "copy",
-            "f1",
-            "x.py",
-            "src/",
-            "nodmod",
-            "tokio util",
-            "zzz",
-        ];
+        let queries = GUESSES;
         let mut pages = 0;
         for q in queries {
             let words: Vec<String> = q.split(' ').map(String::from).collect();
