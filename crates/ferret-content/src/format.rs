@@ -325,25 +325,33 @@ impl Writer {
 
     /// The files holding `gram`, ascending; trigrams come in ascending order.
     pub fn add(&mut self, gram: u32, docs: &[u32]) -> io::Result<()> {
-        if docs.is_empty() {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut prev = 0u32;
+        for &d in docs {
+            put_varint(&mut buf, d - prev);
+            prev = d;
+        }
+        let added = self.add_encoded(gram, docs.len() as u32, &buf);
+        self.buf = buf;
+        added
+    }
+
+    /// As [`Writer::add`], the `count` files already encoded as the index
+    /// holds them (varint gaps, the first from 0).
+    pub fn add_encoded(&mut self, gram: u32, count: u32, list: &[u8]) -> io::Result<()> {
+        if count == 0 {
             return Ok(());
         }
         debug_assert!(self.last_gram.is_none_or(|g| g < gram));
         self.last_gram = Some(gram);
-        self.buf.clear();
-        let mut prev = 0u32;
-        for &d in docs {
-            put_varint(&mut self.buf, d - prev);
-            prev = d;
-        }
         self.grams.extend_from_slice(&gram.to_le_bytes());
-        self.grams
-            .extend_from_slice(&(docs.len() as u32).to_le_bytes());
+        self.grams.extend_from_slice(&count.to_le_bytes());
         self.grams
             .extend_from_slice(&(self.at - HEADER_LEN as u64).to_le_bytes());
         self.gram_count += 1;
-        self.sink.writer().write_all(&self.buf)?;
-        self.at += self.buf.len() as u64;
+        self.sink.writer().write_all(list)?;
+        self.at += list.len() as u64;
         Ok(())
     }
 
