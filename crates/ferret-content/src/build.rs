@@ -734,24 +734,33 @@ pub(crate) fn segmented(state: DocState, bytes: &[u8], budget: &Budget) -> bool 
 }
 
 /// Sort `(trigram << 32) | file` pairs by trigram, keeping the files' order
-/// (two stable 12-bit passes over the 24 bits of a trigram).
+/// (two stable 12-bit passes over the 24 bits of a trigram; both passes'
+/// counts taken in one read of the pairs).
 fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>) {
-    scratch.clear();
-    // Exactly as many (not doubled): the two swap places below.
-    scratch.reserve_exact(pairs.len());
+    // Exactly as many (not doubled): the two swap places below. What the
+    // scratch holds is overwritten, so only its new part is zeroed.
+    scratch.truncate(pairs.len());
+    scratch.reserve_exact(pairs.len() - scratch.len());
     scratch.resize(pairs.len(), 0);
-    for shift in [32u32, 44] {
-        let mut counts = vec![0usize; 4097];
-        for &p in pairs.iter() {
-            counts[((p >> shift) & 0xFFF) as usize + 1] += 1;
+    let mut counts = [[0usize; 4096]; 2];
+    for &p in pairs.iter() {
+        counts[0][((p >> 32) & 0xFFF) as usize] += 1;
+        counts[1][((p >> 44) & 0xFFF) as usize] += 1;
+    }
+    for (counts, shift) in counts.iter_mut().zip([32u32, 44]) {
+        // Each bucket's first place.
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            (*c, at) = (at, at + *c);
         }
-        for k in 1..counts.len() {
-            counts[k] += counts[k - 1];
-        }
-        for &p in pairs.iter() {
-            let bucket = ((p >> shift) & 0xFFF) as usize;
-            scratch[counts[bucket]] = p;
-            counts[bucket] += 1;
+        // Slices, not the vectors: the stores below then cannot move the
+        // vectors' own fields, which the loop would otherwise load again
+        // on every pair.
+        let (from, to) = (&pairs[..], &mut scratch[..]);
+        for &p in from {
+            let next = &mut counts[((p >> shift) & 0xFFF) as usize];
+            to[*next] = p;
+            *next += 1;
         }
         std::mem::swap(pairs, scratch);
     }

@@ -436,3 +436,33 @@ fn large_text_files_get_the_segments_of_their_trigrams() {
         assert_eq!(holds, want.contains_key(g), "gram {g:06x}");
     }
 }
+
+/// The runs' sort is by trigram alone and stable: pairs in any order come
+/// out as a stable sort by trigram gives them, with a scratch of any length
+/// (the scratch is kept from one run to the next).
+#[test]
+fn the_radix_sort_is_a_stable_sort_by_trigram() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut scratch = Vec::new();
+    for round in 0..40 {
+        let n = (next() % 5000) as usize;
+        // Few trigrams in some rounds (long runs of one), the whole 24 bits in others.
+        let grams = if round % 2 == 0 { 7 } else { 1 << 24 };
+        let mut pairs: Vec<u64> = (0..n)
+            .map(|_| ((next() % grams) << 32) | (next() & 0xFFFF_FFFF))
+            .collect();
+        let mut want = pairs.clone();
+        want.sort_by_key(|p| p >> 32);
+        if round % 3 == 0 {
+            scratch = vec![7; (next() % 9000) as usize];
+        }
+        super::radix_sort_by_gram(&mut pairs, &mut scratch);
+        assert_eq!(pairs, want, "round {round}");
+    }
+}
