@@ -282,6 +282,30 @@ impl Sink {
         Sink::Memory(Cursor::new(Vec::new()))
     }
 
+    /// Where part `n` of the posting lists is written while other parts
+    /// are: a temporary file beside this one's (so a build's memory stays
+    /// bounded), or memory when this is memory.
+    pub(crate) fn part(&self, n: usize) -> io::Result<Sink> {
+        match self {
+            Sink::File { tmp, .. } => {
+                let mut name = tmp.as_os_str().to_owned();
+                name.push(format!(".part{n}"));
+                let path = PathBuf::from(name);
+                let mut options = std::fs::OpenOptions::new();
+                options.read(true).write(true).create(true).truncate(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                let file = options.open(&path)?;
+                Ok(Sink::File {
+                    out: BufWriter::with_capacity(1 << 20, file),
+                    tmp: path.clone(),
+                    dest: path,
+                })
+            }
+            Sink::Memory(_) => Ok(Sink::memory()),
+        }
+    }
+
     fn writer(&mut self) -> &mut dyn WriteSeek {
         match self {
             Sink::File { out, .. } => out,
@@ -321,6 +345,67 @@ impl Writer {
             last_gram: None,
             buf: Vec::new(),
         })
+    }
+
+    /// A writer of a part of the posting lists, later appended to another
+    /// ([`Writer::append`]); it writes no header.
+    pub(crate) fn part(sink: Sink) -> Writer {
+        Writer {
+            sink,
+            at: HEADER_LEN as u64,
+            grams: Vec::new(),
+            gram_count: 0,
+            last_gram: None,
+            buf: Vec::new(),
+        }
+    }
+
+    /// A sink for part `n` of the lists, beside this writer's (see
+    /// [`Sink::part`]).
+    pub(crate) fn sink_part(&self, n: usize) -> io::Result<Sink> {
+        self.sink.part(n)
+    }
+
+    /// Append the lists `part` wrote (its trigrams all above this one's),
+    /// and remove its temporary file.
+    pub(crate) fn append(&mut self, part: Writer) -> io::Result<()> {
+        let base = self.at - HEADER_LEN as u64;
+        debug_assert!(
+            self.last_gram.is_none()
+                || part.gram_count == 0
+                || self.last_gram < Some(u32_at(&part.grams, 0))
+        );
+        // Entries of (trigram, files, offset u64) as `add_encoded` writes them.
+        for entry in part.grams.chunks_exact(16) {
+            self.grams.extend_from_slice(&entry[..8]);
+            let offset = u64_at(entry, 8) + base;
+            self.grams.extend_from_slice(&offset.to_le_bytes());
+        }
+        self.gram_count += part.gram_count;
+        self.last_gram = part.last_gram.or(self.last_gram);
+        let len = part.at - HEADER_LEN as u64;
+        match part.sink {
+            Sink::File { out, tmp, .. } => {
+                let copied = out
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .and_then(|mut file| {
+                        file.seek(io::SeekFrom::Start(0))?;
+                        let copied =
+                            io::copy(&mut io::Read::take(&mut file, len), self.sink.writer())?;
+                        if copied == len {
+                            Ok(())
+                        } else {
+                            Err(io::Error::other("a part of the index was cut short"))
+                        }
+                    });
+                let _ = std::fs::remove_file(tmp);
+                copied?;
+            }
+            Sink::Memory(c) => self.sink.writer().write_all(c.get_ref())?,
+        }
+        self.at += len;
+        Ok(())
     }
 
     /// The files holding `gram`, ascending; trigrams come in ascending order.

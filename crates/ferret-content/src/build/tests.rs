@@ -466,3 +466,79 @@ fn the_radix_sort_is_a_stable_sort_by_trigram() {
         assert_eq!(pairs, want, "round {round}");
     }
 }
+
+/// A merge in three parts, into a file, writes the lists one merge writes
+/// in memory.
+#[test]
+fn a_merge_in_parts_writes_what_one_merge_writes() {
+    let t = tree();
+    let roots = roots(t.path());
+    let mut list = entries(t.path());
+    list.retain(|e| &*e.path != "fifo");
+    let state = tempfile::tempdir().unwrap();
+    let one = Budget {
+        threads: 1,
+        ..budget()
+    };
+    let stop = AtomicBool::new(false);
+    let progress = Progress::default();
+    let alone = build(
+        &roots,
+        list.clone(),
+        &one,
+        7,
+        Sink::memory(),
+        &progress,
+        &stop,
+    )
+    .unwrap();
+    let dest = state.path().join("c.idx");
+    let sink = Sink::file(&dest).unwrap();
+    let parts = build(&roots, list, &budget(), 7, sink, &progress, &stop).unwrap();
+    assert!(alone.base.gram_count() > 100, "{}", alone.base.gram_count());
+    assert_eq!(parts.base.gram_count(), alone.base.gram_count());
+    for i in 0..alone.base.gram_count() {
+        let (a, b) = (
+            alone.base.posting_by_index(i),
+            parts.base.posting_by_index(i),
+        );
+        assert_eq!(a.gram, b.gram);
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        a.for_each(|d| x.push(d));
+        b.for_each(|d| y.push(d));
+        assert_eq!(x, y, "gram {:06x}", a.gram);
+    }
+}
+
+/// The ranges of a merge in parts hold about as many bytes of lists each,
+/// and small lists are merged in one part.
+#[test]
+fn parts_share_the_lists_bytes() {
+    // One run whose table holds a trigram every 4096, each list 100 bytes
+    // but those of the first quarter, 400.
+    let mut spill = Vec::new();
+    for i in 0..4096u32 {
+        let len: u32 = if i < 1024 { 400 } else { 100 };
+        for v in [i << 12, 1, len, 0] {
+            spill.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let run = RunInfo {
+        order: (0, 0),
+        table: 0,
+        grams: 4096,
+        lists: spill.len() as u64,
+    };
+    let bounds = super::part_bounds(&spill, &[run], 2);
+    // Half the bytes (358,400 of 716,800) are the first 896 lists of 400
+    // bytes: 56 buckets of 2^16 trigrams.
+    assert_eq!(bounds, [0, 56 << 16, 1 << 24]);
+    let bounds = super::part_bounds(&spill, &[run], 4);
+    assert_eq!(bounds.len(), 5);
+    assert!(bounds.windows(2).all(|w| w[0] < w[1]), "{bounds:?}");
+    let tiny = RunInfo { grams: 1, ..run };
+    let mut small = spill[..12].to_vec();
+    small[8..12].copy_from_slice(&10u32.to_le_bytes());
+    small.extend_from_slice(&[0; 4]);
+    assert_eq!(super::part_bounds(&small, &[tiny], 4), [0, 1 << 24]);
+}
