@@ -390,7 +390,13 @@ fn merge_in_parts(
     };
     let mut others = Vec::new();
     for p in 1..bounds.len() - 1 {
-        others.push(Writer::part(writer.sink_part(p)?));
+        match writer.sink_part(p) {
+            Ok(sink) => others.push(Writer::part(sink)),
+            Err(e) => {
+                others.into_iter().for_each(Writer::discard);
+                return Err(e.into());
+            }
+        }
     }
     let merged = std::thread::scope(|s| {
         let handles: Vec<_> = others
@@ -408,7 +414,13 @@ fn merge_in_parts(
         let first = merge_runs(writer, sources(0), stop);
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or(Err(BuildError::Stopped)))
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(BuildError::Io(io::Error::other(
+                        "a thread merging the index failed",
+                    )))
+                })
+            })
             .fold(first, Result::and)
     });
     let mut others = others.into_iter();
@@ -588,6 +600,10 @@ impl Source for RunCursor<'_> {
         let (count, len, now) = (self.entry(1), self.entry(2) as usize, self.entry(3));
         let end = self.at + len;
         let first = get_varint(self.bytes, &mut self.at).unwrap_or(0);
+        debug_assert!(
+            first > last || (first == 0 && last == 0),
+            "runs out of order"
+        );
         put_varint(out, first - last);
         out.extend_from_slice(&self.bytes[self.at..end]);
         self.at = end;
