@@ -191,6 +191,41 @@ def test_files_read_rank_higher_later(tmp_path):
     run(go())
 
 
+def test_accents_are_optional_as_in_everything(tmp_path):
+    """An agent types `resume` for `Résumé.pdf`: diacritics are dropped on
+    both sides (composed or decomposed, `ø ł đ` as their base letters), as
+    Everything matches by default, in a plain search, a glob and the
+    relevance order's exact-name lead; `case:` still compares the name as
+    it is."""
+    root = tmp_path / "accents"
+    root.mkdir()
+    for name in ["Résumé.pdf", "resume-old.pdf", "nai\u0308ve notes.md", "Łódź.txt", "Ørsted.csv", "plain.txt"]:
+        (root / name).write_text("x\n")
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
+            _, s, _, _ = await call(c, "search", {"query": "resume"})
+            # Both hold the word; the exact name (its stem) leads.
+            assert shown(s) == ["Résumé.pdf", "resume-old.pdf"], s
+            assert s.get("fuzzy") is None, s
+            for query, want in [
+                ("RÉSUMÉ.pdf", ["Résumé.pdf"]),
+                ("naive", ["nai\u0308ve notes.md"]),
+                ("naïve", ["nai\u0308ve notes.md"]),
+                ("lodz", ["Łódź.txt"]),
+                ("orsted", ["Ørsted.csv"]),
+                ("r*sume.*", ["Résumé.pdf"]),
+            ]:
+                _, s, _, _ = await call(c, "search", {"query": query})
+                assert shown(s) == want, (query, s)
+            _, s, _, _ = await call(c, "search", {"query": "case:Résumé"})
+            assert shown(s) == ["Résumé.pdf"], s
+            _, s, _, _ = await call(c, "search", {"query": "case:resume"})
+            assert shown(s) == ["resume-old.pdf"], s
+
+    run(go())
+
+
 def test_names_that_differ_only_in_case_or_normalisation_match_alike(tmp_path):
     """`café` composed (NFC, as Linux tools write it) and decomposed (NFD: `e`
     and a combining acute, as macOS and some editors write it) look the same:

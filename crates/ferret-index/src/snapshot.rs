@@ -17,8 +17,10 @@ pub use crate::wire::{Hasher, SnapshotError, hash64};
 const MAGIC: &[u8; 8] = b"FERRETIX";
 /// 5: names fold to their composed form (NFC), so the name lists and trigram
 /// lists of a version 4 snapshot are not this build's. 6: the rank order and
-/// the entries moved since it was built.
-const VERSION: u32 = 6;
+/// the entries moved since it was built. 7: names fold without their
+/// diacritics, so a version 6 snapshot's name masks and lists are not this
+/// build's.
+const VERSION: u32 = 7;
 
 /// The header's length: magic, version, byte order, hash. A multiple of
 /// [`ALIGN`], so that the body's aligned arrays are aligned in the file.
