@@ -86,7 +86,7 @@ fn collect(ast: &Ast, regex: bool, out: &mut Vec<String>) {
             t.text
                 .split(['*', '?', '/', '\\'])
                 .filter(|p| !p.is_empty())
-                .map(regex::escape),
+                .map(accent_blind),
         ),
         Ast::Func(Func {
             function: Function::Content(text),
@@ -94,6 +94,47 @@ fn collect(ast: &Ast, regex: bool, out: &mut Vec<String>) {
         }) if !text.is_empty() => out.push(regex::escape(text)),
         Ast::Func(_) => {}
     }
+}
+
+/// `text` as regex source that marks what the search matched: names match
+/// without their accents (`ferret_query::fold_case`), so each letter also
+/// marks its accented forms, composed or followed by combining marks
+/// (`resume` marks `Résumé`).
+fn accent_blind(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        let folded = ferret_query::fold_case(c.encode_utf8(&mut [0; 4]).as_bytes()).into_owned();
+        match folded.as_slice() {
+            [b] if b.is_ascii_lowercase() => {
+                out.push('[');
+                out.push(*b as char);
+                out.push_str(&accented()[usize::from(b - b'a')]);
+                out.push_str("]\\p{Mn}*");
+            }
+            _ => out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out
+}
+
+/// For each letter `a` to `z`, the Latin letters that fold to it (`é`, `Ł`
+/// …), found by folding each of the Latin blocks' letters once.
+fn accented() -> &'static [String; 26] {
+    static TABLE: std::sync::OnceLock<[String; 26]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table: [String; 26] = Default::default();
+        let latin = ('\u{C0}'..='\u{24F}').chain('\u{1E00}'..='\u{1EFF}');
+        for c in latin {
+            let folded =
+                ferret_query::fold_case(c.encode_utf8(&mut [0; 4]).as_bytes()).into_owned();
+            if let [b] = folded.as_slice()
+                && b.is_ascii_lowercase()
+            {
+                table[usize::from(b - b'a')].push(c);
+            }
+        }
+        table
+    })
 }
 
 /// Byte ranges of `line` (on char boundaries, in order) as UTF-16 ranges.
@@ -134,6 +175,18 @@ mod tests {
             [[0, 5]],
             "metacharacters are literal"
         );
+    }
+
+    #[test]
+    fn accents_are_marked_where_the_search_ignored_them() {
+        // `é` composed, then `e` and a combining acute (two units).
+        assert_eq!(
+            marks_of("resume", "Résumé and Re\u{301}sume\u{301}"),
+            [[0, 6], [11, 19]]
+        );
+        assert_eq!(marks_of("lodz", "Łódź.txt"), [[0, 4]]);
+        assert_eq!(marks_of("naïve", "naive NAÏVE"), [[0, 5], [6, 11]]);
+        assert_eq!(marks_of("a.b", "a.b ä.b axb"), [[0, 3], [4, 7]]);
     }
 
     #[test]
