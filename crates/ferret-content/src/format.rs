@@ -337,18 +337,12 @@ pub struct Writer {
 impl Writer {
     pub fn new(mut sink: Sink) -> io::Result<Writer> {
         sink.writer().write_all(&[0u8; HEADER_LEN])?;
-        Ok(Writer {
-            sink,
-            at: HEADER_LEN as u64,
-            grams: Vec::new(),
-            gram_count: 0,
-            last_gram: None,
-            buf: Vec::new(),
-        })
+        Ok(Writer::part(sink))
     }
 
     /// A writer of a part of the posting lists, later appended to another
-    /// ([`Writer::append`]); it writes no header.
+    /// ([`Writer::append`]); it writes no header (but leaves room for one in
+    /// its offsets, as [`Writer::new`] does).
     pub(crate) fn part(sink: Sink) -> Writer {
         Writer {
             sink,
