@@ -16,12 +16,29 @@ const MAX_MARKS_PER_LINE: usize = 200;
 
 pub struct Marker {
     matcher: RegexMatcher,
+    /// For a name query: the pattern that also marks accented letters (see
+    /// [`accent_blind`]), compiled the first time a line that is not ASCII
+    /// asks, or any line when the query is not ASCII (ten times the cost of
+    /// the plain one to compile; with both ASCII it marks what the plain one
+    /// does).
+    blind: Option<Blind>,
+}
+
+/// See [`Marker`]'s `blind`.
+struct Blind {
+    pattern: Pattern,
+    /// Whether the query's own words are ASCII.
+    ascii: bool,
+    compiled: std::sync::OnceLock<Option<RegexMatcher>>,
 }
 
 impl Marker {
     /// Highlights for a matcher the grep engine compiled.
     pub fn new(matcher: RegexMatcher) -> Marker {
-        Marker { matcher }
+        Marker {
+            matcher,
+            blind: None,
+        }
     }
 
     /// Highlights for a grep pattern; the error is the engine's own message.
@@ -33,29 +50,46 @@ impl Marker {
     /// (`ext:rs`, `""`, or a query that does not parse).
     pub fn for_query(text: &str, options: &Options) -> Option<Marker> {
         let ast = ferret_query::parse(text).ok()?;
-        let mut pieces = Vec::new();
-        collect(&ast, options.regex, &mut pieces);
-        if pieces.is_empty() {
+        let pattern = |blind: bool| {
+            let mut pieces = Vec::new();
+            collect(&ast, options.regex, blind, &mut pieces);
+            Pattern {
+                text: pieces
+                    .iter()
+                    .map(|p| format!("(?:{p})"))
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                literal: false,
+                case_insensitive: !options.match_case,
+                whole_word: options.whole_word,
+                multiline: false,
+            }
+        };
+        let plain = pattern(false);
+        if plain.text.is_empty() {
             return None;
         }
-        let pattern = Pattern {
-            text: pieces
-                .iter()
-                .map(|p| format!("(?:{p})"))
-                .collect::<Vec<_>>()
-                .join("|"),
-            literal: false,
-            case_insensitive: !options.match_case,
-            whole_word: options.whole_word,
-            multiline: false,
-        };
-        Marker::for_pattern(&pattern).ok()
+        let mut marker = Marker::for_pattern(&plain).ok()?;
+        marker.blind = Some(Blind {
+            pattern: pattern(true),
+            ascii: plain.text.is_ascii(),
+            compiled: std::sync::OnceLock::new(),
+        });
+        Some(marker)
     }
 
     /// The matches in `line`, as `[start, end)` UTF-16 offsets, in order.
     pub fn marks(&self, line: &str) -> Vec<[usize; 2]> {
+        let matcher = match &self.blind {
+            Some(blind) if !line.is_ascii() || !blind.ascii => blind
+                .compiled
+                .get_or_init(|| ferret_grep::compile(&blind.pattern).ok())
+                .as_ref()
+                .unwrap_or(&self.matcher),
+            _ => &self.matcher,
+        };
         let mut bytes = Vec::new();
-        let _ = self.matcher.find_iter(line.as_bytes(), |m| {
+        let _ = matcher.find_iter(line.as_bytes(), |m| {
             if m.start() < m.end() {
                 bytes.push((m.start(), m.end()));
             }
@@ -65,12 +99,13 @@ impl Marker {
     }
 }
 
-/// The words of `ast` worth highlighting, as regex source.
-fn collect(ast: &Ast, regex: bool, out: &mut Vec<String>) {
+/// The words of `ast` worth highlighting, as regex source; with `blind`,
+/// plain words also mark their letters' accented forms.
+fn collect(ast: &Ast, regex: bool, blind: bool, out: &mut Vec<String>) {
     match ast {
         Ast::And(items) | Ast::Or(items) => {
             for item in items {
-                collect(item, regex, out);
+                collect(item, regex, blind, out);
             }
         }
         Ast::Not(_) | Ast::All => {}
@@ -79,14 +114,20 @@ fn collect(ast: &Ast, regex: bool, out: &mut Vec<String>) {
                 Modifier::Regex(on) => *on,
                 _ => regex,
             };
-            collect(body, regex, out);
+            collect(body, regex, blind, out);
         }
         Ast::Text(t) if regex => out.push(t.text.clone()),
         Ast::Text(t) => out.extend(
             t.text
                 .split(['*', '?', '/', '\\'])
                 .filter(|p| !p.is_empty())
-                .map(accent_blind),
+                .map(|p| {
+                    if blind {
+                        accent_blind(p)
+                    } else {
+                        regex::escape(p)
+                    }
+                }),
         ),
         Ast::Func(Func {
             function: Function::Content(text),
@@ -109,7 +150,9 @@ fn accent_blind(text: &str) -> String {
                 out.push('[');
                 out.push(*b as char);
                 out.push_str(&accented()[usize::from(b - b'a')]);
-                out.push_str("]\\p{Mn}*");
+                // The combining accents folding drops (not all of `\p{Mn}`,
+                // a class ten times the size to compile).
+                out.push_str("][\\x{300}-\\x{36F}\\x{1AB0}-\\x{1AFF}\\x{1DC0}-\\x{1DFF}\\x{FE20}-\\x{FE2F}]*");
             }
             _ => out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
         }
@@ -187,6 +230,9 @@ mod tests {
         assert_eq!(marks_of("lodz", "Łódź.txt"), [[0, 4]]);
         assert_eq!(marks_of("naïve", "naive NAÏVE"), [[0, 5], [6, 11]]);
         assert_eq!(marks_of("a.b", "a.b ä.b axb"), [[0, 3], [4, 7]]);
+        // ASCII names for an accented query; ASCII both, as plain.
+        assert_eq!(marks_of("résumé", "resume.txt"), [[0, 6]]);
+        assert_eq!(marks_of("resume", "a resume.txt"), [[2, 8]]);
     }
 
     #[test]
