@@ -663,7 +663,7 @@ struct Kept {
     total: usize,
     cap: usize,
     /// The worst candidate kept at the last cut.
-    floor: Option<(i32, EntryId)>,
+    floor: Option<Found>,
 }
 
 impl Kept {
@@ -684,8 +684,8 @@ impl Kept {
 
     fn push(&mut self, f: Found) {
         self.total += 1;
-        if let Some((pre, id)) = self.floor
-            && (f.pre < pre || (f.pre == pre && f.id > id))
+        if let Some(floor) = &self.floor
+            && Kept::order(&f, floor).is_gt()
         {
             return;
         }
@@ -699,8 +699,7 @@ impl Kept {
         if self.found.len() > self.cap {
             self.found.select_nth_unstable_by(self.cap - 1, Kept::order);
             self.found.truncate(self.cap);
-            let last = &self.found[self.cap - 1];
-            self.floor = Some((last.pre, last.id));
+            self.floor = Some(self.found[self.cap - 1].clone());
         }
     }
 
@@ -714,6 +713,7 @@ impl Kept {
 
 /// A candidate: its entry, how many words its own name holds (what bounded
 /// work keeps first), and which words matched only by a typo.
+#[derive(Clone)]
 struct Found {
     id: EntryId,
     pre: i32,
