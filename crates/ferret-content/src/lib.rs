@@ -37,6 +37,8 @@ mod paths;
 pub mod pattern;
 mod read;
 pub mod segments;
+#[cfg(test)]
+mod testing;
 
 pub use build::{Budget, BuildError};
 pub use format::DocState;

@@ -155,18 +155,7 @@ mod tests {
     use super::*;
     use crate::pattern::{PatternSpec, query};
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::testing::Rng;
 
     const WORDS: &[&str] = &[
         "alpha", "beta", "Gamma", "needle", "hay", "stack", "into", "sorted", "vec", "_", " ",

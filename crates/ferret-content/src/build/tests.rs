@@ -442,13 +442,8 @@ fn large_text_files_get_the_segments_of_their_trigrams() {
 /// (the scratch is kept from one run to the next).
 #[test]
 fn the_radix_sort_is_a_stable_sort_by_trigram() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = crate::testing::Rng(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || rng.next();
     let mut scratch = Vec::new();
     for round in 0..40 {
         let n = (next() % 5000) as usize;
