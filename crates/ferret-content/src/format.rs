@@ -266,13 +266,8 @@ impl Sink {
         let dir = dest.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(&tmp)?;
         Ok(Sink::File {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: BufWriter::with_capacity(1 << 20, private_file(&tmp)?),
             tmp,
             dest: dest.to_path_buf(),
         })
@@ -291,13 +286,8 @@ impl Sink {
                 let mut name = tmp.as_os_str().to_owned();
                 name.push(format!(".part{n}"));
                 let path = PathBuf::from(name);
-                let mut options = std::fs::OpenOptions::new();
-                options.read(true).write(true).create(true).truncate(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                let file = options.open(&path)?;
                 Ok(Sink::File {
-                    out: BufWriter::with_capacity(1 << 20, file),
+                    out: BufWriter::with_capacity(1 << 20, private_file(&path)?),
                     tmp: path.clone(),
                     dest: path,
                 })
@@ -319,6 +309,17 @@ impl Sink {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// A new file (emptied if it was there) readable and writable by its owner
+/// only: an index says which trigrams each file holds. Read too, so that a
+/// part can be copied back out of it.
+fn private_file(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 trait WriteSeek: Write + Seek {}
