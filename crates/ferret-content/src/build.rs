@@ -182,10 +182,7 @@ pub(crate) fn build(
     let spill = match &sink {
         Sink::File { dest, .. } => {
             let path = dest.with_extension(format!("runs{}", std::process::id()));
-            let mut options = std::fs::OpenOptions::new();
-            options.read(true).write(true).create(true).truncate(true);
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let file = options.open(&path)?;
+            let file = crate::format::private_file(&path)?;
             Spill::File(io::BufWriter::with_capacity(1 << 20, file), path)
         }
         Sink::Memory(_) => Spill::Memory(Vec::new()),

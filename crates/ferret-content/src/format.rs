@@ -313,8 +313,8 @@ impl Sink {
 
 /// A new file (emptied if it was there) readable and writable by its owner
 /// only: an index says which trigrams each file holds. Read too, so that a
-/// part can be copied back out of it.
-fn private_file(path: &Path) -> io::Result<File> {
+/// part, or the build's runs, can be read back.
+pub(crate) fn private_file(path: &Path) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(true);
     #[cfg(unix)]
