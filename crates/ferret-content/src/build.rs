@@ -474,49 +474,51 @@ fn merge_runs(
     stop: &AtomicBool,
 ) -> Result<(), BuildError> {
     let mut list = Vec::new();
-    let mut scratch = Vec::new();
     let mut n = 0u32;
     while let Some(gram) = sources.iter().filter_map(|s| s.gram()).min() {
         list.clear();
-        let mut count = 0u32;
-        let mut last = 0u32;
+        let mut gaps = Gaps::default();
         for s in sources.iter_mut() {
             if s.gram() == Some(gram) {
-                let (more, now) = s.take_encoded(last, &mut list, &mut scratch);
-                count += more;
-                last = now;
+                s.take(&mut gaps, &mut list);
             }
         }
         n = n.wrapping_add(1);
         if n.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
             return Err(BuildError::Stopped);
         }
-        writer.add_encoded(gram, count, &list)?;
+        writer.add_encoded(gram, gaps.count, &list)?;
     }
     Ok(())
+}
+
+/// A posting list as the index writes it, being appended to: each file a
+/// varint gap from the one before (the first from 0).
+#[derive(Debug, Default)]
+pub struct Gaps {
+    /// The last file appended (0 before any).
+    pub last: u32,
+    /// How many files were appended.
+    pub count: u32,
+}
+
+impl Gaps {
+    /// Append `file`, above every file appended before.
+    pub fn push(&mut self, out: &mut Vec<u8>, file: u32) {
+        put_varint(out, file - self.last);
+        self.last = file;
+        self.count += 1;
+    }
 }
 
 /// A sorted stream of (trigram, files) for [`write`].
 pub trait Source {
     /// The current trigram, `None` at the end.
     fn gram(&self) -> Option<u32>;
-    /// Append the current trigram's files (ascending) and move to the next.
-    fn take(&mut self, out: &mut Vec<u32>);
-    /// Append the current trigram's files to `out` as the index writes them
-    /// (each a varint gap from the one before; the first from `last`, the
-    /// last file appended before, 0 if none) and move to the next. Returns
-    /// how many were appended and the last file now (`last` if none). The
-    /// files must all be above `last` (sources hold later files in turn).
-    fn take_encoded(&mut self, last: u32, out: &mut Vec<u8>, scratch: &mut Vec<u32>) -> (u32, u32) {
-        scratch.clear();
-        self.take(scratch);
-        let mut prev = last;
-        for &d in scratch.iter() {
-            put_varint(out, d - prev);
-            prev = d;
-        }
-        (scratch.len() as u32, prev)
-    }
+    /// Append the current trigram's files to the list `out` (through
+    /// `gaps`, which holds them above every file appended before: sources
+    /// hold later files in turn) and move to the next.
+    fn take(&mut self, gaps: &mut Gaps, out: &mut Vec<u8>);
 }
 
 struct RunCursor<'a> {
@@ -580,32 +582,18 @@ impl Source for RunCursor<'_> {
         (self.index < self.end).then(|| self.entry(0))
     }
 
-    fn take(&mut self, out: &mut Vec<u32>) {
-        let count = self.entry(1);
-        let mut doc = 0u32;
-        for _ in 0..count {
-            let gap = get_varint(self.bytes, &mut self.at).unwrap_or(0);
-            doc += gap;
-            out.push(doc);
-        }
-        self.index += 1;
-    }
-
     /// The list copied as it is, but for its first file: in the run a gap
-    /// from 0, here from `last`.
-    fn take_encoded(&mut self, last: u32, out: &mut Vec<u8>, _: &mut Vec<u32>) -> (u32, u32) {
-        let (count, len, now) = (self.entry(1), self.entry(2) as usize, self.entry(3));
+    /// from 0, here from the last file appended.
+    fn take(&mut self, gaps: &mut Gaps, out: &mut Vec<u8>) {
+        let (count, len, last) = (self.entry(1), self.entry(2) as usize, self.entry(3));
         let end = self.at + len;
         let first = get_varint(self.bytes, &mut self.at).unwrap_or(0);
-        debug_assert!(
-            first > last || (first == 0 && last == 0),
-            "runs out of order"
-        );
-        put_varint(out, first - last);
+        gaps.push(out, first);
         out.extend_from_slice(&self.bytes[self.at..end]);
         self.at = end;
         self.index += 1;
-        (count, now)
+        gaps.count += count - 1;
+        gaps.last = last;
     }
 }
 
@@ -628,13 +616,13 @@ impl Source for PairSource {
         self.pairs.get(self.at).map(|p| (p >> 32) as u32)
     }
 
-    fn take(&mut self, out: &mut Vec<u32>) {
+    fn take(&mut self, gaps: &mut Gaps, out: &mut Vec<u8>) {
         let Some(g) = self.gram() else { return };
         while let Some(&p) = self.pairs.get(self.at) {
             if (p >> 32) as u32 != g {
                 break;
             }
-            out.push(p as u32);
+            gaps.push(out, p as u32);
             self.at += 1;
         }
     }
@@ -663,13 +651,13 @@ impl Source for BaseSource<'_> {
         (self.next < self.base.gram_count()).then(|| self.base.posting_by_index(self.next).gram)
     }
 
-    fn take(&mut self, out: &mut Vec<u32>) {
+    fn take(&mut self, gaps: &mut Gaps, out: &mut Vec<u8>) {
         let p = self.base.posting_by_index(self.next);
         p.for_each(|d| {
             if let Some(&n) = self.renumber.get(d as usize)
                 && n != u32::MAX
             {
-                out.push(n);
+                gaps.push(out, n);
             }
         });
         self.next += 1;

@@ -32,7 +32,7 @@ use std::{
 use ferret_index::snapshot::{Hasher, hash64};
 
 use crate::{
-    grams::{get_varint, put_varint},
+    grams::get_varint,
     paths::{Paths, TOP},
 };
 
@@ -332,7 +332,6 @@ pub struct Writer {
     grams: Vec<u8>,
     gram_count: u64,
     last_gram: Option<u32>,
-    buf: Vec<u8>,
 }
 
 impl Writer {
@@ -351,7 +350,6 @@ impl Writer {
             grams: Vec::new(),
             gram_count: 0,
             last_gram: None,
-            buf: Vec::new(),
         }
     }
 
@@ -403,22 +401,9 @@ impl Writer {
         Ok(())
     }
 
-    /// The files holding `gram`, ascending; trigrams come in ascending order.
-    pub fn add(&mut self, gram: u32, docs: &[u32]) -> io::Result<()> {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        let mut prev = 0u32;
-        for &d in docs {
-            put_varint(&mut buf, d - prev);
-            prev = d;
-        }
-        let added = self.add_encoded(gram, docs.len() as u32, &buf);
-        self.buf = buf;
-        added
-    }
-
-    /// As [`Writer::add`], the `count` files already encoded as the index
-    /// holds them (varint gaps, the first from 0).
+    /// The `count` files holding `gram`, encoded as the index holds them
+    /// (varint gaps, the first from 0: see [`crate::build::Gaps`]);
+    /// trigrams come in ascending order.
     pub fn add_encoded(&mut self, gram: u32, count: u32, list: &[u8]) -> io::Result<()> {
         if count == 0 {
             return Ok(());
@@ -1036,9 +1021,13 @@ mod tests {
 
     fn sample(sink: Sink) -> Bytes {
         let mut w = Writer::new(sink).unwrap();
-        w.add(7, &[0, 2]).unwrap();
-        w.add(9, &[1]).unwrap();
-        w.add(0xFF_FFFF, &[0, 1, 2]).unwrap();
+        for (gram, docs) in [(7, &[0, 2][..]), (9, &[1]), (0xFF_FFFF, &[0, 1, 2])] {
+            let (mut gaps, mut list) = (crate::build::Gaps::default(), Vec::new());
+            for &d in docs {
+                gaps.push(&mut list, d);
+            }
+            w.add_encoded(gram, gaps.count, &list).unwrap();
+        }
         let t = table();
         let mut paths = Paths::new();
         for p in ["a.txt", "dir/ü.md", "bin"] {
