@@ -109,7 +109,7 @@ pub use date::parse_time;
 pub use error::{Limit, QueryError};
 pub use parser::parse;
 pub use query::{Query, Range};
-pub use text::fold_case;
+pub use text::{DIACRITICS, fold_case};
 pub use words::split_words;
 
 /// What the evaluator needs to know about one index entry. The index implements it.

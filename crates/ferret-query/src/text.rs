@@ -58,12 +58,19 @@ pub(crate) fn fold_into(s: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Whether `c` is a combining accent (the blocks of combining diacritical
-/// marks: Latin, Greek and Cyrillic accents decompose to these), which
-/// folding drops. Other combining marks (the kana's voicing marks, Indic
-/// vowel signs) change the letter and are kept.
+/// The combining accents [`fold_case`] drops, as ranges of characters: the
+/// Unicode blocks of combining diacritical marks, which Latin, Greek and
+/// Cyrillic accents decompose to. Other combining marks (the kana's voicing
+/// marks, Indic vowel signs) change the letter and are kept.
+pub const DIACRITICS: [(char, char); 4] = [
+    ('\u{300}', '\u{36F}'),
+    ('\u{1AB0}', '\u{1AFF}'),
+    ('\u{1DC0}', '\u{1DFF}'),
+    ('\u{FE20}', '\u{FE2F}'),
+];
+
 fn is_diacritic(c: char) -> bool {
-    matches!(c, '\u{300}'..='\u{36F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}' | '\u{FE20}'..='\u{FE2F}')
+    DIACRITICS.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// The base letter of a lowercase Latin letter with a stroke, which has no

@@ -142,22 +142,27 @@ fn collect(ast: &Ast, regex: bool, blind: bool, out: &mut Vec<String>) {
 /// marks its accented forms, composed or followed by combining marks
 /// (`resume` marks `Résumé`).
 fn accent_blind(text: &str) -> String {
+    // Any of the combining accents folding drops, after a letter.
+    let accents: String = ferret_query::DIACRITICS
+        .iter()
+        .map(|&(lo, hi)| format!("\\x{{{:X}}}-\\x{{{:X}}}", lo as u32, hi as u32))
+        .collect();
     let mut out = String::new();
     for c in text.chars() {
-        let folded = ferret_query::fold_case(c.encode_utf8(&mut [0; 4]).as_bytes()).into_owned();
-        match folded.as_slice() {
+        match fold_char(c).as_slice() {
             [b] if b.is_ascii_lowercase() => {
-                out.push('[');
-                out.push(*b as char);
-                out.push_str(&accented()[usize::from(b - b'a')]);
-                // The combining accents folding drops (not all of `\p{Mn}`,
-                // a class ten times the size to compile).
-                out.push_str("][\\x{300}-\\x{36F}\\x{1AB0}-\\x{1AFF}\\x{1DC0}-\\x{1DFF}\\x{FE20}-\\x{FE2F}]*");
+                let forms = &accented()[usize::from(b - b'a')];
+                out.push_str(&format!("[{}{forms}][{accents}]*", *b as char));
             }
             _ => out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
         }
     }
     out
+}
+
+/// `c` as names fold.
+fn fold_char(c: char) -> Vec<u8> {
+    ferret_query::fold_case(c.encode_utf8(&mut [0; 4]).as_bytes()).into_owned()
 }
 
 /// For each letter `a` to `z`, the Latin letters that fold to it (`é`, `Ł`
@@ -168,9 +173,7 @@ fn accented() -> &'static [String; 26] {
         let mut table: [String; 26] = Default::default();
         let latin = ('\u{C0}'..='\u{24F}').chain('\u{1E00}'..='\u{1EFF}');
         for c in latin {
-            let folded =
-                ferret_query::fold_case(c.encode_utf8(&mut [0; 4]).as_bytes()).into_owned();
-            if let [b] = folded.as_slice()
+            if let [b] = fold_char(c).as_slice()
                 && b.is_ascii_lowercase()
             {
                 table[usize::from(b - b'a')].push(c);
