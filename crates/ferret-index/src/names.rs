@@ -326,6 +326,15 @@ impl Names {
         keys.iter().map(|&k| self.postings.count(k) as usize).sum()
     }
 
+    /// Sorted names whose folded form may start with a dot: those that start
+    /// with one, and those that start past ASCII (the fold drops a combining
+    /// accent, which can stand before the dot). What a glob's extension list
+    /// misses (see `Query::glob_extension`).
+    pub fn maybe_dotted(&self) -> impl Iterator<Item = u32> {
+        let dots = self.lower_bound_folded(b".")..self.lower_bound_folded(b"/");
+        dots.chain(self.lower_bound_folded(&[0x80])..self.sorted)
+    }
+
     /// Sorted names whose folded extension is one of `exts` (folded, no dot).
     pub fn with_extensions(&self, exts: &[Vec<u8>]) -> Vec<u32> {
         let mut out: Vec<u32> = Vec::new();

@@ -138,7 +138,32 @@ pub(crate) fn match_names(
             part.iter().filter_map(|&k| verify(k)).collect()
         })
     };
+    // A glob ending in an extension (`*.h`) has no trigram to narrow it; its
+    // extension's list does, with the names that may have no extension.
+    let glob_listed = match (&exts, name_q.glob_extension()) {
+        (None, Some((e, exact))) => {
+            let e = [e];
+            let count = names.with_extensions_count(&e);
+            trigram_bound
+                .is_none_or(|b| count <= b as usize * 2)
+                .then(|| {
+                    let listed = names.with_extensions(&e);
+                    let dotted: Vec<u32> = names.maybe_dotted().collect();
+                    let mut tagged: Vec<(u32, u8)> = if exact {
+                        listed.iter().map(|&k| (k, 0)).collect()
+                    } else {
+                        verify_all(&listed)
+                    };
+                    tagged.extend(verify_all(&dotted));
+                    tagged.sort_unstable_by_key(|t| t.0);
+                    tagged.dedup_by_key(|t| t.0);
+                    tagged
+                })
+        }
+        _ => None,
+    };
     let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
+        _ if glob_listed.is_some() => glob_listed.unwrap_or_default(),
         (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
             let listed = names.with_extensions(&e);
             // An extension list is exactly the names with that extension.
@@ -324,6 +349,7 @@ impl<'a> Plan<'a> {
         // name: skip it when a small run drives anyway (names are then tested on
         // the run's entries).
         let listed = name_q.required_extensions().is_some()
+            || name_q.glob_extension().is_some()
             || store
                 .names
                 .candidates_bound(&name_q.required_name_literals())
@@ -613,12 +639,19 @@ pub(crate) fn is_root_entry(store: &Store, id: EntryId) -> bool {
     store.parent(id) == NONE
 }
 
-/// For a query with a path term (and no better source): the entries whose own
-/// name holds the term's longest `/`-free piece. Every match lies at or below
-/// one of them.
+/// For a query with a path term (and no better source): the entries at or
+/// below which every match lies. Where a literal names a component from its
+/// start (`doc` in `share/doc/`, `rust` in `share/doc/rust`), the entries
+/// with that name whose parent's path ends as the literal does before it:
+/// below them the term holds for everything, so the walk checks no path.
+/// Otherwise the entries whose own name holds the literals' longest `/`-free
+/// piece.
 pub(crate) fn anchors(store: &Store, rest: &Query, halt: &Halt) -> Option<Vec<EntryId>> {
-    let piece = rest
-        .required_path_literals()
+    let literals = rest.required_path_literals();
+    if let Some(c) = component(&literals) {
+        return Some(with_component(store, &c, halt));
+    }
+    let piece = literals
         .iter()
         .flat_map(|lit| lit.split(|&b| b == b'/'))
         .filter(|p| !p.is_empty())
@@ -655,4 +688,114 @@ pub(crate) fn anchors(store: &Store, rest: &Query, halt: &Halt) -> Option<Vec<En
     out.sort_unstable();
     out.dedup();
     Some(out)
+}
+
+/// Where a literal names a component from its start (a `/` before it), every
+/// path holding the literal has an entry whose folded name is that piece (a
+/// `/` after it in the literal) or starts with it (the literal's end), and
+/// whose parent's path (`/` + its path + `/`) ends with the literal up to the
+/// piece. Below that entry the literal holds for everything.
+struct Component {
+    piece: Vec<u8>,
+    /// A `/` follows the piece: the name is the piece, not only starts with it.
+    whole: bool,
+    parent_ends: Vec<u8>,
+}
+
+/// The component of `literals` (folded path literals) that covers the most of
+/// its literal (the fewest entries have it, and below them the walk checks no
+/// path), of three bytes or more (shorter ones have no trigram list).
+fn component(literals: &[Vec<u8>]) -> Option<Component> {
+    let mut best: Option<(usize, Component)> = None;
+    for lit in literals {
+        for i in memchr::memchr_iter(b'/', lit).map(|s| s + 1) {
+            let j = memchr::memchr(b'/', &lit[i..]).map_or(lit.len(), |k| i + k);
+            if j - i < 3 || best.as_ref().is_some_and(|(covered, _)| *covered >= j) {
+                continue;
+            }
+            let c = Component {
+                piece: lit[i..j].to_vec(),
+                whole: j < lit.len(),
+                parent_ends: lit[..i].to_vec(),
+            };
+            best = Some((j, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The entries (base and delta) that have component `c`, sorted.
+fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
+    let names = &store.names;
+    let candidates = names
+        .candidates(std::slice::from_ref(&c.piece))
+        .unwrap_or_else(|| (0..names.sorted_len()).collect());
+    // The parent's own name is told first, before its path is made: the
+    // component of `parent_ends` before its last `/` (which the parent's name
+    // ends with, or is when a `/` comes before it too).
+    let tail = &c.parent_ends[..c.parent_ends.len().saturating_sub(1)];
+    let (parent_name, parent_whole) = match memchr::memrchr(b'/', tail) {
+        Some(k) => (&tail[k + 1..], true),
+        None => (tail, false),
+    };
+    let mut name_buf = Vec::new();
+    let (mut buf, mut path, mut folded) = (Vec::new(), Vec::new(), Vec::new());
+    let mut fits = |name: &[u8]| {
+        fold_into(name, &mut buf);
+        if c.whole {
+            buf == c.piece
+        } else {
+            buf.starts_with(&c.piece)
+        }
+    };
+    let mut parent_ends = |id: EntryId| {
+        let parent = store.parent(id);
+        if parent == NONE {
+            return false;
+        }
+        if !parent_name.is_empty() || parent_whole {
+            if is_root_entry(store, parent) {
+                return c.parent_ends == b"/";
+            }
+            fold_into(store.name(parent), &mut name_buf);
+            let named = if parent_whole {
+                name_buf == parent_name
+            } else {
+                name_buf.ends_with(parent_name)
+            };
+            if !named {
+                return false;
+            }
+        }
+        path.clear();
+        path.push(b'/');
+        if !is_root_entry(store, parent) {
+            store.rel_path_into(parent, &mut path);
+            path.push(b'/');
+        }
+        fold_into(&path, &mut folded);
+        folded.ends_with(&c.parent_ends)
+    };
+    let mut out: Vec<EntryId> = Vec::new();
+    for k in candidates {
+        if !halt.go() {
+            break;
+        }
+        if fits(names.get(k)) {
+            out.extend(
+                store.base.by_name[store.base.named(k)]
+                    .iter()
+                    .copied()
+                    .filter(|&id| !skipped(store, id) && parent_ends(id)),
+            );
+        }
+    }
+    for id in store.delta_entries() {
+        if fits(store.name(id)) && parent_ends(id) {
+            out.push(id);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }

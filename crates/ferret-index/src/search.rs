@@ -648,6 +648,23 @@ mod tests {
             "report", "Main", "notes", "a", "zz", "Ünï", "data_2", "README",
         ];
         const EXTS: &[&str] = &["rs", "PDF", "md", "", "tar.gz", "c"];
+        // Names a glob's extension list leaves out: a dot first, or an accent
+        // the fold drops before it.
+        const ODD: &[&str] = &[
+            ".md",
+            ".MD",
+            "\u{301}.md",
+            ".c",
+            "é.md.c",
+            ".tar.gz",
+            "x.MD",
+            "a.gz",
+        ];
+        if rng.below(12) == 0 {
+            return ODD[rng.below(ODD.len() as u64) as usize]
+                .as_bytes()
+                .to_vec();
+        }
         let w = WORDS[rng.below(WORDS.len() as u64) as usize];
         let e = EXTS[rng.below(EXTS.len() as u64) as usize];
         let n = rng.below(4);
@@ -848,6 +865,14 @@ mod tests {
         "ext:pdf",
         "ext:rs;c",
         "*.md",
+        "*.MD",
+        "case:*.MD",
+        "*.c",
+        "?.md",
+        "*a*.md",
+        "*.tar.gz",
+        "report*.pdf",
+        "*.md size:>400",
         "size:>400",
         "size:0..20",
         "size:<10",
@@ -863,6 +888,16 @@ mod tests {
         "zz !file:",
         "/notes",
         "notes1/",
+        // Whole components: the folders of that name, their paths' ends.
+        "/zz1/",
+        "zz2/",
+        "main1/zz0/",
+        "/notes2/a1",
+        "report0/zz1/",
+        "x/report0/zz1/",
+        "Ünï1/",
+        "/uni2/",
+        "readme3/zz0/ report",
         "ünï",
         "regex:^re.*t[0-9]",
         "a|zz",
@@ -1089,6 +1124,8 @@ mod tests {
             "report dm:thisyear",
             "/src",
             "vendor/",
+            "/vendor/src/",
+            "docs/src/",
             "src/ report",
             "file:",
             "regex:^re.*t[0-9]",

@@ -759,6 +759,47 @@ impl Query {
         })
     }
 
+    /// The extension (folded, without the dot) after which a name glob of the
+    /// top-level AND ends (`h` for `*.h`, `gz` for `*.tar.gz`): every match's
+    /// folded name has it as its extension, but for names whose folded form
+    /// starts with its only dot (`.h`), which have none. An index can narrow
+    /// such a glob by its per-extension lists, then check each name. With
+    /// `true` when the query is nothing but `*.EXT`, matching case
+    /// (`*.h`): then every name of the list matches, and only those that may
+    /// start with the dot need checking.
+    pub fn glob_extension(&self) -> Option<(Vec<u8>, bool)> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(v) => v,
+            n => std::slice::from_ref(n),
+        };
+        let exact = |glob: &crate::text::Glob, fold: bool, ext: &[u8]| {
+            fold && matches!(&self.root, Node::Name(_))
+                && glob.is_star_then_literal()
+                && glob
+                    .suffix()
+                    .is_some_and(|s| s.len() == ext.len() + 1 && s.ends_with(ext))
+        };
+        conjuncts.iter().find_map(|n| match n {
+            Node::Name(NameMatch::Glob { glob, fold }) => {
+                let suffix = glob.suffix()?;
+                let dot = memchr::memrchr(b'.', suffix)?;
+                let ext = &suffix[dot + 1..];
+                if ext.is_empty() {
+                    return None;
+                }
+                // A case-sensitive glob's pattern is as typed; the lists are folded.
+                let folded = if *fold {
+                    ext.to_vec()
+                } else {
+                    fold_case(ext).into_owned()
+                };
+                let exact = exact(glob, *fold, ext);
+                (!folded.is_empty()).then_some((folded, exact))
+            }
+            _ => None,
+        })
+    }
+
     /// The kind every match must have, when the top-level AND requires one (`file:`,
     /// `folder:`, `type:symlink`, `attrib:D`, `child:` …).
     pub fn kind_restriction(&self) -> Option<Kind> {

@@ -376,6 +376,20 @@ impl Glob {
         }
     }
 
+    /// The literal every match ends with: the last piece's last literal (a
+    /// match ends with the whole last piece, stars or not).
+    pub fn suffix(&self) -> Option<&[u8]> {
+        match self.segs.last()?.last()? {
+            Tok::Lit(l) => Some(l),
+            Tok::Any => None,
+        }
+    }
+
+    /// Whether the glob is a star and then literal bytes alone (`*.h`).
+    pub fn is_star_then_literal(&self) -> bool {
+        matches!(self.segs.as_slice(), [first, last] if first.is_empty() && matches!(last.as_slice(), [Tok::Lit(_)]))
+    }
+
     /// The literal pieces: every match contains each of them.
     pub fn literals(&self) -> impl Iterator<Item = &[u8]> {
         self.segs.iter().flatten().filter_map(|t| match t {
