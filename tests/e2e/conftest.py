@@ -11,6 +11,7 @@ HTTP client sends it (`HttpServer.auth`).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import os
@@ -39,6 +40,8 @@ ENV_SECRET = "API_KEY=sk-never-leak-this"
 # in the user's own state folder.
 STATE_HOME = tempfile.mkdtemp(prefix="ferret-e2e-state-")
 os.environ["XDG_STATE_HOME"] = STATE_HOME
+# Gone when the run ends (every server the tests start is stopped by then).
+atexit.register(shutil.rmtree, STATE_HOME, ignore_errors=True)
 
 TRANSPORTS = ["stdio", "http"]
 ERAS = ["legacy", "2026-07-28"]
