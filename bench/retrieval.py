@@ -250,9 +250,40 @@ def run(args):
         "binary": str(binary), "binary_from": how, "version": version, "fzf": fzf_version,
         "machine": machine(), "seconds": round(seconds, 1),
         "gone": sorted({q["want"] for q in queries} - set(files)),
-        "scores": score(queries, only), "misses": misses(queries, args.misses) if {"fzf", "plain"} <= set(only) else [],
+        "scores": score(queries, only), "ceiling": ceiling(queries, files), "misses": misses(queries, args.misses) if {"fzf", "plain"} <= set(only) else [],
         "queries": queries,
     }
+
+
+def ceiling(queries, files):
+    """The most any system that is not told which file is meant can score,
+    per kind: top-1 and top-5 counts (expected, so fractional). A query made
+    from a file's name alone (exact, typo, dropped letter, prefix) cannot
+    tell that file from the others of the same name; one made from its name
+    and folders (initials, folder+words: the same query for another file of
+    that name and those folders; reordered: another file of that name with
+    the folder word) cannot tell it from those. Among k such files, a guess
+    is first one time in k and in the top 5 min(1, 5/k) of the time."""
+    by_name = {}
+    for f in files:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    made = lambda rel, kind: queries_for(rel, random.Random(0)).get(kind)
+
+    def alike(q):
+        same = by_name.get(q["want"].rsplit("/", 1)[-1], [q["want"]])
+        if q["kind"] in ("initials", "folder+words"):
+            return sum(made(f, q["kind"]) == q["query"] for f in same) or 1
+        if q["kind"] == "reordered":
+            word = q["query"].split()[-1]
+            return sum(any(word == w.lower() for g in folders_of(f) for w in words_of(g)) for f in same) or 1
+        return len(same)
+
+    out = {}
+    for kind in KINDS + ["all", "unique"]:
+        qs = [q for q in queries if kind == "all" or kind == q["kind"] or (kind == "unique" and q["unique"])]
+        ks = [alike(q) for q in qs]
+        out[kind] = {"n": len(qs), "top1": sum(1 / k for k in ks), "top5": sum(min(1.0, TOP / k) for k in ks)}
+    return out
 
 
 def score(queries, only):
@@ -305,12 +336,14 @@ def show(r):
     if r["gone"]:
         print(f"{len(r['gone'])} wanted files are no longer in the tree (their queries count as misses)\n")
     who = list(r["scores"])
-    print("| kind | queries | " + " | ".join(f"{w} top-1 | {w} top-5" for w in who) + " |")
-    print("| --- | ---: | " + " | ".join("---: | ---:" for _ in who) + " |")
+    print("| kind | queries | " + " | ".join(f"{w} top-1 | {w} top-5" for w in who) + " | ceiling top-1 | top-5 |")
+    print("| --- | ---: | " + " | ".join("---: | ---:" for _ in who) + " | ---: | ---: |")
     for kind in KINDS + ["all", "unique"]:
         n = r["scores"][who[0]][kind]["n"]
         cells = " | ".join(f"{pct(r['scores'][w][kind]['top1'], n)} | {pct(r['scores'][w][kind]['top5'], n)}" for w in who)
-        print(f"| {kind if kind != 'unique' else 'all, name unique in the tree'} | {n} | {cells} |")
+        c = r["ceiling"][kind]
+        print(f"| {kind if kind != 'unique' else 'all, name unique in the tree'} | {n} | {cells} | {pct(c['top1'], n)} | {pct(c['top5'], n)} |")
+    print("\n(ceiling: the most a system not told which file is meant can expect, among the files the query cannot tell apart; see `ceiling`)")
     a = {w: r["scores"][w]["all"] for w in who}
     print("\nno result at all: " + ", ".join(f"{w} {a[w]['empty']} of {a[w]['n']}" for w in who))
     errors = {w: a[w]["errors"] for w in who if a[w]["errors"]}
