@@ -256,33 +256,51 @@ def run(args):
 
 
 def ceiling(queries, files):
-    """The most any system that is not told which file is meant can score,
-    per kind: top-1 and top-5 counts (expected, so fractional). A query made
-    from a file's name alone (exact, typo, dropped letter, prefix) cannot
-    tell that file from the others of the same name; one made from its name
-    and folders (initials, folder+words: the same query for another file of
-    that name and those folders; reordered: another file of that name with
-    the folder word) cannot tell it from those. Among k such files, a guess
-    is first one time in k and in the top 5 min(1, 5/k) of the time."""
-    by_name = {}
-    for f in files:
-        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
-    made = lambda rel, kind: queries_for(rel, random.Random(0)).get(kind)
+    """The most any system that is not told which file is meant can expect,
+    per kind: top-1 and top-5 counts (expected, so fractional). A query
+    cannot tell the wanted file from the other files that could have been
+    drawn with the same query (those `draw` may draw): for exact names,
+    prefixes, initials and folder+words (made the same way from every file),
+    the files whose own query is this one; for a typo or a dropped letter,
+    the files of the same name; for reordered words (a word of the name and
+    one of the folders, each picked at random), the files with the first
+    word in their name and the second in their folders, each as likely as
+    its chance to have been given this pair. The best a system can do is to
+    put the likeliest first: top-1 is the largest share, top-5 the five
+    largest."""
+    drawable = [f for f in files if not NOT_TARGETS & set(f.split("/")[:-1])]
+    made = Counter()
+    for f in drawable:
+        for kind, q in queries_for(f, random.Random(0)).items():
+            if kind in ("exact", "prefix", "initials", "folder+words"):
+                made[(kind, q)] += 1
+    by_name = Counter(f.rsplit("/", 1)[-1] for f in drawable)
+    words = []
+    for f in drawable:
+        stem = stem_of(f.rsplit("/", 1)[-1])
+        long_stem = {w.lower() for w in words_of(stem) if len(w) >= 3 and not w.isdigit()}
+        folder = {w.lower() for g in folders_of(f) for w in words_of(g) if len(w) >= 3 and not w.isdigit()}
+        words.append((long_stem, folder))
 
-    def alike(q):
-        same = by_name.get(q["want"].rsplit("/", 1)[-1], [q["want"]])
-        if q["kind"] in ("initials", "folder+words"):
-            return sum(made(f, q["kind"]) == q["query"] for f in same) or 1
+    def shares(q):
+        """The chances, among the files alike, that each was the one drawn."""
+        if q["kind"] in ("typo", "dropped"):
+            return [1.0] * max(1, by_name[q["want"].rsplit("/", 1)[-1]])
         if q["kind"] == "reordered":
-            word = q["query"].split()[-1]
-            return sum(any(word == w.lower() for g in folders_of(f) for w in words_of(g)) for f in same) or 1
-        return len(same)
+            first, second = q["query"].split()[0], q["query"].split()[-1]
+            w = [1 / (len(a) * len(b - {first})) for a, b in words if first in a and second in b and second != first]
+            return w or [1.0]
+        return [1.0] * max(1, made[(q["kind"], q["query"])])
 
     out = {}
     for kind in KINDS + ["all", "unique"]:
         qs = [q for q in queries if kind == "all" or kind == q["kind"] or (kind == "unique" and q["unique"])]
-        ks = [alike(q) for q in qs]
-        out[kind] = {"n": len(qs), "top1": sum(1 / k for k in ks), "top5": sum(min(1.0, TOP / k) for k in ks)}
+        top1 = top5 = 0.0
+        for q in qs:
+            w = sorted(shares(q), reverse=True)
+            top1 += w[0] / sum(w)
+            top5 += sum(w[:TOP]) / sum(w)
+        out[kind] = {"n": len(qs), "top1": top1, "top5": top5}
     return out
 
 
