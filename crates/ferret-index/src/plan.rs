@@ -306,6 +306,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) driver: Driver,
     /// What the driver does not guarantee (besides the name part and `under`).
     pub(crate) residual: Query,
+    /// For a names driver with a path term left: where the term holds.
+    pub(crate) inside: Option<Inside>,
     /// Whether the driver guarantees the name part.
     pub(crate) names_guaranteed: bool,
     /// Asked in every long loop; once it stops, the plan's answers are
@@ -391,6 +393,16 @@ impl<'a> Plan<'a> {
             Driver::Run { conjunct, .. } => (rest.without_conjunct(*conjunct), false),
             Driver::Subtrees(_) | Driver::All => (rest.clone(), false),
         };
+        // Many named candidates and a path term to check: the term's folders
+        // first, then each candidate by its parent.
+        let inside = match (&driver, &names) {
+            (Driver::Names, Some(set))
+                if set.entries >= INSIDE_FROM && !residual.is_match_all() =>
+            {
+                Inside::of(store, &residual, &halt)
+            }
+            _ => None,
+        };
         Plan {
             store,
             request,
@@ -399,6 +411,7 @@ impl<'a> Plan<'a> {
             names,
             driver,
             residual,
+            inside,
             names_guaranteed,
             halt,
         }
@@ -450,7 +463,12 @@ impl<'a> Plan<'a> {
         {
             return false;
         }
-        self.residual.is_match_all() || self.residual.matches(&self.store.entry(id))
+        let residual = match &self.inside {
+            Some(inside) if !inside.holds(self.store, id) => return false,
+            Some(inside) => &inside.rest,
+            None => &self.residual,
+        };
+        residual.is_match_all() || residual.matches(&self.store.entry(id))
     }
 
     /// Whether nothing but the driver's own condition is left to check.
@@ -690,16 +708,27 @@ pub(crate) fn anchors(store: &Store, rest: &Query, halt: &Halt) -> Option<Vec<En
     Some(out)
 }
 
-/// Where a literal names a component from its start (a `/` before it), every
+/// Where a literal names a component (a `/` after it, or before it), every
 /// path holding the literal has an entry whose folded name is that piece (a
-/// `/` after it in the literal) or starts with it (the literal's end), and
-/// whose parent's path (`/` + its path + `/`) ends with the literal up to the
-/// piece. Below that entry the literal holds for everything.
+/// `/` on each side), starts with it (a `/` before it, at the literal's end)
+/// or ends with it (a `/` after it, at the literal's start), and whose
+/// parent's path (`/` + its path + `/`) ends with the literal up to the
+/// piece. Below that entry the literal up to the piece's end holds.
 struct Component {
     piece: Vec<u8>,
-    /// A `/` follows the piece: the name is the piece, not only starts with it.
-    whole: bool,
+    fit: PieceFit,
     parent_ends: Vec<u8>,
+    /// The literal ends with the piece (and its `/`): at and below the
+    /// entries that have the component, the whole literal holds.
+    implied: bool,
+    literal: Vec<u8>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum PieceFit {
+    Whole,
+    Prefix,
+    Suffix,
 }
 
 /// The component of `literals` (folded path literals) that covers the most of
@@ -708,15 +737,26 @@ struct Component {
 fn component(literals: &[Vec<u8>]) -> Option<Component> {
     let mut best: Option<(usize, Component)> = None;
     for lit in literals {
-        for i in memchr::memchr_iter(b'/', lit).map(|s| s + 1) {
+        // Pieces with a `/` before them, and the one the literal starts with
+        // when a `/` follows it.
+        let starts = std::iter::once(0).chain(memchr::memchr_iter(b'/', lit).map(|s| s + 1));
+        for i in starts {
             let j = memchr::memchr(b'/', &lit[i..]).map_or(lit.len(), |k| i + k);
+            let fit = match (i > 0, j < lit.len()) {
+                (true, true) => PieceFit::Whole,
+                (true, false) => PieceFit::Prefix,
+                (false, true) => PieceFit::Suffix,
+                (false, false) => continue,
+            };
             if j - i < 3 || best.as_ref().is_some_and(|(covered, _)| *covered >= j) {
                 continue;
             }
             let c = Component {
                 piece: lit[i..j].to_vec(),
-                whole: j < lit.len(),
+                fit,
                 parent_ends: lit[..i].to_vec(),
+                implied: j + 1 >= lit.len(),
+                literal: lit.clone(),
             };
             best = Some((j, c));
         }
@@ -742,16 +782,19 @@ fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
     let (mut buf, mut path, mut folded) = (Vec::new(), Vec::new(), Vec::new());
     let mut fits = |name: &[u8]| {
         fold_into(name, &mut buf);
-        if c.whole {
-            buf == c.piece
-        } else {
-            buf.starts_with(&c.piece)
+        match c.fit {
+            PieceFit::Whole => buf == c.piece,
+            PieceFit::Prefix => buf.starts_with(&c.piece),
+            PieceFit::Suffix => buf.ends_with(&c.piece),
         }
     };
     let mut parent_ends = |id: EntryId| {
         let parent = store.parent(id);
         if parent == NONE {
             return false;
+        }
+        if c.parent_ends.is_empty() {
+            return true;
         }
         if !parent_name.is_empty() || parent_whole {
             if is_root_entry(store, parent) {
@@ -798,4 +841,85 @@ fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Checking a path term by building each candidate's path costs a climb to
+/// the root and a copy of every name on the way: below this many candidates
+/// it is cheaper than finding the term's folders first.
+const INSIDE_FROM: usize = if cfg!(test) { 1 } else { 2048 };
+
+/// The entries a path literal holds for, found from its folders instead of
+/// each entry's path: the entries that have the literal's last component (see
+/// [`Component`]; the literal ends with it) and everything below them.
+pub(crate) struct Inside {
+    /// Folders inside, by folder slot.
+    dirs: Vec<u64>,
+    /// Files that have the component themselves (a name the literal's end
+    /// starts), sorted.
+    files: Vec<EntryId>,
+    /// The rest of the query, the literals the component implies left out.
+    pub(crate) rest: Query,
+}
+
+impl Inside {
+    /// For `residual` (a plan's query past its driver) when one of its path
+    /// literals ends with a component; `None` otherwise, or when stopped.
+    fn of(store: &Store, residual: &Query, halt: &Halt) -> Option<Inside> {
+        let c = component(&residual.required_path_literals()).filter(|c| c.implied)?;
+        let anchors = with_component(store, &c, halt);
+        let mut dirs = vec![0u64; store.dirs.len().div_ceil(64)];
+        let mut files = Vec::new();
+        let mut stack = Vec::new();
+        for a in anchors {
+            match store.kind(a) {
+                Kind::Dir => stack.push(a),
+                // A file's path has no `/` after its name: it holds a literal
+                // that ends with a `/` only below a folder.
+                _ if c.fit == PieceFit::Prefix => files.push(a),
+                _ => {}
+            }
+        }
+        while let Some(d) = stack.pop() {
+            if !halt.go() {
+                return None;
+            }
+            let Some(slot) = store.dir_slot(d) else {
+                continue;
+            };
+            let (w, bit) = (slot / 64, 1u64 << (slot % 64));
+            if dirs.get(w).is_none_or(|x| x & bit != 0) {
+                continue;
+            }
+            dirs[w] |= bit;
+            stack.extend(
+                store
+                    .children(d)
+                    .iter()
+                    .copied()
+                    .filter(|&k| store.kind(k) == Kind::Dir),
+            );
+        }
+        files.sort_unstable();
+        Some(Inside {
+            dirs,
+            files,
+            rest: residual.assuming_path_prefix(&c.literal),
+        })
+    }
+
+    fn dir_in(&self, store: &Store, dir: EntryId) -> bool {
+        store.dir_slot(dir).is_some_and(|s| {
+            self.dirs
+                .get(s / 64)
+                .is_some_and(|w| w & (1 << (s % 64)) != 0)
+        })
+    }
+
+    /// Whether `id` is at or below an entry with the component.
+    pub(crate) fn holds(&self, store: &Store, id: EntryId) -> bool {
+        let parent = store.parent(id);
+        self.dir_in(store, id)
+            || (parent != NONE && self.dir_in(store, parent))
+            || self.files.binary_search(&id).is_ok()
+    }
 }
