@@ -163,7 +163,7 @@ pub(crate) fn match_names(
         _ => None,
     };
     let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
-        _ if glob_listed.is_some() => glob_listed.unwrap_or_default(),
+        _ if let Some(listed) = glob_listed => listed,
         (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
             let listed = names.with_extensions(&e);
             // An extension list is exactly the names with that extension.
@@ -675,37 +675,56 @@ pub(crate) fn anchors(store: &Store, rest: &Query, halt: &Halt) -> Option<Vec<En
         .filter(|p| !p.is_empty())
         .max_by_key(|p| p.len())
         .map(<[u8]>::to_vec)?;
+    Some(entries_named(
+        store,
+        &piece,
+        halt,
+        |folded| memchr::memmem::find(folded, &piece).is_some(),
+        |_| true,
+    ))
+}
+
+/// The entries (base and delta, sorted) whose folded name passes `name_ok`
+/// and which pass `entry_ok`, the names asked being those the trigram lists
+/// give for `piece` (every sorted name when it has no trigram).
+fn entries_named(
+    store: &Store,
+    piece: &[u8],
+    halt: &Halt,
+    name_ok: impl Fn(&[u8]) -> bool,
+    mut entry_ok: impl FnMut(EntryId) -> bool,
+) -> Vec<EntryId> {
     let names = &store.names;
     let candidates = names
-        .candidates(std::slice::from_ref(&piece))
+        .candidates(&[piece.to_vec()])
         .unwrap_or_else(|| (0..names.sorted_len()).collect());
     let mut buf = Vec::new();
-    let holds = |name: &[u8], buf: &mut Vec<u8>| {
-        fold_into(name, buf);
-        memchr::memmem::find(buf, &piece).is_some()
+    let mut named = |name: &[u8]| {
+        fold_into(name, &mut buf);
+        name_ok(&buf)
     };
     let mut out: Vec<EntryId> = Vec::new();
     for k in candidates {
         if !halt.go() {
             break;
         }
-        if holds(names.get(k), &mut buf) {
+        if named(names.get(k)) {
             out.extend(
                 store.base.by_name[store.base.named(k)]
                     .iter()
                     .copied()
-                    .filter(|&id| !skipped(store, id)),
+                    .filter(|&id| !skipped(store, id) && entry_ok(id)),
             );
         }
     }
-    out.extend(
-        store
-            .delta_entries()
-            .filter(|&id| holds(store.name(id), &mut buf)),
-    );
+    for id in store.delta_entries() {
+        if named(store.name(id)) && entry_ok(id) {
+            out.push(id);
+        }
+    }
     out.sort_unstable();
     out.dedup();
-    Some(out)
+    out
 }
 
 /// Where a literal names a component (a `/` after it, or before it), every
@@ -766,10 +785,6 @@ fn component(literals: &[Vec<u8>]) -> Option<Component> {
 
 /// The entries (base and delta) that have component `c`, sorted.
 fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
-    let names = &store.names;
-    let candidates = names
-        .candidates(std::slice::from_ref(&c.piece))
-        .unwrap_or_else(|| (0..names.sorted_len()).collect());
     // The parent's own name is told first, before its path is made: the
     // component of `parent_ends` before its last `/` (which the parent's name
     // ends with, or is when a `/` comes before it too).
@@ -778,28 +793,20 @@ fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
         Some(k) => (&tail[k + 1..], true),
         None => (tail, false),
     };
-    let mut name_buf = Vec::new();
-    let (mut buf, mut path, mut folded) = (Vec::new(), Vec::new(), Vec::new());
-    let mut fits = |name: &[u8]| {
-        fold_into(name, &mut buf);
-        match c.fit {
-            PieceFit::Whole => buf == c.piece,
-            PieceFit::Prefix => buf.starts_with(&c.piece),
-            PieceFit::Suffix => buf.ends_with(&c.piece),
-        }
-    };
-    let mut parent_ends = |id: EntryId| {
+    let (mut name_buf, mut path, mut folded) = (Vec::new(), Vec::new(), Vec::new());
+    let parent_ends = |id: EntryId| {
         let parent = store.parent(id);
         if parent == NONE {
             return false;
         }
-        if c.parent_ends.is_empty() {
+        if c.parent_ends.is_empty() || c.parent_ends == b"/" {
             return true;
         }
+        // A root's own path is `/`, which ends with nothing longer.
+        if is_root_entry(store, parent) {
+            return false;
+        }
         if !parent_name.is_empty() || parent_whole {
-            if is_root_entry(store, parent) {
-                return c.parent_ends == b"/";
-            }
             fold_into(store.name(parent), &mut name_buf);
             let named = if parent_whole {
                 name_buf == parent_name
@@ -812,35 +819,17 @@ fn with_component(store: &Store, c: &Component, halt: &Halt) -> Vec<EntryId> {
         }
         path.clear();
         path.push(b'/');
-        if !is_root_entry(store, parent) {
-            store.rel_path_into(parent, &mut path);
-            path.push(b'/');
-        }
+        store.rel_path_into(parent, &mut path);
+        path.push(b'/');
         fold_into(&path, &mut folded);
         folded.ends_with(&c.parent_ends)
     };
-    let mut out: Vec<EntryId> = Vec::new();
-    for k in candidates {
-        if !halt.go() {
-            break;
-        }
-        if fits(names.get(k)) {
-            out.extend(
-                store.base.by_name[store.base.named(k)]
-                    .iter()
-                    .copied()
-                    .filter(|&id| !skipped(store, id) && parent_ends(id)),
-            );
-        }
-    }
-    for id in store.delta_entries() {
-        if fits(store.name(id)) && parent_ends(id) {
-            out.push(id);
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
+    let name_ok = |folded: &[u8]| match c.fit {
+        PieceFit::Whole => folded == c.piece.as_slice(),
+        PieceFit::Prefix => folded.starts_with(&c.piece),
+        PieceFit::Suffix => folded.ends_with(&c.piece),
+    };
+    entries_named(store, &c.piece, halt, name_ok, parent_ends)
 }
 
 /// Checking a path term by building each candidate's path costs a climb to
