@@ -576,6 +576,25 @@ impl<'a> Plan<'a> {
                     out.push(top);
                 }
             }
+            if below.is_match_all()
+                && all_inside
+                && self.names.is_none()
+                && self.name_q.is_match_all()
+            {
+                // Everything below matches (`share/doc/` below each `doc` in
+                // `share`): whole child lists are taken, and only folders are
+                // stepped into, without a step or a path per entry.
+                let mut dirs = vec![top];
+                while let Some(d) = dirs.pop() {
+                    if !self.halt.go() {
+                        return out;
+                    }
+                    let kids = store.children(d);
+                    out.extend_from_slice(kids);
+                    dirs.extend(kids.iter().filter(|&&c| store.dir_slot(c).is_some()));
+                }
+                continue;
+            }
             // (entry, depth, path length before its name)
             let mut stack: Vec<(EntryId, u32, usize)> = store
                 .children(top)
