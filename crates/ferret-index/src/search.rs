@@ -1153,6 +1153,13 @@ mod tests {
             "ata_",
             "eport",
             "tie0",
+            "ties/",
+            "/ties/ tie",
+            "ties/ tie0",
+            // Words too short for the trigram lists below a path term: the
+            // matches are most or all of the folder, nearly all fitting well.
+            "/ties/ ti",
+            "ties/ t",
         ];
         let now = chrono::Utc::now().timestamp();
         let built = now - 2 * 86_400 - 3600;

@@ -86,6 +86,20 @@ impl Tier {
             *w |= 1 << (id % 64);
         }
     }
+
+    /// The entries its bit set holds, in id order.
+    fn members(&self) -> impl Iterator<Item = EntryId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            let mut word = word;
+            std::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let id = (w * 64) as EntryId + word.trailing_zeros();
+                    word &= word - 1;
+                    id
+                })
+            })
+        })
+    }
 }
 
 /// The first `wanted` matches of `plan` in relevance order (ascending: best
@@ -191,6 +205,10 @@ pub(crate) fn page(
             let fits = (all.len() > limit)
                 .then(|| WordFits::of(store, ranker, all.len(), &plan.halt))
                 .flatten();
+            // The matches that fit no better than anywhere (most of a path
+            // term's: the files below `share/doc/`) go straight to their bit
+            // set when they may be many, not through a list.
+            let mut anywhere = (all.len() > limit).then(|| tier(NameFit::Anywhere, slots));
             let mut by_fit: [Vec<EntryId>; 4] = Default::default();
             for id in all {
                 let fit = if !ranker.has_words() {
@@ -200,13 +218,31 @@ pub(crate) fn page(
                 } else {
                     ranker.fit(store.name(id), &mut buf)
                 };
-                by_fit[fit as usize].push(id);
+                match anywhere.as_mut() {
+                    Some(t) if fit == NameFit::Anywhere => {
+                        t.set(id);
+                        t.count += 1;
+                    }
+                    _ => by_fit[fit as usize].push(id),
+                }
             }
             for (fit, ids) in FITS.into_iter().zip(by_fit) {
-                if ids.len() <= limit {
-                    for id in ids {
+                let rank =
+                    |id: EntryId, pool: &mut Vec<(Relevance, EntryId)>, places: &mut Places| {
                         let fit = (fit, store.name(id).len());
-                        pool.push((ranker.rank_fitted(store, id, fit, &mut places), id));
+                        pool.push((ranker.rank_fitted(store, id, fit, places), id));
+                    };
+                if let Some(t) = anywhere.take_if(|_| fit == NameFit::Anywhere) {
+                    if t.count > limit {
+                        tiers.push(t);
+                    } else {
+                        for id in t.members() {
+                            rank(id, &mut pool, &mut places);
+                        }
+                    }
+                } else if ids.len() <= limit {
+                    for id in ids {
+                        rank(id, &mut pool, &mut places);
                     }
                 } else {
                     let mut t = tier(fit, slots);
@@ -333,17 +369,12 @@ pub(crate) fn page(
         let mut seen: HashSet<EntryId, foldhash::fast::FixedState> =
             cands.iter().map(|c| c.1).collect();
         for t in &tiers {
-            for (w, &word) in t.bits.iter().enumerate() {
-                let mut word = word;
-                while word != 0 {
-                    let id = (w * 64) as EntryId + word.trailing_zeros();
-                    word &= word - 1;
-                    if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
-                        continue;
-                    }
-                    let fit = (t.fit, store.name(id).len());
-                    cands.push((ranker.rank_fitted(store, id, fit, &mut places), id));
+            for id in t.members() {
+                if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
+                    continue;
                 }
+                let fit = (t.fit, store.name(id).len());
+                cands.push((ranker.rank_fitted(store, id, fit, &mut places), id));
             }
         }
     }
