@@ -1160,6 +1160,8 @@ mod tests {
             // matches are most or all of the folder, nearly all fitting well.
             "/ties/ ti",
             "ties/ t",
+            "fit",
+            "fits/ fit",
         ];
         let now = chrono::Utc::now().timestamp();
         let built = now - 2 * 86_400 - 3600;
@@ -1183,6 +1185,16 @@ mod tests {
                             ..Meta::default()
                         },
                     );
+                }
+            }
+            // One word fitting three ways: many names start with it, a few
+            // hold it at a part's start, many inside; a page of the few is
+            // settled only after the many that start with it are read.
+            let fits = s.insert_new(root, b"fits", Kind::Dir, Meta::default());
+            for (n, form) in [(20, "fit{}.txt"), (3, "a_fit{}.txt"), (20, "xfit{}.txt")] {
+                for i in 0..n {
+                    let name = form.replace("{}", &i.to_string());
+                    s.insert_new(fits, name.as_bytes(), Kind::File, meta(&mut rng));
                 }
             }
             let rebuilt = crate::orders::rebuild_at(&s, built);

@@ -102,6 +102,54 @@ impl Tier {
     }
 }
 
+/// A fit's matches too many to rank whole, before their bit set is made:
+/// when the page is settled by the ranked ones alone it never is (`test`
+/// on a real `/`: its 39 exact names fill the page, and the 100,000 entries
+/// of the prefix and part tiers need only be counted).
+enum Large {
+    /// Made as the matches were found.
+    Built(Tier),
+    /// An exact plan's names of this fit: all their entries (the changed
+    /// ones are passed over in the walk), so many in all.
+    Named(NameFit, Vec<u32>, usize),
+    /// The entries the plan accepted.
+    Kept(NameFit, Vec<EntryId>),
+}
+
+impl Large {
+    fn fit(&self) -> NameFit {
+        match self {
+            Large::Built(t) => t.fit,
+            Large::Named(fit, ..) | Large::Kept(fit, _) => *fit,
+        }
+    }
+
+    fn build(self, store: &Store, slots: usize) -> Tier {
+        match self {
+            Large::Built(t) => t,
+            Large::Named(fit, names, size) => {
+                let b = &store.base;
+                let mut t = tier(fit, slots);
+                for k in names {
+                    for &id in &b.by_name[b.named(k)] {
+                        t.set(id);
+                    }
+                }
+                t.count = size;
+                t
+            }
+            Large::Kept(fit, ids) => {
+                let mut t = tier(fit, slots);
+                t.count = ids.len();
+                for id in ids {
+                    t.set(id);
+                }
+                t
+            }
+        }
+    }
+}
+
 /// The first `wanted` matches of `plan` in relevance order (ascending: best
 /// first), with how many match in all; `None` when the rank order cannot
 /// answer (descending, the clock gone back, too much moved) and every match
@@ -129,14 +177,15 @@ pub(crate) fn page(
     let limit = direct_max(wanted, order.ids.len());
     let (mut places, mut buf) = (Places::default(), Vec::new());
     let mut pool: Vec<(Relevance, EntryId)> = Vec::new();
-    let mut tiers: Vec<Tier> = Vec::new();
+    let mut large: Vec<Large> = Vec::new();
     let total;
     match (&plan.driver, &plan.names) {
         (Driver::Names, Some(set)) => {
             // Each name's fit, once; its entries by tier.
             let exact = plan.exact();
-            let mut by_fit: [Vec<(u32, usize)>; 4] = Default::default();
-            // Fits the name check found (for one word), else each worked out.
+            let mut by_fit: [Vec<u32>; 4] = Default::default();
+            // Fits the name check found (for one word), else each worked out
+            // (a name is read only then: each is a cache miss).
             let found = set
                 .fits
                 .as_ref()
@@ -146,24 +195,24 @@ pub(crate) fn page(
                 if i % 4096 == 0 && !plan.halt.go() {
                     return Some((pool, 0));
                 }
-                let name = names.get(k);
                 let fit = match found.and_then(|f| f.get(i)) {
                     Some(&f) if f > 0 => FITS[usize::from(f - 1)],
-                    _ => ranker.fit(name, &mut buf),
+                    _ => ranker.fit(names.get(k), &mut buf),
                 };
-                by_fit[fit as usize].push((k, name.len()));
+                by_fit[fit as usize].push(k);
             }
             let mut counted = 0;
-            for (f, named) in by_fit.iter().enumerate() {
+            for (f, named) in by_fit.into_iter().enumerate() {
                 let fit = FITS[f];
                 let runs = || {
-                    named.iter().flat_map(|&(k, len)| {
+                    named.iter().flat_map(|&k| {
+                        let len = names.get(k).len();
                         b.by_name[b.named(k)].iter().map(move |&id| (id, len))
                     })
                 };
                 // Entries the plan accepts (all but those changed since, for
                 // an exact plan: their bits are passed over in the walk).
-                let size: usize = named.iter().map(|&(k, _)| b.named(k).len()).sum();
+                let size: usize = named.iter().map(|&k| b.named(k).len()).sum();
                 if size <= limit || !exact {
                     let kept: Vec<(EntryId, usize)> = runs()
                         .filter(|&(id, _)| !skipped(store, id) && plan.accept(id))
@@ -174,20 +223,13 @@ pub(crate) fn page(
                             pool.push((ranker.rank_fitted(store, id, (fit, len), &mut places), id));
                         }
                     } else {
-                        let mut t = tier(fit, slots);
-                        for (id, _) in kept {
-                            t.set(id);
-                            t.count += 1;
-                        }
-                        tiers.push(t);
+                        large.push(Large::Kept(
+                            fit,
+                            kept.into_iter().map(|(id, _)| id).collect(),
+                        ));
                     }
                 } else {
-                    let mut t = tier(fit, slots);
-                    for (id, _) in runs() {
-                        t.set(id);
-                    }
-                    t.count = size;
-                    tiers.push(t);
+                    large.push(Large::Named(fit, named, size));
                 }
             }
             total = if exact {
@@ -234,7 +276,7 @@ pub(crate) fn page(
                     };
                 if let Some(t) = anywhere.take_if(|_| fit == NameFit::Anywhere) {
                     if t.count > limit {
-                        tiers.push(t);
+                        large.push(Large::Built(t));
                     } else {
                         for id in t.members() {
                             rank(id, &mut pool, &mut places);
@@ -245,12 +287,7 @@ pub(crate) fn page(
                         rank(id, &mut pool, &mut places);
                     }
                 } else {
-                    let mut t = tier(fit, slots);
-                    t.count = ids.len();
-                    for id in ids {
-                        t.set(id);
-                    }
-                    tiers.push(t);
+                    large.push(Large::Kept(fit, ids));
                 }
             }
         }
@@ -258,7 +295,7 @@ pub(crate) fn page(
     for &id in delta {
         pool.push((ranker.rank(store, id, &mut places, &mut buf), id));
     }
-    if tiers.is_empty() {
+    if large.is_empty() {
         return Some(finish(pool, wanted, cmp, total));
     }
     // What the order cannot vouch for among the large tiers' members: ranked
@@ -266,7 +303,6 @@ pub(crate) fn page(
     if ranker.has_uses() {
         ranker.prepare(store, usize::MAX);
     }
-    let mut apart: HashSet<EntryId, foldhash::fast::FixedState> = HashSet::default();
     // A tier's bits hold changed entries as they are now only where a walk
     // of subtrees met them (the delta was not asked for apart): those are
     // ranked here too. (Elsewhere the bits may hold them as the orders knew
@@ -282,6 +318,30 @@ pub(crate) fn page(
         .filter(|&id| !skipped(store, id))
         .chain(changed)
         .collect();
+    let generated = order.generated as usize;
+    // The best an unread member of a tier of `fit` can be at position `at`.
+    let unread = |fit: NameFit, at: usize| Relevance {
+        fit,
+        generated: at >= generated,
+        // (f32 addition is monotonic: a bound plus the most the query's
+        // folder words can add bounds every later bonus.)
+        bonus: order.bound(at) + ranker.folder_words_max(),
+    };
+    // The page settled before any tier is made: what the walk's first block
+    // would find, with nothing to rank apart.
+    if odd.is_empty() && pool.len() >= wanted {
+        pool.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
+        pool.truncate(wanted);
+        let kth = pool[wanted - 1].0;
+        if large
+            .iter()
+            .all(|l| kth.cmp(&unread(l.fit(), 0)) == std::cmp::Ordering::Less)
+        {
+            return Some(finish(pool, wanted, cmp, total));
+        }
+    }
+    let mut tiers: Vec<Tier> = large.into_iter().map(|l| l.build(store, slots)).collect();
+    let mut apart: HashSet<EntryId, foldhash::fast::FixedState> = HashSet::default();
     for id in odd {
         if apart.contains(&id) {
             continue;
@@ -301,7 +361,6 @@ pub(crate) fn page(
         .sum::<usize>()
         .saturating_mul(WALK_PER_MATCH)
         .max(4 * crate::base::RANK_BLOCK);
-    let generated = order.generated as usize;
     let mut gave_up = false;
     for (at, &id) in order.ids.iter().enumerate() {
         let in_generated = at >= generated;
@@ -333,14 +392,7 @@ pub(crate) fn page(
             let Some(fit) = best else {
                 break;
             };
-            let unread = Relevance {
-                fit,
-                generated: in_generated,
-                // (f32 addition is monotonic: a bound plus the most the
-                // query's folder words can add bounds every later bonus.)
-                bonus: order.bound(at) + ranker.folder_words_max(),
-            };
-            if kth.is_some_and(|k| k.cmp(&unread) == std::cmp::Ordering::Less) {
+            if kth.is_some_and(|k| k.cmp(&unread(fit, at)) == std::cmp::Ordering::Less) {
                 break;
             }
             if at > budget {
