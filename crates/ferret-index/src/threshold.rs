@@ -70,6 +70,9 @@ struct Tier {
     count: usize,
     /// How many of them the walk has met.
     met: usize,
+    /// Whether no member the walk has not met can enter the page (or none
+    /// is left).
+    done: bool,
     bits: Vec<u64>,
 }
 
@@ -355,12 +358,6 @@ pub(crate) fn page(
     let mut cands = pool;
     let mut kth: Option<Relevance> = None;
     let slack = wanted.max(crate::base::RANK_BLOCK);
-    let budget = tiers
-        .iter()
-        .map(|t| t.count)
-        .sum::<usize>()
-        .saturating_mul(WALK_PER_MATCH)
-        .max(4 * crate::base::RANK_BLOCK);
     let mut gave_up = false;
     for (at, &id) in order.ids.iter().enumerate() {
         let in_generated = at >= generated;
@@ -382,20 +379,26 @@ pub(crate) fn page(
                 cands.truncate(wanted);
                 kth = Some(cands[wanted - 1].0);
             }
-            // The best any member not yet met can be: the best fit of a
-            // tier not exhausted, with the block's bound for a bonus.
-            let best = tiers
-                .iter()
-                .filter(|t| t.met < t.count)
-                .map(|t| t.fit)
-                .min();
-            let Some(fit) = best else {
-                break;
-            };
-            if kth.is_some_and(|k| k.cmp(&unread(fit, at)) == std::cmp::Ordering::Less) {
+            // A tier none of whose members not yet met can beat the page's
+            // last entry, even with the block's bound for a bonus, is done
+            // with: its members are passed over from here on.
+            let mut live = 0;
+            for t in tiers.iter_mut().filter(|t| !t.done) {
+                t.done = t.met == t.count
+                    || kth.is_some_and(|k| k.cmp(&unread(t.fit, at)) == std::cmp::Ordering::Less);
+                if !t.done {
+                    live += t.count;
+                }
+            }
+            if live == 0 {
                 break;
             }
-            if at > budget {
+            // Reading on costs more than ranking what can still enter.
+            if at
+                > live
+                    .saturating_mul(WALK_PER_MATCH)
+                    .max(4 * crate::base::RANK_BLOCK)
+            {
                 gave_up = true;
                 break;
             }
@@ -404,7 +407,7 @@ pub(crate) fn page(
             continue;
         };
         t.met += 1;
-        if skipped(store, id) || apart.contains(&id) {
+        if t.done || skipped(store, id) || apart.contains(&id) {
             continue;
         }
         let fit = (t.fit, store.name(id).len());
@@ -415,12 +418,12 @@ pub(crate) fn page(
         cands.push((r, id));
     }
     if gave_up {
-        // Past the budget: rank the large tiers' members whole (what the walk
-        // met again with them; ranking is exact, so twice is harmless once
-        // deduplicated).
+        // Past the budget: rank whole the members of the tiers that can still
+        // enter the page (what the walk met again with them; ranking is
+        // exact, so twice is harmless once deduplicated).
         let mut seen: HashSet<EntryId, foldhash::fast::FixedState> =
             cands.iter().map(|c| c.1).collect();
-        for t in &tiers {
+        for t in tiers.iter().filter(|t| !t.done) {
             for id in t.members() {
                 if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
                     continue;
@@ -505,6 +508,7 @@ fn tier(fit: NameFit, slots: usize) -> Tier {
         fit,
         count: 0,
         met: 0,
+        done: false,
         bits: vec![0; slots],
     }
 }
