@@ -360,14 +360,17 @@ impl<'a> Plan<'a> {
         let names = (!name_q.is_match_all()
             && (listed || best.as_ref().is_none_or(|(c, _)| *c > sorted / 4)))
         .then(|| {
-            // Relevance by one word: each name's fit is found as it is checked.
+            // Relevance: each name's fit to the name term's word is found as
+            // it is checked (the one word, or one of several: `src/ main`).
             let words = match request.sort {
                 crate::request::SortKey::Relevance => request.query.name_words(),
                 _ => Vec::new(),
             };
             let fit_word = match words.as_slice() {
                 [word] => Some(word.as_slice()),
-                _ => None,
+                _ => name_q
+                    .plain_name_literal()
+                    .filter(|l| words.iter().any(|w| w == l)),
             };
             match_names(store, &name_q, &halt, fit_word)
         });

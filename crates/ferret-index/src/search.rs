@@ -1162,6 +1162,12 @@ mod tests {
             "ties/ t",
             "fit",
             "fits/ fit",
+            // A name term's word beside a path term's: a name holding the
+            // one may fit the other better (`report1.md`: inside `eport`,
+            // a prefix of `report1`).
+            "eport report1/",
+            "src/ report",
+            "ain vendor/main",
         ];
         let now = chrono::Utc::now().timestamp();
         let built = now - 2 * 86_400 - 3600;

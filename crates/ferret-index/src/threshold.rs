@@ -192,14 +192,28 @@ pub(crate) fn page(
             let found = set
                 .fits
                 .as_ref()
-                .filter(|(word, _)| ranker.only_word() == Some(word.as_slice()))
-                .map(|(_, fits)| fits.as_slice());
+                .filter(|(word, _)| ranker.words().contains(word));
+            // With several words (`src/ main`), the others' fits from the
+            // dictionary's lists, so that no name need be read for them.
+            let others = found
+                .filter(|_| ranker.only_word().is_none())
+                .and_then(|(word, _)| {
+                    let rest = ranker.words().iter().filter(|w| *w != word);
+                    WordFits::of(store, rest, set.ids.len(), &plan.halt)
+                });
+            let found = found.map(|(_, fits)| fits.as_slice());
             for (i, &k) in set.ids.iter().enumerate() {
                 if i % 4096 == 0 && !plan.halt.go() {
                     return Some((pool, 0));
                 }
                 let fit = match found.and_then(|f| f.get(i)) {
-                    Some(&f) if f > 0 => FITS[usize::from(f - 1)],
+                    Some(&f) if f > 0 && ranker.only_word().is_some() => FITS[usize::from(f - 1)],
+                    Some(&f)
+                        if f > 0
+                            && let Some(rest) = others.as_ref().and_then(|o| o.fit_name(k)) =>
+                    {
+                        FITS[usize::from(f - 1)].min(rest)
+                    }
                     _ => ranker.fit(names.get(k), &mut buf),
                 };
                 by_fit[fit as usize].push(k);
@@ -248,7 +262,7 @@ pub(crate) fn page(
             // (A walk of subtrees meets changed entries too: they are put
             // apart below, from the delta's side.)
             let fits = (all.len() > limit)
-                .then(|| WordFits::of(store, ranker, all.len(), &plan.halt))
+                .then(|| WordFits::of(store, ranker.words().iter(), all.len(), &plan.halt))
                 .flatten();
             // The matches that fit no better than anywhere (most of a path
             // term's: the files below `share/doc/`) go straight to their bit
@@ -454,16 +468,16 @@ struct WordFits {
 impl WordFits {
     /// `None` where a word has no trigram (shorter than three bytes) or is
     /// held by more names than there are matches to read.
-    fn of(
+    fn of<'w>(
         store: &Store,
-        ranker: &Ranker,
+        query_words: impl Iterator<Item = &'w Vec<u8>>,
         matches: usize,
         halt: &crate::stop::Halt,
     ) -> Option<WordFits> {
         let names = &store.names;
         let sorted = names.sorted_len();
         let mut words = Vec::new();
-        for word in ranker.words() {
+        for word in query_words {
             let lit = std::slice::from_ref(word);
             if names.candidates_bound(lit)? as usize > matches {
                 return None;
@@ -487,7 +501,12 @@ impl WordFits {
     /// The fit of `id`'s name, best over the words; `None` for a name the
     /// dictionary's lists do not cover (new since the rebuild).
     fn fit(&self, store: &Store, id: EntryId) -> Option<NameFit> {
-        let k = store.names_of[id as usize];
+        self.fit_name(store.names_of[id as usize])
+    }
+
+    /// The fit of name `k`, best over the words; `None` for a name the
+    /// dictionary's lists do not cover.
+    fn fit_name(&self, k: u32) -> Option<NameFit> {
         if k >= self.sorted {
             return None;
         }
