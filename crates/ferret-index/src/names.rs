@@ -335,6 +335,28 @@ impl Names {
         dots.chain(self.lower_bound_folded(&[0x80])..self.sorted)
     }
 
+    /// The runs of sorted names whose fold may start with `prefix` (ASCII,
+    /// lower case): those whose bytes do, ignoring ASCII case, and, for each
+    /// shorter start of it, those that go on with a byte past ASCII there
+    /// (its fold may drop an accent or turn a letter into the next bytes of
+    /// `prefix`: `Ínvoice`, `e` and a combining accent). Names sort by their
+    /// ASCII-lowered bytes ([`name_order`]), so each is one run.
+    pub fn folded_prefix_runs(&self, prefix: &[u8]) -> Vec<std::ops::Range<u32>> {
+        let lo = self.lower_bound_folded(prefix);
+        let mut runs = Vec::with_capacity(prefix.len() + 1);
+        runs.push(lo..self.prefix_end_folded(prefix, lo));
+        let mut start = Vec::with_capacity(prefix.len() + 1);
+        for k in 0..prefix.len() {
+            start.clear();
+            start.extend_from_slice(&prefix[..k]);
+            start.push(0x80);
+            let from = self.lower_bound_folded(&start);
+            runs.push(from..self.prefix_end_folded(&prefix[..k], from));
+        }
+        runs.retain(|r| !r.is_empty());
+        runs
+    }
+
     /// Sorted names whose folded extension is one of `exts` (folded, no dot).
     pub fn with_extensions(&self, exts: &[Vec<u8>]) -> Vec<u32> {
         let mut out: Vec<u32> = Vec::new();

@@ -138,10 +138,30 @@ pub(crate) fn match_names(
             part.iter().filter_map(|&k| verify(k)).collect()
         })
     };
+    let glob_count = name_q
+        .glob_extension()
+        .map(|(e, _)| names.with_extensions_count(&[e]));
+    // A glob starting with literal bytes (`invoice-*.csv`): the sorted names
+    // starting with them (and those whose fold may), when they are fewer
+    // than any list would give.
+    let prefix_listed = name_q.glob_prefix().and_then(|p| {
+        let runs = names.folded_prefix_runs(&p);
+        let count: usize = runs.iter().map(|r| r.len()).sum();
+        let fewer = [ext_count, trigram_bound.map(|b| b as usize), glob_count]
+            .into_iter()
+            .flatten()
+            .all(|c| count < c);
+        fewer.then(|| {
+            let mut ids: Vec<u32> = runs.into_iter().flatten().collect();
+            ids.sort_unstable();
+            ids.dedup();
+            verify_all(&ids)
+        })
+    });
     // A glob ending in an extension (`*.h`) has no trigram to narrow it; its
     // extension's list does, with the names that may have no extension.
     let glob_listed = match (&exts, name_q.glob_extension()) {
-        (None, Some((e, exact))) => {
+        (None, Some((e, exact))) if prefix_listed.is_none() => {
             let e = [e];
             let count = names.with_extensions_count(&e);
             trigram_bound
@@ -163,6 +183,7 @@ pub(crate) fn match_names(
         _ => None,
     };
     let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
+        _ if let Some(listed) = prefix_listed => listed,
         _ if let Some(listed) = glob_listed => listed,
         (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
             let listed = names.with_extensions(&e);

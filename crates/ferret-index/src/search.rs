@@ -659,6 +659,8 @@ mod tests {
             ".tar.gz",
             "x.MD",
             "a.gz",
+            // An accent after an ASCII start: `rep*` must find it.
+            "rÉport9.md",
         ];
         if rng.below(12) == 0 {
             return ODD[rng.below(ODD.len() as u64) as usize]
@@ -873,6 +875,23 @@ mod tests {
         "*.tar.gz",
         "report*.pdf",
         "*.md size:>400",
+        // Globs that start with literal bytes: the sorted names starting
+        // with them, and those whose fold may (an accent first, or before
+        // the bytes differ: `é.md.c`, `Ünï`, a combining accent).
+        "rep*",
+        "re*",
+        "rÉ*.md",
+        "REP*.md",
+        "case:Rep*",
+        "ün*",
+        "e*.c",
+        "e.m*",
+        "m*.md",
+        "unï*",
+        "a?*",
+        "x.*",
+        ".m*",
+        "notes1*.md dm:thisyear",
         "size:>400",
         "size:0..20",
         "size:<10",

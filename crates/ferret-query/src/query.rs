@@ -759,6 +759,26 @@ impl Query {
         })
     }
 
+    /// For a query of a name glob (or an AND holding one) whose one literal
+    /// piece is its start, in ASCII (`alpha*`, `ab?*`): those bytes, ASCII
+    /// lower case. Every match's name starts with them once folded, so the
+    /// sorted names that do (and those whose fold may) are the only
+    /// candidates, never more than the names holding them. (With more
+    /// pieces, `main_*.rs`, the trigram lists of all of them narrow more.)
+    pub fn glob_prefix(&self) -> Option<Vec<u8>> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(v) => v,
+            n => std::slice::from_ref(n),
+        };
+        conjuncts.iter().find_map(|n| match n {
+            Node::Name(NameMatch::Glob { glob, .. }) => {
+                let p = glob.prefix()?;
+                (p.is_ascii() && glob.literals().count() == 1).then(|| p.to_ascii_lowercase())
+            }
+            _ => None,
+        })
+    }
+
     /// The extension (folded, without the dot) after which a name glob of the
     /// top-level AND ends (`h` for `*.h`, `gz` for `*.tar.gz`): every match's
     /// folded name has it as its extension, but for names whose folded form

@@ -385,6 +385,15 @@ impl Glob {
         }
     }
 
+    /// The literal every match starts with: the first piece's first literal
+    /// (a match starts with the whole first piece).
+    pub fn prefix(&self) -> Option<&[u8]> {
+        match self.segs.first()?.first()? {
+            Tok::Lit(l) => Some(l),
+            Tok::Any => None,
+        }
+    }
+
     /// Whether the glob is a star and then literal bytes alone (`*.h`).
     pub fn is_star_then_literal(&self) -> bool {
         matches!(self.segs.as_slice(), [first, last] if first.is_empty() && matches!(last.as_slice(), [Tok::Lit(_)]))

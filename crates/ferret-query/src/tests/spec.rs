@@ -984,4 +984,22 @@ fn name_terms_ranges_and_extensions_for_an_index() {
         assert_eq!(q(not_plain).plain_name_literal(), None, "{not_plain}");
     }
     assert!(!q("ext:rs x").is_extension_list() && !q("ext:tar.gz").is_extension_list());
+    // A glob's literal start, lower case: every match's folded name starts so.
+    assert_eq!(q("Invoice-*").glob_prefix(), Some(b"invoice-".to_vec()));
+    assert_eq!(q("case:INV*").glob_prefix(), Some(b"inv".to_vec()));
+    assert_eq!(q("ab?* size:>1kb").glob_prefix(), Some(b"ab".to_vec()));
+    // (Folded first: `ü` is `u`.)
+    assert_eq!(q("Ü*").glob_prefix(), Some(b"u".to_vec()));
+    for none in [
+        "*.csv",
+        "?x*",
+        "!inv*",
+        "a|inv*",
+        "inv",
+        "case:ü*",
+        "invoice-*.csv",
+        "a?c*",
+    ] {
+        assert_eq!(q(none).glob_prefix(), None, "{none}");
+    }
 }
