@@ -138,9 +138,14 @@ pub(crate) fn match_names(
             part.iter().filter_map(|&k| verify(k)).collect()
         })
     };
-    let glob_count = name_q
-        .glob_extension()
-        .map(|(e, _)| names.with_extensions_count(&[e]));
+    // A glob ending in an extension (`*.h`): that extension, and how many
+    // names its list holds.
+    let glob_ext = name_q.glob_extension().map(|(e, exact)| {
+        let e = [e];
+        let count = names.with_extensions_count(&e);
+        (e, exact, count)
+    });
+    let glob_count = glob_ext.as_ref().map(|g| g.2);
     // A glob starting with literal bytes (`invoice-*.csv`): the sorted names
     // starting with them (and those whose fold may), when they are fewer
     // than any list would give.
@@ -160,26 +165,22 @@ pub(crate) fn match_names(
     });
     // A glob ending in an extension (`*.h`) has no trigram to narrow it; its
     // extension's list does, with the names that may have no extension.
-    let glob_listed = match (&exts, name_q.glob_extension()) {
-        (None, Some((e, exact))) if prefix_listed.is_none() => {
-            let e = [e];
-            let count = names.with_extensions_count(&e);
-            trigram_bound
-                .is_none_or(|b| count <= b as usize * 2)
-                .then(|| {
-                    let listed = names.with_extensions(&e);
-                    let dotted: Vec<u32> = names.maybe_dotted().collect();
-                    let mut tagged: Vec<(u32, u8)> = if exact {
-                        listed.iter().map(|&k| (k, 0)).collect()
-                    } else {
-                        verify_all(&listed)
-                    };
-                    tagged.extend(verify_all(&dotted));
-                    tagged.sort_unstable_by_key(|t| t.0);
-                    tagged.dedup_by_key(|t| t.0);
-                    tagged
-                })
-        }
+    let glob_listed = match (&exts, glob_ext) {
+        (None, Some((e, exact, count))) if prefix_listed.is_none() => trigram_bound
+            .is_none_or(|b| count <= b as usize * 2)
+            .then(|| {
+                let listed = names.with_extensions(&e);
+                let dotted: Vec<u32> = names.maybe_dotted().collect();
+                let mut tagged: Vec<(u32, u8)> = if exact {
+                    listed.iter().map(|&k| (k, 0)).collect()
+                } else {
+                    verify_all(&listed)
+                };
+                tagged.extend(verify_all(&dotted));
+                tagged.sort_unstable_by_key(|t| t.0);
+                tagged.dedup_by_key(|t| t.0);
+                tagged
+            }),
         _ => None,
     };
     let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {

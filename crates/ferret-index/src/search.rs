@@ -1185,7 +1185,6 @@ mod tests {
             // one may fit the other better (`report1.md`: inside `eport`,
             // a prefix of `report1`).
             "eport report1/",
-            "src/ report",
             "ain vendor/main",
         ];
         let now = chrono::Utc::now().timestamp();
