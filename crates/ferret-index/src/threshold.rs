@@ -344,16 +344,16 @@ pub(crate) fn page(
         // folder words can add bounds every later bonus.)
         bonus: order.bound(at) + ranker.folder_words_max(),
     };
-    // The page settled before any tier is made: what the walk's first block
-    // would find, with nothing to rank apart.
+    // What the walk's first block would find, before any bit set is made: a
+    // tier whose best member the page's last entry already beats is never
+    // made (with nothing to rank apart, which needs every tier's bits; the
+    // tiers hold disjoint entries, so the walk passes its members over).
     if odd.is_empty() && pool.len() >= wanted {
         pool.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
         pool.truncate(wanted);
         let kth = pool[wanted - 1].0;
-        if large
-            .iter()
-            .all(|l| kth.cmp(&unread(l.fit(), 0)) == std::cmp::Ordering::Less)
-        {
+        large.retain(|l| kth.cmp(&unread(l.fit(), 0)) != std::cmp::Ordering::Less);
+        if large.is_empty() {
             return Some(finish(pool, wanted, cmp, total));
         }
     }
