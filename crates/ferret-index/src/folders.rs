@@ -23,8 +23,9 @@ pub(crate) struct FolderTable {
     pub stamp: u64,
     /// Each folder's entry id.
     pub ids: Vec<u32>,
-    /// Each folder's slot (`Store::dir_slot`).
-    pub slots: Vec<u32>,
+    /// By folder slot (`Store::dir_slot`): the folder's place, or [`ROOT`]
+    /// where the slot holds no folder reachable from the roots.
+    places: Vec<u32>,
     /// Each folder's parent, as a place in this table, or [`ROOT`].
     pub parents: Vec<u32>,
     /// Where each folder's folded name ends in `names`.
@@ -47,7 +48,11 @@ impl FolderTable {
         debug_assert!(parent == ROOT || (parent as usize) < self.ids.len());
         let place = self.ids.len() as u32;
         self.ids.push(id);
-        self.slots.push(slot);
+        let slot = slot as usize;
+        if self.places.len() <= slot {
+            self.places.resize(slot + 1, ROOT);
+        }
+        self.places[slot] = place;
         self.parents.push(parent);
         self.names.extend_from_slice(folded);
         self.ends.push(self.names.len() as u32);
@@ -56,6 +61,14 @@ impl FolderTable {
 
     pub fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// The place of the folder in `slot`, if the table holds it.
+    pub fn place_of(&self, slot: usize) -> Option<usize> {
+        self.places
+            .get(slot)
+            .filter(|&&p| p != ROOT)
+            .map(|&p| p as usize)
     }
 
     /// The folded name of the folder at `place`.
@@ -70,7 +83,7 @@ impl FolderTable {
 
     fn shrink_to_fit(&mut self) {
         self.ids.shrink_to_fit();
-        self.slots.shrink_to_fit();
+        self.places.shrink_to_fit();
         self.parents.shrink_to_fit();
         self.ends.shrink_to_fit();
         self.names.shrink_to_fit();
@@ -106,7 +119,7 @@ impl FolderCache {
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .map_or(0, |t| {
-                (t.ids.capacity() + t.slots.capacity() + t.parents.capacity() + t.ends.capacity())
+                (t.ids.capacity() + t.places.capacity() + t.parents.capacity() + t.ends.capacity())
                     * 4
                     + t.names.capacity()
             })
@@ -140,6 +153,10 @@ mod tests {
             (&b"root"[..], &b""[..], &b"beta"[..])
         );
         assert_eq!((t.parents[b as usize], t.len()), (a, 3));
+        assert_eq!(
+            (t.place_of(2), t.place_of(1), t.place_of(9)),
+            (Some(2), Some(1), None)
+        );
 
         let cache = FolderCache::default();
         let mut made = 0;

@@ -185,8 +185,25 @@ fn fuzzy_with(
     // subsequence (folders included, so initials and word parts match
     // across them: `tucdec` for `tokio-util/src/codec/decoder.rs`), or
     // whose name is one edit away from a word of five characters or more.
-    let near = near_names(store, &folded, &words);
-    let reach = Reach::new(store, &folded, &near, &halt);
+    let typo_words: Vec<bool> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| forgives_typo(i, w))
+        .collect();
+    // The names one edit from each word (read off the trigram lists) and
+    // how far each word gets through each folder's path, side by side.
+    let (near, reach) = if threads_for(store.len()) > 1 {
+        std::thread::scope(|scope| {
+            let near = scope.spawn(|| near_names(store, &folded, &words));
+            let reach = Reach::new(store, &folded, &typo_words, &halt);
+            (near.join().expect("a fuzzy typo pass panicked"), reach)
+        })
+    } else {
+        (
+            near_names(store, &folded, &words),
+            Reach::new(store, &folded, &typo_words, &halt),
+        )
+    };
     let fits = NameFits::new(store, &folded, &near, &reach.bound, &halt);
     // Few entries bear a name that can match: read them by name, each with
     // its folder's reach; else one walk down the tree reads every entry.
@@ -755,9 +772,31 @@ impl NameFits {
         bound: &[usize],
         halt: &Halt,
     ) -> NameFits {
+        let threads = threads_for(store.names.len() as usize * words.len());
+        NameFits::with_threads(store, words, near, bound, halt, threads)
+    }
+
+    /// [`NameFits::new`] on `threads` threads (the tests ask for more than
+    /// their small stores would get).
+    fn with_threads(
+        store: &Store,
+        words: &[Vec<u8>],
+        near: &[Option<Near>],
+        bound: &[usize],
+        halt: &Halt,
+        threads: usize,
+    ) -> NameFits {
         let n = words.len();
+        if n == 0 {
+            return NameFits {
+                need: Vec::new(),
+                flags: Vec::new(),
+                maybe: Vec::new(),
+                words: Vec::new(),
+            };
+        }
         let count = store.names.len() as usize;
-        let threads = threads_for(count * n);
+        let sorted = (store.names.sorted_len() as usize).min(count);
         let step = count.div_ceil(threads).max(1);
         // What the name must hold of each word: the part past its bound
         // (and past a `/` there, which a folder boundary stands for), and
@@ -771,133 +810,152 @@ impl NameFits {
                 byte_mask(&w[b.min(w.len())..]) | w.last().map_or(0, |&l| byte_bit(l))
             })
             .collect();
+        // A name the mask tells unread keeps the defaults: each word's
+        // length as its `need`, no flags. Whether such a word still lets
+        // the name match (a folder path that takes it whole):
+        let unread_fits: Vec<bool> = words
+            .iter()
+            .zip(bound)
+            .map(|(w, &b)| word_may_match(w, b, w.len() as u8, 0))
+            .collect();
+        // Written only for the names read, in place: most names are told
+        // unread by their mask, and the flags' untouched pages are never
+        // even made (one pass over a million names went from 8 ms to 2).
+        let unread_fit = unread_fits.iter().all(|&f| f);
+        let row: Vec<u8> = words.iter().map(|w| w.len() as u8).collect();
+        let mut need = row.repeat(count);
+        let mut flags = vec![0u8; count * n];
         // Made once: a searcher set up for each name read costs more than
         // the search.
         let finders: Vec<memchr::memmem::Finder<'_>> =
             words.iter().map(memchr::memmem::Finder::new).collect();
-        let parts: Vec<(Vec<u8>, Vec<u8>, Vec<u32>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let rest_masks = &rest_masks;
-                    let finders = &finders;
+        let mut maybe: Vec<u32> = std::thread::scope(|scope| {
+            let handles: Vec<_> = need
+                .chunks_mut(step * n)
+                .zip(flags.chunks_mut(step * n))
+                .enumerate()
+                .map(|(t, (need, flags))| {
+                    let (rest_masks, unread_fits, finders) = (&rest_masks, &unread_fits, &finders);
                     scope.spawn(move || {
-                        let (from, to) = (t * step, ((t + 1) * step).min(count));
-                        let mut need = Vec::with_capacity((to.saturating_sub(from)) * n);
-                        let mut flags = Vec::with_capacity(need.capacity());
-                        // The names that can match (see [`may_match`]).
+                        let from = t * step;
+                        let to = from + need.len() / n;
+                        // The names that can match by what they hold (the
+                        // words one edit away are added after).
                         let mut maybe = Vec::new();
                         let mut buf = Vec::new();
-                        // Where each word's near names (sorted) reach `from`.
-                        let mut cursors: Vec<usize> = near
-                            .iter()
-                            .map(|nr| {
-                                nr.as_ref().map_or(0, |nr| {
-                                    nr.keys.partition_point(|&k| (k as usize) < from)
-                                })
-                            })
-                            .collect();
-                        for k in from..to {
-                            if (k & 1023) == 0 && !halt.go() {
+                        let masks = store.names.masks();
+                        let mut read = Vec::with_capacity(1024);
+                        for at in (from..to).step_by(1024) {
+                            if !halt.go() {
                                 // Stopped: the answer is thrown away.
-                                need.resize((to - from) * n, u8::MAX);
-                                flags.resize((to - from) * n, 0);
                                 break;
                             }
-                            let k = k as u32;
-                            let mask = store.names.mask(k);
-                            let mut folded = false;
-                            for (w, word) in words.iter().enumerate() {
-                                let mut f = 0;
-                                if let Some(nr) = &near[w] {
-                                    if k < store.names.sorted_len() {
-                                        let c = &mut cursors[w];
-                                        while *c < nr.keys.len() && nr.keys[*c] < k {
-                                            *c += 1;
-                                        }
-                                        if nr.keys.get(*c) == Some(&k) {
-                                            f |= NEAR;
-                                        }
+                            let end = (at + 1024).min(to);
+                            // The names whose masks hold some word's rest,
+                            // in a loop that does nothing else: most names
+                            // are told unread here, a few cycles each.
+                            read.clear();
+                            if unread_fit {
+                                read.extend(at..end);
+                            } else {
+                                let known = &masks[at.min(masks.len())..end.min(masks.len())];
+                                for (i, &m) in known.iter().enumerate() {
+                                    if rest_masks.iter().any(|&r| r & !m == 0) {
+                                        read.push(at + i);
+                                    }
+                                }
+                                read.extend(at + known.len()..end);
+                            }
+                            for &k in &read {
+                                let mask = store.names.mask(k as u32);
+                                let row = (k - from) * n;
+                                let mut fits = true;
+                                let mut folded = false;
+                                for (w, word) in words.iter().enumerate() {
+                                    if mask & rest_masks[w] != rest_masks[w] {
+                                        // Holds too little of the word to match,
+                                        // or none of its end: the defaults.
+                                        fits &= unread_fits[w];
+                                        continue;
+                                    }
+                                    // Greedy from the right: the longest end of
+                                    // the word the name holds in order. (An
+                                    // ASCII name is folded as it is read: most
+                                    // names read here are not kept.)
+                                    let raw = store.names.get(k as u32);
+                                    let i = if !folded && raw.is_ascii() {
+                                        held_end(word, raw, |b| b.to_ascii_lowercase())
                                     } else {
                                         if !folded {
-                                            fold_into(store.names.get(k), &mut buf);
+                                            fold_into(raw, &mut buf);
                                             folded = true;
                                         }
-                                        if within_one_edit(&buf, word) {
-                                            f |= NEAR;
+                                        held_end(word, &buf, |b| b)
+                                    };
+                                    let mut f = 0;
+                                    if i == 0 {
+                                        if !folded {
+                                            fold_into(raw, &mut buf);
+                                            folded = true;
+                                        }
+                                        if buf.starts_with(word) {
+                                            f |= STARTS | HOLDS;
+                                        } else if finders[w].find(&buf).is_some() {
+                                            f |= HOLDS;
                                         }
                                     }
+                                    need[row + w] = i as u8;
+                                    flags[row + w] = f;
+                                    fits &= word_may_match(word, bound[w], i as u8, f);
                                 }
-                                if mask & rest_masks[w] != rest_masks[w] {
-                                    // Holds too little of the word to match,
-                                    // or none of its end.
-                                    need.push(word.len() as u8);
-                                    flags.push(f);
-                                    continue;
+                                if fits {
+                                    maybe.push(k as u32);
                                 }
-                                // Greedy from the right: the longest end of
-                                // the word the name holds in order. (An
-                                // ASCII name is folded as it is read: most
-                                // names read here are not kept.)
-                                let raw = store.names.get(k);
-                                let mut i = word.len();
-                                if !folded && raw.is_ascii() {
-                                    for &b in raw.iter().rev() {
-                                        if i == 0 {
-                                            break;
-                                        }
-                                        if word[i - 1] == b.to_ascii_lowercase() {
-                                            i -= 1;
-                                        }
-                                    }
-                                } else {
-                                    if !folded {
-                                        fold_into(raw, &mut buf);
-                                        folded = true;
-                                    }
-                                    for &b in buf.iter().rev() {
-                                        if i == 0 {
-                                            break;
-                                        }
-                                        if word[i - 1] == b {
-                                            i -= 1;
-                                        }
-                                    }
-                                }
-                                need.push(i as u8);
-                                if i == 0 && !folded {
-                                    fold_into(raw, &mut buf);
-                                    folded = true;
-                                }
-                                if i == 0 {
-                                    if buf.starts_with(word) {
-                                        f |= STARTS | HOLDS;
-                                    } else if finders[w].find(&buf).is_some() {
-                                        f |= HOLDS;
-                                    }
-                                }
-                                flags.push(f);
-                            }
-                            let at = need.len() - n;
-                            if may_match(words, bound, &need[at..], &flags[at..]) {
-                                maybe.push(k);
                             }
                         }
-                        (need, flags, maybe)
+                        maybe
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("a fuzzy name pass panicked"))
+                .flat_map(|h| h.join().expect("a fuzzy name pass panicked"))
                 .collect()
         });
-        let mut need = Vec::with_capacity(count * n);
-        let mut flags = Vec::with_capacity(count * n);
-        let mut maybe = Vec::new();
-        for (a, b, c) in parts {
-            need.extend(a);
-            flags.extend(b);
-            maybe.extend(c);
+        // The names one edit from a word: from the trigram lists for the
+        // names the orders know, read directly for the names added since.
+        let mut near_keys = Vec::new();
+        for (w, nr) in near.iter().enumerate() {
+            let Some(nr) = nr else { continue };
+            for &k in &nr.keys {
+                if (k as usize) < sorted {
+                    flags[k as usize * n + w] |= NEAR;
+                    near_keys.push(k);
+                }
+            }
+        }
+        if near.iter().any(Option::is_some) {
+            let mut buf = Vec::new();
+            for k in sorted..count {
+                fold_into(store.names.get(k as u32), &mut buf);
+                for (w, word) in words.iter().enumerate() {
+                    if near[w].is_some() && within_one_edit(&buf, word) {
+                        flags[k * n + w] |= NEAR;
+                        near_keys.push(k as u32);
+                    }
+                }
+            }
+        }
+        let before = maybe.len();
+        for &k in &near_keys {
+            let at = k as usize * n..k as usize * n + n;
+            if may_match(words, bound, &need[at.clone()], &flags[at]) {
+                maybe.push(k);
+            }
+        }
+        if maybe.len() > before {
+            maybe.sort_unstable();
+            maybe.dedup();
         }
         NameFits {
             need,
@@ -932,12 +990,39 @@ impl NameFits {
 /// some entry: each word within its `bound` (counting a `/` a folder
 /// boundary stands for) or one edit away.
 fn may_match(words: &[Vec<u8>], bound: &[usize], need: &[u8], flags: &[u8]) -> bool {
-    words.iter().enumerate().all(|(w, word)| {
-        let need = need[w] as usize;
-        need <= bound[w]
-            || (need > 0 && word[need - 1] == b'/' && need - 1 <= bound[w])
-            || flags[w] & NEAR != 0
-    })
+    words
+        .iter()
+        .enumerate()
+        .all(|(w, word)| word_may_match(word, bound[w], need[w], flags[w]))
+}
+
+/// [`may_match`] for one word.
+#[inline]
+fn word_may_match(word: &[u8], bound: usize, need: u8, flags: u8) -> bool {
+    let need = need as usize;
+    need <= bound || (need > 0 && word[need - 1] == b'/' && need - 1 <= bound) || flags & NEAR != 0
+}
+
+/// The least `i` such that `word[i..]` is a subsequence of `name` (each of
+/// its bytes mapped by `fold`): greedy from the right, the byte looked for
+/// held apart as in [`advance`].
+#[inline]
+fn held_end(word: &[u8], name: &[u8], fold: impl Fn(u8) -> u8) -> usize {
+    let mut i = word.len();
+    let Some(&last) = word.last() else {
+        return 0;
+    };
+    let mut want = last;
+    for &b in name.iter().rev() {
+        if fold(b) == want {
+            i -= 1;
+            match i.checked_sub(1) {
+                Some(j) => want = word[j],
+                None => break,
+            }
+        }
+    }
+    i
 }
 
 /// Greedily match `word` from `from` over `name` (after a `/` when `sep`).
@@ -945,12 +1030,20 @@ fn advance(word: &[u8], mut from: usize, sep: bool, name: &[u8]) -> usize {
     if sep && word.get(from) == Some(&b'/') {
         from += 1;
     }
+    // The byte looked for is held apart and changed only on a match: read
+    // from the word at each byte, every step waited on a load (a folder
+    // pass over the 1M tree's 100,000 folders spent most of its time so).
+    let Some(&first) = word.get(from) else {
+        return from;
+    };
+    let mut want = first;
     for &b in name {
-        if from == word.len() {
-            break;
-        }
-        if word[from] == b {
+        if b == want {
             from += 1;
+            match word.get(from) {
+                Some(&next) => want = next,
+                None => break,
+            }
         }
     }
     from
@@ -1107,84 +1200,92 @@ fn test_entry(
 
 /// How far each word gets through every folder's path (the folder's own
 /// name included), the words a folder on the way is one edit from, and its
-/// depth, by folder slot: one pass over the records, each folder worked out
-/// from its parent's. `bound` is the most of each word any folder takes.
+/// depth, by the folder's place in the [`FolderTable`]: one pass over the
+/// table, each folder worked out from its parent's (kept by place, the
+/// pass writes in order and reads a parent lately written: by slot, each
+/// folder's writes and its parent's reads were cache misses). `bound` is
+/// the most of each word any folder takes.
 struct Reach {
+    table: Arc<FolderTable>,
     consumed: Vec<u8>,
     typos: Vec<u64>,
     depth: Vec<u16>,
-    done: Vec<bool>,
+    /// The places worked out: all of them, unless stopped.
+    done: usize,
     bound: Vec<usize>,
 }
 
 impl Reach {
-    fn new(store: &Store, words: &[Vec<u8>], near: &[Option<Near>], halt: &Halt) -> Reach {
+    /// `typos[w]`: whether word `w` forgives a typo ([`forgives_typo`]).
+    fn new(store: &Store, words: &[Vec<u8>], typo_words: &[bool], halt: &Halt) -> Reach {
         let n = words.len();
-        let slots = store.dirs.len();
         let single = store.roots().len() == 1;
-        let mut r = Reach {
-            consumed: vec![0; slots * n],
-            typos: vec![0; slots],
-            depth: vec![0; slots],
-            done: vec![false; slots],
-            bound: vec![0; n],
-        };
         // Parents before their folders, names folded, read in one sequence.
         let table = folder_table(store);
-        for place in 0..table.len() {
+        let places = table.len();
+        let mut consumed = vec![0u8; places * n];
+        let mut typos = vec![0u64; places];
+        let mut depth = vec![0u16; places];
+        let mut bound = vec![0usize; n];
+        let mut all_typos = 0u64;
+        let mut done = places;
+        for place in 0..places {
             if (place & 4095) == 0 && !halt.go() {
+                done = place;
                 break;
             }
-            let cs = table.slots[place] as usize;
             let name = table.name(place);
             let parent = table.parents[place];
+            let row = place * n;
             if parent == ROOT {
                 if !single {
                     for (w, word) in words.iter().enumerate() {
-                        r.consumed[cs * n + w] = advance(word, 0, false, name) as u8;
+                        let c = advance(word, 0, false, name) as u8;
+                        consumed[row + w] = c;
+                        bound[w] = bound[w].max(c as usize);
                     }
                 }
-                r.done[cs] = true;
                 continue;
             }
-            let ps = table.slots[parent as usize] as usize;
-            let sep = !(single && table.parents[parent as usize] == ROOT);
-            let mut typos = r.typos[ps];
+            let pp = parent as usize;
+            let sep = !(single && table.parents[pp] == ROOT);
+            let mut t = typos[pp];
             for (w, word) in words.iter().enumerate() {
-                let from = r.consumed[ps * n + w] as usize;
-                r.consumed[cs * n + w] = advance(word, from, sep, name) as u8;
-                // (One edit away needs a length within one of the word's,
-                // for the name or its stem, which is shorter.)
-                if w < 64
-                    && (name.len() + 1 >= word.len() || !name.is_ascii())
-                    && near[w].as_ref().is_some_and(|nr| {
-                        let k = store.names_of[table.ids[place] as usize];
-                        nr.holds_key(store, k, name, word)
-                    })
-                {
-                    typos |= 1 << w;
+                let from = consumed[pp * n + w] as usize;
+                let c = advance(word, from, sep, name);
+                consumed[row + w] = c as u8;
+                bound[w] = bound[w].max(c);
+                // Read from the folded name itself, not from the names one
+                // edit away (`near_names`, the same set: a test checks it),
+                // so that the two are worked out at once. One edit away
+                // needs a length within one of the word's, for the name or
+                // its stem.
+                if typo_words[w] && one_edit_long(name, word) && within_one_edit(name, word) {
+                    t |= 1 << w;
                 }
             }
-            r.typos[cs] = typos;
-            r.depth[cs] = r.depth[ps].saturating_add(1);
-            r.done[cs] = true;
-        }
-        let mut typos = 0u64;
-        for s in 0..slots {
-            if !r.done[s] {
-                continue;
-            }
-            typos |= r.typos[s];
-            for w in 0..n {
-                r.bound[w] = r.bound[w].max(r.consumed[s * n + w] as usize);
-            }
+            typos[place] = t;
+            all_typos |= t;
+            depth[place] = depth[pp].saturating_add(1);
         }
         for (w, word) in words.iter().enumerate() {
-            if w < 64 && typos & (1 << w) != 0 {
-                r.bound[w] = word.len();
+            if w < 64 && all_typos & (1 << w) != 0 {
+                bound[w] = word.len();
             }
         }
-        r
+        Reach {
+            table,
+            consumed,
+            typos,
+            depth,
+            done,
+            bound,
+        }
+    }
+
+    /// The place of the folder in `slot`, if worked out.
+    fn place(&self, slot: usize) -> Option<usize> {
+        self.table.place_of(slot).filter(|&p| p < self.done)
     }
 }
 
@@ -1234,16 +1335,13 @@ fn by_names(
         if p == NONE {
             return;
         }
-        let Some(ps) = store.dir_slot(p) else {
+        let Some(pp) = store.dir_slot(p).and_then(|ps| reach.place(ps)) else {
             return;
         };
-        if !reach.done[ps] {
-            return;
-        }
         let at = At {
-            consumed: &reach.consumed[ps * n..ps * n + n],
-            typos: reach.typos[ps],
-            depth: reach.depth[ps],
+            consumed: &reach.consumed[pp * n..pp * n + n],
+            typos: reach.typos[pp],
+            depth: reach.depth[pp],
             sep: !(single && store.parent(p) == NONE),
         };
         if let Some(found) = test_entry(store, words, fits, id, &at, request) {
@@ -1272,24 +1370,21 @@ fn by_names(
     }
 }
 
-/// The names one edit away from a word (typos): from the trigram lists for
-/// the names the orders know, checked directly for the rest.
+/// The names the orders know one edit away from a word (typos), in key
+/// order, from the trigram lists.
 struct Near {
     keys: Vec<u32>,
 }
 
-impl Near {
-    fn holds_key(&self, store: &Store, k: u32, folded_name: &[u8], word: &[u8]) -> bool {
-        if k < store.names.sorted_len() {
-            self.keys.binary_search(&k).is_ok()
-        } else {
-            within_one_edit(folded_name, word)
-        }
-    }
+/// Whether the `i`th word forgives a typo: five characters or more
+/// (counted in characters), no `/`, among the first 64 (a bit of a `u64`
+/// marks each).
+fn forgives_typo(i: usize, word: &str) -> bool {
+    i < 64 && word.chars().count() >= MIN_TYPO_WORD && !word.contains('/')
 }
 
-/// For each word of five characters or more (counted in characters), the
-/// names within one edit of it.
+/// For each word that forgives a typo, the sorted names within one edit of
+/// it (the names added since are read directly by [`NameFits`]).
 fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option<Near>> {
     let names = &store.names;
     folded
@@ -1297,14 +1392,17 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
         .zip(words)
         .enumerate()
         .map(|(i, (f, w))| {
-            if i >= 64 || w.chars().count() < MIN_TYPO_WORD || w.contains('/') {
+            if !forgives_typo(i, w) {
                 return None;
             }
             let mut buf = Vec::new();
             let mut keep = |k: u32| {
                 let name = names.get(k);
-                // Neither the name nor its stem can be one edit away.
-                if name.is_ascii() && name.len() + 1 < f.len() {
+                // Neither the name nor its stem can be one edit away: the
+                // length of one of them must be within one of the word's (an
+                // ASCII name folds to as many bytes, its dot where it was;
+                // the forms are `within_one_edit`'s).
+                if name.is_ascii() && !one_edit_long(name, f) {
                     return false;
                 }
                 fold_into(name, &mut buf);
@@ -1315,16 +1413,24 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
             // five-letter word's: a name (or its stem) that is the word with
             // two neighbours swapped starts with that spelling, so the run of
             // names starting with each such spelling is read too.
+            // (A name whose fold starts so though its bytes do not, `Łódmźap`
+            // for `lodzmap`, lies in the runs past ASCII: each read once.)
             if f.is_ascii() {
+                let mut runs = Vec::new();
                 for i in 0..f.len().saturating_sub(1) {
                     if f[i] == f[i + 1] {
                         continue;
                     }
                     let mut swapped = f.clone();
                     swapped.swap(i, i + 1);
-                    let from = names.lower_bound_folded(&swapped);
-                    let to = names.prefix_end_folded(&swapped, from);
-                    keys.extend((from..to).filter(|&k| keep(k)));
+                    runs.extend(names.folded_prefix_runs(&swapped));
+                }
+                runs.sort_unstable_by_key(|r| (r.start, r.end));
+                let mut read_to = 0;
+                for r in runs {
+                    let from = r.start.max(read_to);
+                    keys.extend((from..r.end).filter(|&k| keep(k)));
+                    read_to = read_to.max(r.end);
                 }
             }
             keys.sort_unstable();
@@ -1332,6 +1438,13 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
             Some(Near { keys })
         })
         .collect()
+}
+
+/// Whether `name` (folded) or its stem is long enough to be one edit from
+/// `word`, and not too long: what [`within_one_edit`] asks first, cheaply.
+fn one_edit_long(name: &[u8], word: &[u8]) -> bool {
+    let within = |len: usize| len + 1 >= word.len() && len <= word.len() + 1;
+    within(name.len()) || memchr::memrchr(b'.', name).is_some_and(|i| i > 0 && within(i))
 }
 
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
@@ -1696,7 +1809,12 @@ mod tests {
                 limit: 5,
             };
             let near = near_names(&s, &folded, &words);
-            let reach = Reach::new(&s, &folded, &near, &halt);
+            let typo_words: Vec<bool> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| forgives_typo(i, w))
+                .collect();
+            let reach = Reach::new(&s, &folded, &typo_words, &halt);
             let fits = NameFits::new(&s, &folded, &near, &reach.bound, &halt);
             let n = folded.len();
             let keys: Vec<u32> = (0..s.names.len())
@@ -1711,6 +1829,26 @@ mod tests {
                 })
                 .collect();
             assert_eq!(keys, fits.maybe, "the names the pass kept: {q}");
+            // Each name one edit from a word that forgives a typo, and only
+            // those, is marked so: those the orders know and those added.
+            let mut name = Vec::new();
+            for k in 0..s.names.len() {
+                fold_into(s.names.get(k), &mut name);
+                for (w, word) in folded.iter().enumerate() {
+                    let near = forgives_typo(w, &words[w]) && within_one_edit(&name, word);
+                    let flag = fits.flags[k as usize * n + w] & NEAR != 0;
+                    assert_eq!(flag, near, "{q}: {}", String::from_utf8_lossy(&name));
+                }
+            }
+            for threads in [2, 3, 7] {
+                let parts =
+                    NameFits::with_threads(&s, &folded, &near, &reach.bound, &halt, threads);
+                assert_eq!(
+                    (&parts.need, &parts.flags, &parts.maybe),
+                    (&fits.need, &fits.flags, &fits.maybe),
+                    "{threads} threads: {q}"
+                );
+            }
             let ids = |mut v: Vec<Found>| {
                 v.sort_unstable_by_key(|f| f.id);
                 v.into_iter()
@@ -1988,6 +2126,61 @@ mod tests {
 
     /// The one-pass check agrees with the full distance on every pair of
     /// short strings over a small alphabet.
+    /// The names one edit from a word, read off four trigram lists and the
+    /// runs of swapped spellings, are every sorted name one edit away (on
+    /// the name or its stem), checked name by name: edits of every kind,
+    /// stems and extensions, longer names, accents.
+    #[test]
+    fn near_names_are_every_name_one_edit_away() {
+        let bases = ["decoder", "tokio_util", "readme", "Łódźmap", "parser"];
+        let mut next = crate::testing::below(11);
+        let mut paths = Vec::new();
+        for i in 0..600 {
+            let mut name: Vec<char> = bases[next(bases.len())].chars().collect();
+            match next(6) {
+                0 => {
+                    let at = next(name.len());
+                    name[at] = ['x', 'e', '_', 'ó'][next(4)];
+                }
+                1 => {
+                    name.remove(next(name.len()));
+                }
+                2 => name.insert(next(name.len() + 1), ['q', 'd', '-'][next(3)]),
+                3 => {
+                    let at = next(name.len() - 1);
+                    name.swap(at, at + 1);
+                }
+                4 => name.extend("_and_more".chars()),
+                _ => {}
+            }
+            let ext = ["", ".rs", ".tar.gz", ".r"][next(4)];
+            let name: String = name.into_iter().collect();
+            paths.push(format!("d{}/{name}{ext}", i % 7));
+        }
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let s = store(&refs);
+        for w in bases
+            .iter()
+            .chain(&["decodr", "readme.rs", "parsers", "lodzmap"])
+        {
+            let words = vec![w.to_string()];
+            let folded = fold_words(&words);
+            let found = near_names(&s, &folded, &words)[0]
+                .as_ref()
+                .map(|n| n.keys.clone())
+                .unwrap_or_default();
+            let mut buf = Vec::new();
+            let every: Vec<u32> = (0..s.names.sorted_len())
+                .filter(|&k| {
+                    fold_into(s.names.get(k), &mut buf);
+                    within_one_edit(&buf, &folded[0])
+                })
+                .collect();
+            assert!(!every.is_empty(), "{w}");
+            assert_eq!(found, every, "{w}");
+        }
+    }
+
     #[test]
     fn one_edit_agrees_with_the_full_distance() {
         let mut words = vec![Vec::new()];
