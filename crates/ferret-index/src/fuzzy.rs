@@ -1106,7 +1106,7 @@ fn candidates(
                 depth: at.depth,
                 sep,
             };
-            if let Some(found) = test_entry(store, words, fits, child, &from, request) {
+            if let Some(found) = test_entry(store, words, fits, child, k, &from, request) {
                 out.push(found);
             }
             if store.kind(child) == crate::store::Kind::Dir {
@@ -1143,7 +1143,7 @@ struct At<'a> {
     sep: bool,
 }
 
-/// Whether `child`, in a folder that leaves the words `at`, matches every
+/// Whether `child` (its name `k`), in a folder that leaves the words `at`, matches every
 /// word (through its path or one edit away), below `under` and past the
 /// filter; with the score bounded work keeps first.
 fn test_entry(
@@ -1151,11 +1151,11 @@ fn test_entry(
     words: &[Vec<u8>],
     fits: &NameFits,
     child: EntryId,
+    k: usize,
     at: &At<'_>,
     request: &FuzzyRequest<'_>,
 ) -> Option<Found> {
     let n = words.len();
-    let k = store.names_of[child as usize] as usize;
     let need = &fits.need[k * n..k * n + n];
     let flags = &fits.flags[k * n..k * n + n];
     let mut found = Found {
@@ -1191,7 +1191,7 @@ fn test_entry(
     if request.under.is_none_or(|u| store.is_within(child, u))
         && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
     {
-        found.pre -= store.name(child).len() as i32;
+        found.pre -= store.names.get(k as u32).len() as i32;
         Some(found)
     } else {
         None
@@ -1330,25 +1330,13 @@ fn by_names(
     use crate::store::NONE;
     let n = words.len();
     let single = store.roots().len() == 1;
-    let test = |id: EntryId, out: &mut Kept| {
-        let p = store.parent(id);
-        if p == NONE {
-            return;
-        }
-        let Some(pp) = store.dir_slot(p).and_then(|ps| reach.place(ps)) else {
-            return;
-        };
-        let at = At {
-            consumed: &reach.consumed[pp * n..pp * n + n],
-            typos: reach.typos[pp],
-            depth: reach.depth[pp],
-            sep: !(single && store.parent(p) == NONE),
-        };
-        if let Some(found) = test_entry(store, words, fits, id, &at, request) {
-            out.push(found);
-        }
-    };
     let b = &store.base;
+    // Every entry bearing one of the names, then what each needs read, in
+    // stages: each stage's loads are independent of one another, so many
+    // are in flight at once. (Entry by entry, its record, its folder's
+    // record and the folder's place were three cache misses in a row: a
+    // name's start on the 1M tree, 30,000 entries, spent 14 ms so.)
+    let mut ids: Vec<EntryId> = Vec::new();
     for &k in keys {
         if k >= store.names.sorted_len() {
             // Names appended since the orders were built are the delta's.
@@ -1357,15 +1345,56 @@ fn by_names(
         if !halt.go() {
             return;
         }
-        for &id in &b.by_name[b.named(k)] {
-            if !crate::orders::skipped(store, id) {
-                test(id, out);
-            }
-        }
+        ids.extend_from_slice(&b.by_name[b.named(k)]);
     }
-    for id in store.delta_entries() {
-        if keys.binary_search(&store.names_of[id as usize]).is_ok() {
-            test(id, out);
+    let known = ids.len();
+    ids.extend(
+        store
+            .delta_entries()
+            .filter(|&id| keys.binary_search(&store.names_of[id as usize]).is_ok()),
+    );
+    // The entry's folder (none for an entry the orders hold but no longer
+    // stand for) and its name.
+    let parents: Vec<(EntryId, u32)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            if i < known && crate::orders::skipped(store, id) {
+                (NONE, 0)
+            } else {
+                (store.parent(id), store.names_of[id as usize])
+            }
+        })
+        .collect();
+    // The folder's place in the reach, and whether a `/` stands between it
+    // and its entries.
+    let places: Vec<Option<(u32, bool)>> = parents
+        .iter()
+        .map(|&(p, _)| {
+            if p == NONE {
+                return None;
+            }
+            let place = store.dir_slot(p).and_then(|ps| reach.place(ps))?;
+            Some((place as u32, !(single && store.parent(p) == NONE)))
+        })
+        .collect();
+    for (i, (&id, place)) in ids.iter().zip(&places).enumerate() {
+        if (i & 4095) == 0 && !halt.go() {
+            return;
+        }
+        let Some((pp, sep)) = *place else {
+            continue;
+        };
+        let pp = pp as usize;
+        let at = At {
+            consumed: &reach.consumed[pp * n..pp * n + n],
+            typos: reach.typos[pp],
+            depth: reach.depth[pp],
+            sep,
+        };
+        let k = parents[i].1 as usize;
+        if let Some(found) = test_entry(store, words, fits, id, k, &at, request) {
+            out.push(found);
         }
     }
 }
