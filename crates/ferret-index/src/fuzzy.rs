@@ -3,11 +3,13 @@
 //! consecutive runs) by `nucleo-matcher` (Helix's matcher), with one-letter
 //! typos forgiven, filters applied, best first.
 //!
-//! Candidates need no shared trigram: each distinct name is looked at once per
-//! query, in parallel (the longest end of each word it holds in order), then
-//! one walk down the folders matches each word greedily through each folder's
-//! path and keeps the entries whose names hold the rest; so words match
-//! anywhere in the path, in any order, and
+//! Candidates need no shared trigram: one pass over the folders matches each
+//! word greedily through each folder's path (its reach), each distinct name
+//! is looked at once per query, in parallel (the longest end of each word it
+//! holds in order; most names are told unread by their byte mask), and the
+//! entries whose names hold the rest of each word past their folder's reach
+//! are kept (read by name when few names can match, else every entry in id
+//! order); so words match anywhere in the path, in any order, and
 //! initials and word parts match across folders. Typos: a word of five
 //! characters or more also brings the names within one edit of it
 //! (Damerau-Levenshtein, on the name and on its stem), found through the
@@ -216,7 +218,7 @@ fn fuzzy_with(
         Some(keys) => by_names(
             store, &folded, &fits, &keys, &reach, request, &halt, &mut kept,
         ),
-        None => candidates(store, &folded, &fits, request, &halt, &mut kept),
+        None => scan_all(store, &folded, &fits, &reach, request, &halt, &mut kept),
     }
     let total_found = kept.total;
     let found = kept.into_best();
@@ -1051,6 +1053,7 @@ fn advance(word: &[u8], mut from: usize, sep: bool, name: &[u8]) -> usize {
 
 /// A folder still to read: how far each word got through its path, the
 /// words a folder on its path is one edit from, its depth.
+#[cfg(test)]
 struct Pending {
     folder: EntryId,
     consumed: Vec<u8>,
@@ -1061,7 +1064,9 @@ struct Pending {
 /// Every live entry whose path holds each word as a subsequence (or whose
 /// name, or a folder's above it, is one edit from it): one walk down the
 /// folders, each word matched greedily through each folder's path, the rest
-/// of it looked up in the entry's name's fits.
+/// of it looked up in the entry's name's fits. The reference the tests hold
+/// [`scan_all`] and [`by_names`] to.
+#[cfg(test)]
 fn candidates(
     store: &Store,
     words: &[Vec<u8>],
@@ -1106,7 +1111,12 @@ fn candidates(
                 depth: at.depth,
                 sep,
             };
-            if let Some(found) = test_entry(store, words, fits, child, k, &from, request) {
+            let fit = (
+                &fits.need[k * n..k * n + n],
+                &fits.flags[k * n..k * n + n],
+                store.name(child).len(),
+            );
+            if let Some(found) = test_entry(store, words, fit, child, &from, request) {
                 out.push(found);
             }
             if store.kind(child) == crate::store::Kind::Dir {
@@ -1143,21 +1153,18 @@ struct At<'a> {
     sep: bool,
 }
 
-/// Whether `child` (its name `k`), in a folder that leaves the words `at`, matches every
+/// Whether `child`, its name fitting the words so (`need`, `flags`, the
+/// name's length), in a folder that leaves the words `at`, matches every
 /// word (through its path or one edit away), below `under` and past the
 /// filter; with the score bounded work keeps first.
 fn test_entry(
     store: &Store,
     words: &[Vec<u8>],
-    fits: &NameFits,
+    (need, flags, name_len): (&[u8], &[u8], usize),
     child: EntryId,
-    k: usize,
     at: &At<'_>,
     request: &FuzzyRequest<'_>,
 ) -> Option<Found> {
-    let n = words.len();
-    let need = &fits.need[k * n..k * n + n];
-    let flags = &fits.flags[k * n..k * n + n];
     let mut found = Found {
         id: child,
         pre: -16 * i32::from(at.depth),
@@ -1191,7 +1198,7 @@ fn test_entry(
     if request.under.is_none_or(|u| store.is_within(child, u))
         && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
     {
-        found.pre -= store.names.get(k as u32).len() as i32;
+        found.pre -= name_len as i32;
         Some(found)
     } else {
         None
@@ -1327,15 +1334,8 @@ fn by_names(
     halt: &Halt,
     out: &mut Kept,
 ) {
-    use crate::store::NONE;
-    let n = words.len();
-    let single = store.roots().len() == 1;
     let b = &store.base;
-    // Every entry bearing one of the names, then what each needs read, in
-    // stages: each stage's loads are independent of one another, so many
-    // are in flight at once. (Entry by entry, its record, its folder's
-    // record and the folder's place were three cache misses in a row: a
-    // name's start on the 1M tree, 30,000 entries, spent 14 ms so.)
+    // Every entry bearing one of the names, then tested in stages.
     let mut ids: Vec<EntryId> = Vec::new();
     for &k in keys {
         if k >= store.names.sorted_len() {
@@ -1353,6 +1353,59 @@ fn by_names(
             .delta_entries()
             .filter(|&id| keys.binary_search(&store.names_of[id as usize]).is_ok()),
     );
+    test_ids(store, words, fits, reach, request, halt, &ids, known, out);
+}
+
+/// Every live entry, in id order, tested against its folder's reach as
+/// [`by_names`] tests its entries: the same set the walk down the tree
+/// finds ([`candidates`]), read in order rather than by chasing each
+/// folder's children (a million entries, each record and name a cache
+/// miss in the walk).
+fn scan_all(
+    store: &Store,
+    words: &[Vec<u8>],
+    fits: &NameFits,
+    reach: &Reach,
+    request: &FuzzyRequest<'_>,
+    halt: &Halt,
+    out: &mut Kept,
+) {
+    let count = store.records.len() as EntryId;
+    let mut ids = Vec::with_capacity(4096);
+    for from in (0..count).step_by(4096) {
+        if !halt.go() {
+            return;
+        }
+        ids.clear();
+        ids.extend(
+            (from..count.min(from.saturating_add(4096)))
+                .filter(|&id| store.kind(id) != crate::store::Kind::Free),
+        );
+        test_ids(store, words, fits, reach, request, halt, &ids, 0, out);
+    }
+}
+
+/// Test `ids` against their folders' reach, in stages: each stage's loads
+/// are independent of one another, so many are in flight at once. (Entry
+/// by entry, its record, its folder's record and the folder's place were
+/// three cache misses in a row: a name's start on the 1M tree, 30,000
+/// entries, spent 14 ms so.) The first `known` come from the orders: those
+/// the orders no longer stand for are passed over. Roots are not tested.
+#[allow(clippy::too_many_arguments)]
+fn test_ids(
+    store: &Store,
+    words: &[Vec<u8>],
+    fits: &NameFits,
+    reach: &Reach,
+    request: &FuzzyRequest<'_>,
+    halt: &Halt,
+    ids: &[EntryId],
+    known: usize,
+    out: &mut Kept,
+) {
+    use crate::store::NONE;
+    let n = words.len();
+    let single = store.roots().len() == 1;
     // The entry's folder (none for an entry the orders hold but no longer
     // stand for) and its name.
     let parents: Vec<(EntryId, u32)> = ids
@@ -1367,22 +1420,29 @@ fn by_names(
         })
         .collect();
     // The folder's place in the reach, and whether a `/` stands between it
-    // and its entries.
-    let places: Vec<Option<(u32, bool)>> = parents
+    // and its entries; the name's fits (`need`, then `flags`, copied) and
+    // length.
+    let mut rows = vec![0u8; parents.len() * 2 * n];
+    let places: Vec<Option<(u32, bool, u16)>> = parents
         .iter()
-        .map(|&(p, _)| {
+        .zip(rows.chunks_mut(2 * n))
+        .map(|(&(p, k), row)| {
             if p == NONE {
                 return None;
             }
             let place = store.dir_slot(p).and_then(|ps| reach.place(ps))?;
-            Some((place as u32, !(single && store.parent(p) == NONE)))
+            let at = k as usize * n..k as usize * n + n;
+            row[..n].copy_from_slice(&fits.need[at.clone()]);
+            row[n..].copy_from_slice(&fits.flags[at]);
+            let len = store.names.get(k).len().min(u16::MAX as usize) as u16;
+            Some((place as u32, !(single && store.parent(p) == NONE), len))
         })
         .collect();
     for (i, (&id, place)) in ids.iter().zip(&places).enumerate() {
         if (i & 4095) == 0 && !halt.go() {
             return;
         }
-        let Some((pp, sep)) = *place else {
+        let Some((pp, sep, len)) = *place else {
             continue;
         };
         let pp = pp as usize;
@@ -1392,8 +1452,9 @@ fn by_names(
             depth: reach.depth[pp],
             sep,
         };
-        let k = parents[i].1 as usize;
-        if let Some(found) = test_entry(store, words, fits, id, k, &at, request) {
+        let row = &rows[i * 2 * n..(i + 1) * 2 * n];
+        let fit = (&row[..n], &row[n..], usize::from(len));
+        if let Some(found) = test_entry(store, words, fit, id, &at, request) {
             out.push(found);
         }
     }
@@ -1817,6 +1878,10 @@ mod tests {
         s.insert_new(added, b"mod.rs", Kind::File, Meta::default());
         let codec = s.lookup(root, b"codec").unwrap();
         s.rename(codec, src, b"renamed_codec");
+        // A folder removed with all it held, and an entry added where it was.
+        let gone = s.lookup(root, b"decoder").unwrap();
+        s.remove(gone);
+        s.insert_new(root, b"decoder", Kind::Dir, Meta::default());
         let all = Query::compile("", &Options::default(), &Clock::system()).unwrap();
         let queries = GUESSES;
         let halt = Halt::new(Stop::NEVER);
@@ -1913,6 +1978,17 @@ mod tests {
             );
             let named = ids(by_name.into_best());
             assert_eq!(walked, named, "{q}");
+            for cap in [usize::MAX, 7] {
+                let mut scanned = Kept::new(cap);
+                scan_all(&s, &folded, &fits, &reach, &request, &halt, &mut scanned);
+                let walked = walk(&fits, cap);
+                assert_eq!(scanned.total, walked.0, "{q}");
+                assert_eq!(
+                    ids(scanned.into_best()),
+                    ids(walked.1),
+                    "{q}: every entry read in order, cap {cap}"
+                );
+            }
             // And the bound rejected nothing the walk would have found.
             let unbounded = NameFits::new(&s, &folded, &near, &vec![255; words.len()], &halt);
             // Unbounded, each name's `need` is the longest end of each word
