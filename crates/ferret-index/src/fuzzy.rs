@@ -1431,9 +1431,13 @@ fn test_ids(
                 return None;
             }
             let place = store.dir_slot(p).and_then(|ps| reach.place(ps))?;
-            let at = k as usize * n..k as usize * n + n;
-            row[..n].copy_from_slice(&fits.need[at.clone()]);
-            row[n..].copy_from_slice(&fits.flags[at]);
+            // (Byte by byte: a copy of a length not known until now was a
+            // call to `memmove` per entry, an eighth of a broad guess.)
+            let at = k as usize * n;
+            for w in 0..n {
+                row[w] = fits.need[at + w];
+                row[n + w] = fits.flags[at + w];
+            }
             let len = store.names.get(k).len().min(u16::MAX as usize) as u16;
             Some((place as u32, !(single && store.parent(p) == NONE), len))
         })
