@@ -812,6 +812,27 @@ impl NameFits {
                 byte_mask(&w[b.min(w.len())..]) | w.last().map_or(0, |&l| byte_bit(l))
             })
             .collect();
+        // The bytes of that part the mask cannot tell apart from others
+        // (digits, `-`, `_`, space, other punctuation share bits), looked for
+        // one by one in an ASCII name before it is read: a name of the 1M
+        // tree holds most of a word's letters and some digit of each third,
+        // and one guess read 55,000 names whole.
+        let rest_exact: Vec<Vec<u8>> = words
+            .iter()
+            .zip(bound)
+            .map(|(w, &b)| {
+                let b = if w.get(b) == Some(&b'/') { b + 1 } else { b };
+                let mut exact: Vec<u8> = w[b.min(w.len())..]
+                    .iter()
+                    .copied()
+                    .filter(|&c| c.is_ascii() && !c.is_ascii_lowercase() && c != b'.')
+                    .collect();
+                exact.sort_unstable();
+                exact.dedup();
+                exact.truncate(4);
+                exact
+            })
+            .collect();
         // A name the mask tells unread keeps the defaults: each word's
         // length as its `need`, no flags. Whether such a word still lets
         // the name match (a folder path that takes it whole):
@@ -837,7 +858,8 @@ impl NameFits {
                 .zip(flags.chunks_mut(step * n))
                 .enumerate()
                 .map(|(t, (need, flags))| {
-                    let (rest_masks, unread_fits, finders) = (&rest_masks, &unread_fits, &finders);
+                    let (rest_masks, rest_exact, unread_fits, finders) =
+                        (&rest_masks, &rest_exact, &unread_fits, &finders);
                     scope.spawn(move || {
                         let from = t * step;
                         let to = from + need.len() / n;
@@ -873,8 +895,16 @@ impl NameFits {
                                 let row = (k - from) * n;
                                 let mut fits = true;
                                 let mut folded = false;
+                                let mut ascii: Option<bool> = None;
                                 for (w, word) in words.iter().enumerate() {
-                                    if mask & rest_masks[w] != rest_masks[w] {
+                                    let raw = store.names.get(k as u32);
+                                    if mask & rest_masks[w] != rest_masks[w]
+                                        || (!rest_exact[w].is_empty()
+                                            && *ascii.get_or_insert_with(|| raw.is_ascii())
+                                            && rest_exact[w]
+                                                .iter()
+                                                .any(|&c| memchr::memchr(c, raw).is_none()))
+                                    {
                                         // Holds too little of the word to match,
                                         // or none of its end: the defaults.
                                         fits &= unread_fits[w];
@@ -884,8 +914,9 @@ impl NameFits {
                                     // the word the name holds in order. (An
                                     // ASCII name is folded as it is read: most
                                     // names read here are not kept.)
-                                    let raw = store.names.get(k as u32);
-                                    let i = if !folded && raw.is_ascii() {
+                                    let i = if !folded
+                                        && *ascii.get_or_insert_with(|| raw.is_ascii())
+                                    {
                                         held_end(word, raw, |b| b.to_ascii_lowercase())
                                     } else {
                                         if !folded {
@@ -1538,7 +1569,17 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
 /// `word`, and not too long: what [`within_one_edit`] asks first, cheaply.
 fn one_edit_long(name: &[u8], word: &[u8]) -> bool {
     let within = |len: usize| len + 1 >= word.len() && len <= word.len() + 1;
-    within(name.len()) || memchr::memrchr(b'.', name).is_some_and(|i| i > 0 && within(i))
+    if name.len() + 1 < word.len() {
+        // The stem is shorter still.
+        return false;
+    }
+    // (A name is short: read from its end, not through `memrchr`'s setup,
+    // a twelfth of a folder pass that asks this of every folder.)
+    within(name.len())
+        || name
+            .iter()
+            .rposition(|&b| b == b'.')
+            .is_some_and(|i| i > 0 && within(i))
 }
 
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
@@ -1582,7 +1623,11 @@ mod tests {
 
     /// Guesses of every kind the randomized tests ask: names, typos,
     /// initials, words in either order, folder paths, nothing.
-    const GUESSES: [&str; 25] = [
+    const GUESSES: [&str; 29] = [
+        "f12_read",
+        "tokio-util",
+        "f3 mod",
+        "_1",
         "codec",
         "decoder",
         "decodr",
@@ -1927,6 +1972,24 @@ mod tests {
                 })
                 .collect();
             assert_eq!(keys, fits.maybe, "the names the pass kept: {q}");
+            // Each name's `need` is the longest end of each word it holds,
+            // wherever that can let it match: a name told unread (by its mask
+            // or a byte it lacks) could not have.
+            let mut name = Vec::new();
+            for k in 0..s.names.len() {
+                fold_into(s.names.get(k), &mut name);
+                for (w, word) in folded.iter().enumerate() {
+                    let truth = held_end(word, &name, |b| b) as u8;
+                    let got = fits.need[k as usize * n + w];
+                    if got != truth {
+                        assert!(
+                            got > truth && !word_may_match(word, reach.bound[w], truth, 0),
+                            "{q}: {} needs {truth}, told {got}",
+                            String::from_utf8_lossy(&name)
+                        );
+                    }
+                }
+            }
             // Each name one edit from a word that forgives a typo, and only
             // those, is marked so: those the orders know and those added.
             let mut name = Vec::new();
