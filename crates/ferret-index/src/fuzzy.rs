@@ -1465,6 +1465,7 @@ fn test_ids(
             // (Byte by byte: a copy of a length not known until now was a
             // call to `memmove` per entry, an eighth of a broad guess.)
             let at = k as usize * n;
+            #[allow(clippy::manual_memcpy)]
             for w in 0..n {
                 row[w] = fits.need[at + w];
                 row[n + w] = fits.flags[at + w];
