@@ -9,7 +9,7 @@
 //! by the first fuzzy query after the folders changed (a folder added,
 //! removed, moved or renamed: the store's `folder_stamp`) and kept until they
 //! change again. It holds no name keys (a rebuild of the orders renumbers
-//! them), only entry ids, folder slots and the folded names.
+//! them), only entry ids, each folder slot's place and the folded names.
 
 use std::sync::{Arc, Mutex};
 
