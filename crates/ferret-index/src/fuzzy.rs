@@ -917,7 +917,7 @@ impl NameFits {
                                     let i = if !folded
                                         && *ascii.get_or_insert_with(|| raw.is_ascii())
                                     {
-                                        held_end(word, raw, |b| b.to_ascii_lowercase())
+                                        held_end_ascii(word, raw)
                                     } else {
                                         if !folded {
                                             fold_into(raw, &mut buf);
@@ -1051,6 +1051,28 @@ fn held_end(word: &[u8], name: &[u8], fold: impl Fn(u8) -> u8) -> usize {
             i -= 1;
             match i.checked_sub(1) {
                 Some(j) => want = word[j],
+                None => break,
+            }
+        }
+    }
+    i
+}
+
+/// [`held_end`] over an ASCII name not yet folded: each byte compared with
+/// the byte looked for in both cases, rather than lowered first (a broad
+/// guess reads every name, and lowering each byte was most of that).
+#[inline]
+fn held_end_ascii(word: &[u8], name: &[u8]) -> usize {
+    let mut i = word.len();
+    let Some(&last) = word.last() else {
+        return 0;
+    };
+    let (mut lower, mut upper) = (last, last.to_ascii_uppercase());
+    for &b in name.iter().rev() {
+        if b == lower || b == upper {
+            i -= 1;
+            match i.checked_sub(1) {
+                Some(j) => (lower, upper) = (word[j], word[j].to_ascii_uppercase()),
                 None => break,
             }
         }
@@ -1906,6 +1928,7 @@ mod tests {
             "read_buf.rs",
             "a/b",
             "x.py",
+            "ReadBuf.RS",
         ];
         let mut paths = Vec::new();
         let mut next = crate::testing::below(7);
