@@ -560,6 +560,15 @@ impl Index {
         trim::give_back_memory();
     }
 
+    /// Whether some entry's name may be exactly one of `words` (case folded),
+    /// or its stem, as [`search::name_is_exact`] asks of a hit: `false` only
+    /// when no name the index holds is. Read off the name dictionary in
+    /// microseconds, so a caller can skip a fuzzy search whose answer it
+    /// would take only if its best match were such a name.
+    pub fn holds_exact_name(&self, words: &[String]) -> bool {
+        search::holds_exact_name(&self.read_store(), words)
+    }
+
     /// Run a fuzzy search (see [`fuzzy`]).
     pub fn fuzzy(&self, request: &fuzzy::FuzzyRequest<'_>) -> SearchOutcome {
         self.fuzzy_until(request, Stop::NEVER).unwrap_or_default()

@@ -154,6 +154,77 @@ pub fn name_is_exact(name: &str, words: &[String]) -> bool {
     })
 }
 
+/// Whether some name the store holds is exactly one of `words`, or its stem,
+/// as [`name_is_exact`] asks of a hit: asked of the name dictionary, not of
+/// every entry. Such a name starts with the word (folded), so it is among
+/// the sorted names that do: those equal to the word, those going on with a
+/// dot, and the runs past ASCII whose fold may start so; or among the names
+/// added since the orders were built. `true` as well when the question
+/// cannot be settled cheaply (a word past ASCII, more than a few thousand
+/// names to read): the answer is only ever a reason to look further.
+pub(crate) fn holds_exact_name(store: &Store, words: &[String]) -> bool {
+    let names = &store.names;
+    let sorted = names.sorted_len();
+    let mut budget = 4096usize;
+    let mut buf = Vec::new();
+    let mut folded = Vec::new();
+    let mut exact = |k: u32, word: &[u8], budget: &mut usize| {
+        *budget = budget.saturating_sub(1);
+        rank::name_fit(names.get(k), word, &mut buf) == rank::NameFit::Exact
+    };
+    for w in words {
+        fold_into(w.as_bytes(), &mut folded);
+        if folded.is_empty() {
+            continue;
+        }
+        if !folded.is_ascii() {
+            return true;
+        }
+        // The names equal to the word (in any case) open its run.
+        let lo = names.lower_bound_folded(&folded);
+        let hi = names.prefix_end_folded(&folded, lo);
+        for k in lo..hi {
+            if names.get(k).len() != folded.len() {
+                break;
+            }
+            if exact(k, &folded, &mut budget) {
+                return true;
+            }
+        }
+        // Then those going on with a dot, those going on past ASCII (whose
+        // fold may put a dot there), and the runs past ASCII before the
+        // word's end.
+        let mut next = folded.clone();
+        next.push(b'.');
+        let dots = names.lower_bound_folded(&next);
+        let dots = dots..names.prefix_end_folded(&next, dots);
+        *next.last_mut().expect("pushed") = 0x80;
+        let wide = names.lower_bound_folded(&next).max(lo)..hi;
+        let runs = [dots, wide].into_iter().chain(
+            names
+                .folded_prefix_runs(&folded)
+                .into_iter()
+                .filter(|r| *r != (lo..hi)),
+        );
+        for run in runs {
+            for k in run {
+                if exact(k, &folded, &mut budget) {
+                    return true;
+                }
+                if budget == 0 {
+                    return true;
+                }
+            }
+        }
+        for k in sorted..names.len() {
+            if exact(k, &folded, &mut budget) || budget == 0 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 pub fn search(store: &Store, request: &SearchRequest) -> SearchOutcome {
     search_with(store, request, None)
 }
@@ -698,6 +769,79 @@ mod tests {
             }
         }
         s
+    }
+
+    /// The name dictionary tells whether some entry's name is exactly a word
+    /// (or its stem) as checking every entry does: never "no" when one is,
+    /// and, while every name it holds is an entry's, never "yes" when none
+    /// is (words past ASCII are answered "yes" unread).
+    #[test]
+    fn an_exact_name_is_found_in_the_dictionary_as_in_every_entry() {
+        let words = [
+            "report0",
+            "REPORT0",
+            "report0.md",
+            "report",
+            "main1",
+            "readme2",
+            "data_2",
+            "a",
+            "a0",
+            "a.gz",
+            "zz3",
+            "notes1.tar",
+            "notes1.tar.gz",
+            "tar",
+            "gz",
+            "md",
+            ".md",
+            "x",
+            "rÉport9",
+            "report9",
+            "ünï1",
+            "uni1",
+            "é",
+            "e",
+            "c",
+            "zyzzyva",
+            "",
+            "fresh7",
+            "solo5",
+        ];
+        for seed in 1..40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut s = random_store(&mut rng, 300);
+            let root = s.roots()[0];
+            // A name whose fold puts a dot right after the word: an accent
+            // the fold drops, past ASCII.
+            if seed % 2 == 0 {
+                s.insert_new(
+                    root,
+                    "solo5\u{301}.c".as_bytes(),
+                    Kind::File,
+                    meta(&mut rng),
+                );
+            }
+            crate::orders::rebuild_store(&mut s);
+            for churned in [false, true] {
+                if churned {
+                    churn(&mut s, &mut rng, 30);
+                    // A name the orders have not seen.
+                    s.insert_new(root, b"Fresh7.rs", Kind::File, meta(&mut rng));
+                }
+                for w in words {
+                    let ws = vec![w.to_string()];
+                    let every = (0..s.capacity_ids() as EntryId)
+                        .filter(|&i| s.is_live(i) && s.parent(i) != NONE)
+                        .any(|i| name_is_exact(&String::from_utf8_lossy(s.name(i)), &ws));
+                    let told = holds_exact_name(&s, &ws);
+                    assert!(told || !every, "seed {seed}: `{w}` is an entry's name");
+                    if !churned && w.is_ascii() {
+                        assert_eq!(told, every, "seed {seed}: `{w}`");
+                    }
+                }
+            }
+        }
     }
 
     /// Random changes after the last rebuild: they land in the delta.

@@ -153,6 +153,13 @@ fn fall_back(
     if plain.total > 0 && !weak {
         return Ok(Fallback::Plain(plain));
     }
+    if weak && !index.holds_exact_name(words) {
+        // The guesses would be taken only if their best match's name were
+        // one of the words, and no name is: they are not worked out (two
+        // words on the 1M synthetic tree, none of them a whole name, spent
+        // 200 ms on guesses thrown away).
+        return Ok(Fallback::Plain(plain));
+    }
     // A budget of its own: the guesses are the answer when the plain search
     // found nothing, and one cut short for want of budget would answer
     // nothing while matches exist (a debug build on the Python standard
