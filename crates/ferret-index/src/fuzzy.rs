@@ -214,11 +214,17 @@ fn fuzzy_with(
     // MAX_SCORED_BYTES of paths (below their roots) have been weighed (a
     // short guess in a deep tree is a subsequence of nearly every path).
     let mut kept = Kept::new(MAX_SCORED);
+    let pass = Pass {
+        store,
+        words: &folded,
+        fits: &fits,
+        reach: &reach,
+        request,
+        halt: &halt,
+    };
     match fits.survivors(store) {
-        Some(keys) => by_names(
-            store, &folded, &fits, &keys, &reach, request, &halt, &mut kept,
-        ),
-        None => scan_all(store, &folded, &fits, &reach, request, &halt, &mut kept),
+        Some(keys) => by_names(&pass, &keys, &mut kept),
+        None => scan_all(&pass, &mut kept),
     }
     let total_found = kept.total;
     let found = kept.into_best();
@@ -1373,20 +1379,23 @@ fn folder_table(store: &Store) -> Arc<FolderTable> {
     })
 }
 
+/// What the candidates are tested against: the store, the words (folded),
+/// each name's fits to them, how far they get through each folder, the
+/// request, and when to give up.
+struct Pass<'a> {
+    store: &'a Store,
+    words: &'a [Vec<u8>],
+    fits: &'a NameFits,
+    reach: &'a Reach,
+    request: &'a FuzzyRequest<'a>,
+    halt: &'a Halt<'a>,
+}
+
 /// [`candidates`] read by name: the entries bearing one of `keys` (the
 /// names that can match, in key order), each tested against its folder's
 /// reach; the same set the walk finds.
-#[allow(clippy::too_many_arguments)]
-fn by_names(
-    store: &Store,
-    words: &[Vec<u8>],
-    fits: &NameFits,
-    keys: &[u32],
-    reach: &Reach,
-    request: &FuzzyRequest<'_>,
-    halt: &Halt,
-    out: &mut Kept,
-) {
+fn by_names(pass: &Pass<'_>, keys: &[u32], out: &mut Kept) {
+    let (store, halt) = (pass.store, pass.halt);
     let b = &store.base;
     // Every entry bearing one of the names, then tested in stages.
     let mut ids: Vec<EntryId> = Vec::new();
@@ -1406,7 +1415,7 @@ fn by_names(
             .delta_entries()
             .filter(|&id| keys.binary_search(&store.names_of[id as usize]).is_ok()),
     );
-    test_ids(store, words, fits, reach, request, halt, &ids, known, out);
+    test_ids(pass, &ids, known, out);
 }
 
 /// Every live entry, in id order, tested against its folder's reach as
@@ -1414,19 +1423,12 @@ fn by_names(
 /// finds ([`candidates`]), read in order rather than by chasing each
 /// folder's children (a million entries, each record and name a cache
 /// miss in the walk).
-fn scan_all(
-    store: &Store,
-    words: &[Vec<u8>],
-    fits: &NameFits,
-    reach: &Reach,
-    request: &FuzzyRequest<'_>,
-    halt: &Halt,
-    out: &mut Kept,
-) {
+fn scan_all(pass: &Pass<'_>, out: &mut Kept) {
+    let store = pass.store;
     let count = store.records.len() as EntryId;
     let mut ids = Vec::with_capacity(4096);
     for from in (0..count).step_by(4096) {
-        if !halt.go() {
+        if !pass.halt.go() {
             return;
         }
         ids.clear();
@@ -1434,7 +1436,7 @@ fn scan_all(
             (from..count.min(from.saturating_add(4096)))
                 .filter(|&id| store.kind(id) != crate::store::Kind::Free),
         );
-        test_ids(store, words, fits, reach, request, halt, &ids, 0, out);
+        test_ids(pass, &ids, 0, out);
     }
 }
 
@@ -1444,19 +1446,16 @@ fn scan_all(
 /// three cache misses in a row: a name's start on the 1M tree, 30,000
 /// entries, spent 14 ms so.) The first `known` come from the orders: those
 /// the orders no longer stand for are passed over. Roots are not tested.
-#[allow(clippy::too_many_arguments)]
-fn test_ids(
-    store: &Store,
-    words: &[Vec<u8>],
-    fits: &NameFits,
-    reach: &Reach,
-    request: &FuzzyRequest<'_>,
-    halt: &Halt,
-    ids: &[EntryId],
-    known: usize,
-    out: &mut Kept,
-) {
+fn test_ids(pass: &Pass<'_>, ids: &[EntryId], known: usize, out: &mut Kept) {
     use crate::store::NONE;
+    let Pass {
+        store,
+        words,
+        fits,
+        reach,
+        request,
+        halt,
+    } = *pass;
     let n = words.len();
     let single = store.roots().len() == 1;
     // The entry's folder (none for an entry the orders hold but no longer
@@ -2057,21 +2056,20 @@ mod tests {
             assert_eq!(kept, best, "the best 7 kept as found: {q}");
             let walked = ids(all_found);
             let mut by_name = Kept::new(usize::MAX);
-            by_names(
-                &s,
-                &folded,
-                &fits,
-                &keys,
-                &reach,
-                &request,
-                &halt,
-                &mut by_name,
-            );
+            let pass = Pass {
+                store: &s,
+                words: &folded,
+                fits: &fits,
+                reach: &reach,
+                request: &request,
+                halt: &halt,
+            };
+            by_names(&pass, &keys, &mut by_name);
             let named = ids(by_name.into_best());
             assert_eq!(walked, named, "{q}");
             for cap in [usize::MAX, 7] {
                 let mut scanned = Kept::new(cap);
-                scan_all(&s, &folded, &fits, &reach, &request, &halt, &mut scanned);
+                scan_all(&pass, &mut scanned);
                 let walked = walk(&fits, cap);
                 assert_eq!(scanned.total, walked.0, "{q}");
                 assert_eq!(
