@@ -1543,7 +1543,15 @@ fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option
                 return None;
             }
             let mut buf = Vec::new();
+            let word_mask = byte_mask(f);
             let mut keep = |k: u32| {
+                // One edit takes at most one of the word's bytes away, and
+                // the stem holds no byte the name does not: a name whose
+                // (folded) mask lacks two of the word's kinds of byte is
+                // dropped from its mask alone, its bytes unread.
+                if (word_mask & !names.mask(k)).count_ones() > 1 {
+                    return false;
+                }
                 let name = names.get(k);
                 // Neither the name nor its stem can be one edit away: the
                 // length of one of them must be within one of the word's (an
