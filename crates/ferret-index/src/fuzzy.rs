@@ -208,7 +208,7 @@ fn fuzzy_with(
     };
     let fits = NameFits::new(store, &folded, &near, &reach.bound, &halt);
     // Few entries bear a name that can match: read them by name, each with
-    // its folder's reach; else one walk down the tree reads every entry.
+    // its folder's reach; else every entry is read, in id order.
     // Bounded work: the entries whose own names hold the most words first
     // (at most MAX_SCORED of them, kept as they are found), until
     // MAX_SCORED_BYTES of paths (below their roots) have been weighed (a
@@ -810,25 +810,28 @@ impl NameFits {
         // (and past a `/` there, which a folder boundary stands for), and
         // its last byte (without it, a name holds none of the word's end:
         // its `need` is the word's length, which the mask tells unread).
-        let rest_masks: Vec<u32> = words
+        let rests: Vec<&[u8]> = words
             .iter()
             .zip(bound)
             .map(|(w, &b)| {
                 let b = if w.get(b) == Some(&b'/') { b + 1 } else { b };
-                byte_mask(&w[b.min(w.len())..]) | w.last().map_or(0, |&l| byte_bit(l))
+                &w[b.min(w.len())..]
             })
+            .collect();
+        let rest_masks: Vec<u32> = words
+            .iter()
+            .zip(&rests)
+            .map(|(w, rest)| byte_mask(rest) | w.last().map_or(0, |&l| byte_bit(l)))
             .collect();
         // The bytes of that part the mask cannot tell apart from others
         // (digits, `-`, `_`, space, other punctuation share bits), looked for
         // one by one in an ASCII name before it is read: a name of the 1M
         // tree holds most of a word's letters and some digit of each third,
         // and one guess read 55,000 names whole.
-        let rest_exact: Vec<Vec<u8>> = words
+        let rest_exact: Vec<Vec<u8>> = rests
             .iter()
-            .zip(bound)
-            .map(|(w, &b)| {
-                let b = if w.get(b) == Some(&b'/') { b + 1 } else { b };
-                let mut exact: Vec<u8> = w[b.min(w.len())..]
+            .map(|rest| {
+                let mut exact: Vec<u8> = rest
                     .iter()
                     .copied()
                     .filter(|&c| c.is_ascii() && !c.is_ascii_lowercase() && c != b'.')
@@ -902,8 +905,8 @@ impl NameFits {
                                 let mut fits = true;
                                 let mut folded = false;
                                 let mut ascii: Option<bool> = None;
+                                let raw = store.names.get(k as u32);
                                 for (w, word) in words.iter().enumerate() {
-                                    let raw = store.names.get(k as u32);
                                     if mask & rest_masks[w] != rest_masks[w]
                                         || (!rest_exact[w].is_empty()
                                             && *ascii.get_or_insert_with(|| raw.is_ascii())
@@ -923,13 +926,13 @@ impl NameFits {
                                     let i = if !folded
                                         && *ascii.get_or_insert_with(|| raw.is_ascii())
                                     {
-                                        held_end_ascii(word, raw)
+                                        held_end(word, raw)
                                     } else {
                                         if !folded {
                                             fold_into(raw, &mut buf);
                                             folded = true;
                                         }
-                                        held_end(word, &buf, |b| b)
+                                        held_end(word, &buf)
                                     };
                                     let mut f = 0;
                                     if i == 0 {
@@ -1005,8 +1008,8 @@ impl NameFits {
     }
 
     /// The names that can match, in key order, when their entries are few
-    /// enough (an eighth of the index) to be read by name rather than by one
-    /// walk of the whole tree.
+    /// enough (an eighth of the index) to be read by name rather than by
+    /// reading every entry.
     fn survivors(&self, store: &Store) -> Option<Vec<u32>> {
         if self.words.is_empty() {
             return None;
@@ -1042,33 +1045,13 @@ fn word_may_match(word: &[u8], bound: usize, need: u8, flags: u8) -> bool {
     need <= bound || (need > 0 && word[need - 1] == b'/' && need - 1 <= bound) || flags & NEAR != 0
 }
 
-/// The least `i` such that `word[i..]` is a subsequence of `name` (each of
-/// its bytes mapped by `fold`): greedy from the right, the byte looked for
-/// held apart as in [`advance`].
+/// The least `i` such that `word[i..]` (folded) is a subsequence of `name`,
+/// folded or an ASCII name as it is: greedy from the right, each byte
+/// compared with the byte looked for in both ASCII cases (lowering each byte
+/// first was most of a broad guess's pass over every name), that byte held
+/// apart as in [`advance`].
 #[inline]
-fn held_end(word: &[u8], name: &[u8], fold: impl Fn(u8) -> u8) -> usize {
-    let mut i = word.len();
-    let Some(&last) = word.last() else {
-        return 0;
-    };
-    let mut want = last;
-    for &b in name.iter().rev() {
-        if fold(b) == want {
-            i -= 1;
-            match i.checked_sub(1) {
-                Some(j) => want = word[j],
-                None => break,
-            }
-        }
-    }
-    i
-}
-
-/// [`held_end`] over an ASCII name not yet folded: each byte compared with
-/// the byte looked for in both cases, rather than lowered first (a broad
-/// guess reads every name, and lowering each byte was most of that).
-#[inline]
-fn held_end_ascii(word: &[u8], name: &[u8]) -> usize {
+fn held_end(word: &[u8], name: &[u8]) -> usize {
     let mut i = word.len();
     let Some(&last) = word.last() else {
         return 0;
@@ -1282,7 +1265,7 @@ struct Reach {
 }
 
 impl Reach {
-    /// `typos[w]`: whether word `w` forgives a typo ([`forgives_typo`]).
+    /// `typo_words[w]`: whether word `w` forgives a typo ([`forgives_typo`]).
     fn new(store: &Store, words: &[Vec<u8>], typo_words: &[bool], halt: &Halt) -> Reach {
         let n = words.len();
         let single = store.roots().len() == 1;
@@ -1685,6 +1668,18 @@ mod tests {
         "zzz",
     ];
 
+    /// The longest end of `word` that `name` (both folded) holds in order,
+    /// read byte by byte: what the name pass's `need` is held to.
+    fn end_held(word: &[u8], name: &[u8]) -> usize {
+        let mut i = word.len();
+        for &b in name.iter().rev() {
+            if i > 0 && word[i - 1] == b {
+                i -= 1;
+            }
+        }
+        i
+    }
+
     fn store(paths: &[&str]) -> Store {
         let mut s = Store::new();
         let root = s.add_root(b"r", Meta::default());
@@ -2010,7 +2005,7 @@ mod tests {
             for k in 0..s.names.len() {
                 fold_into(s.names.get(k), &mut name);
                 for (w, word) in folded.iter().enumerate() {
-                    let truth = held_end(word, &name, |b| b) as u8;
+                    let truth = end_held(word, &name) as u8;
                     let got = fits.need[k as usize * n + w];
                     if got != truth {
                         assert!(
@@ -2094,12 +2089,7 @@ mod tests {
             for k in 0..s.names.len() {
                 fold_into(s.names.get(k), &mut name);
                 for (w, word) in folded.iter().enumerate() {
-                    let mut i = word.len();
-                    for &b in name.iter().rev() {
-                        if i > 0 && word[i - 1] == b {
-                            i -= 1;
-                        }
-                    }
+                    let i = end_held(word, &name);
                     assert_eq!(unbounded.need[k as usize * n + w] as usize, i, "{q}");
                 }
             }
