@@ -320,12 +320,12 @@ pub(crate) fn build(
     })
 }
 
-/// The index just written, checked as a loaded one is; its pages then leave
-/// the process's memory (checking read them all): queries bring back those
-/// they read.
+/// The index just written, checked as a loaded one is but for its checksum
+/// (just computed from the same bytes); its pages then leave the process's
+/// memory (summing it read them all): queries bring back those they read.
 fn open(bytes: Bytes, key: u64) -> Result<Base, BuildError> {
-    let base =
-        Base::open(bytes, key).map_err(|e| BuildError::Io(io::Error::other(e.to_string())))?;
+    let base = Base::open_written(bytes, key)
+        .map_err(|e| BuildError::Io(io::Error::other(e.to_string())))?;
     base.forget_pages();
     Ok(base)
 }
@@ -475,12 +475,24 @@ fn merge_runs(
 ) -> Result<(), BuildError> {
     let mut list = Vec::new();
     let mut n = 0u32;
-    while let Some(gram) = sources.iter().filter_map(|s| s.gram()).min() {
+    // Each source's trigram, read again only from a source just taken from
+    // (`u32::MAX` at its end: trigrams are below 2^24). Asking every source
+    // twice for each trigram was a sixth of the merge.
+    let mut heads: Vec<u32> = sources
+        .iter()
+        .map(|s| s.gram().unwrap_or(u32::MAX))
+        .collect();
+    loop {
+        let gram = heads.iter().copied().min().unwrap_or(u32::MAX);
+        if gram == u32::MAX {
+            break;
+        }
         list.clear();
         let mut gaps = Gaps::default();
-        for s in sources.iter_mut() {
-            if s.gram() == Some(gram) {
+        for (s, head) in sources.iter_mut().zip(heads.iter_mut()) {
+            if *head == gram {
                 s.take(&mut gaps, &mut list);
+                *head = s.gram().unwrap_or(u32::MAX);
             }
         }
         n = n.wrapping_add(1);

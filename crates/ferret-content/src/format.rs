@@ -552,13 +552,11 @@ impl Writer {
                     let sum = Bytes::map(&tmp)?.hash_from(HEADER_LEN);
                     file.seek(SeekFrom::Start(CHECKSUM_AT as u64))?;
                     file.write_all(&sum.to_le_bytes())?;
-                    file.sync_all()?;
+                    // Not synced to the disk before the rename (it was a
+                    // third of the time after the merge): the index is a
+                    // cache, and a file a crash left torn fails its
+                    // checksum at load and is built again.
                     std::fs::rename(&tmp, &dest)?;
-                    if let Some(dir) = dest.parent()
-                        && let Ok(d) = File::open(dir)
-                    {
-                        let _ = d.sync_all();
-                    }
                     Bytes::map(&dest)
                 })();
                 if done.is_err() {
@@ -618,6 +616,18 @@ impl std::fmt::Display for LoadError {
 impl Base {
     /// Check an index's header, sections and checksum.
     pub fn open(bytes: Bytes, key: u64) -> Result<Base, LoadError> {
+        Base::check(bytes, key, true)
+    }
+
+    /// An index [`Writer::finish`] has just written, and summed from these
+    /// same bytes: its header and sections are checked as [`Base::open`]
+    /// checks them, but its checksum is not computed a second time (on the
+    /// Python standard library, 20 ms of a 0.6 s build).
+    pub(crate) fn open_written(bytes: Bytes, key: u64) -> Result<Base, LoadError> {
+        Base::check(bytes, key, false)
+    }
+
+    fn check(bytes: Bytes, key: u64, sum: bool) -> Result<Base, LoadError> {
         let b: &[u8] = &bytes;
         if b.len() < HEADER_LEN {
             return Err(LoadError::Corrupt("shorter than its header"));
@@ -633,7 +643,7 @@ impl Base {
         if file_len != b.len() as u64 {
             return Err(LoadError::Corrupt("truncated or extended"));
         }
-        if bytes.hash_from(HEADER_LEN) != h(11) {
+        if sum && bytes.hash_from(HEADER_LEN) != h(11) {
             return Err(LoadError::Corrupt("checksum mismatch"));
         }
         let (docs, grams) = (h(1), h(2));
