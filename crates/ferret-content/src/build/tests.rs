@@ -462,6 +462,49 @@ fn the_radix_sort_is_a_stable_sort_by_trigram() {
     }
 }
 
+/// A run's table and lists, written through a slice, are what the plain
+/// varint writer writes: gaps of every length (one to five bytes), lone
+/// files and long lists of one trigram.
+#[test]
+fn a_run_is_encoded_as_its_gaps_are_written_one_by_one() {
+    let mut rng = crate::testing::Rng(0x2545_F491_4F6C_DD1D);
+    let mut next = move || rng.next();
+    let (mut table, mut lists) = (vec![9u8; 40], vec![9u8; 3]);
+    for round in 0..30 {
+        let mut pairs = Vec::new();
+        let mut gram = 0u64;
+        for _ in 0..(next() % 300) {
+            gram += 1 + next() % 5000;
+            let mut file = 0u64;
+            for _ in 0..1 + next() % if round % 2 == 0 { 3 } else { 400 } {
+                // Gaps from 1 up to 2^32 / 4: varints of one to five bytes.
+                file += 1 + (next() % (1u64 << (next() % 31))).min(u64::from(u32::MAX) / 4000);
+                pairs.push((gram << 32) | file);
+            }
+        }
+        let (mut want_table, mut want_lists) = (Vec::new(), Vec::new());
+        for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let start = want_lists.len();
+            let mut prev = 0u32;
+            for &p in group {
+                put_varint(&mut want_lists, p as u32 - prev);
+                prev = p as u32;
+            }
+            for v in [
+                (group[0] >> 32) as u32,
+                group.len() as u32,
+                (want_lists.len() - start) as u32,
+                prev,
+            ] {
+                want_table.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        super::encode_run(&pairs, &mut table, &mut lists);
+        assert_eq!(table, want_table, "round {round}");
+        assert_eq!(lists, want_lists, "round {round}");
+    }
+}
+
 /// A merge in three parts, into a file, writes the lists one merge writes
 /// in memory.
 #[test]
