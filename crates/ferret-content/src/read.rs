@@ -52,45 +52,64 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
     };
     let before = meta_of(&opened.metadata, DocState::Text);
     let size = before.size;
-    // The head decides, as in ferret-grep: document, binary, encoding.
-    let mut head = vec![0u8; sniff::BINARY_SNIFF_BYTES];
+    // The head decides, as in ferret-grep: document, binary, encoding. It is
+    // read straight into `buf`, and no further than the size the file had
+    // when opened: a small file costs one read, not a second to find its
+    // end (a file that grew since is caught by its metadata below). An
+    // empty file is read as far as a head goes: some files (in /proc, say)
+    // say they are empty and are not.
+    let head_len = match size {
+        0 => sniff::BINARY_SNIFF_BYTES,
+        n => (n as usize).min(sniff::BINARY_SNIFF_BYTES),
+    };
+    buf.resize(head_len, 0);
     let mut filled = 0;
-    while filled < head.len() {
-        match opened.file.read(&mut head[filled..]) {
+    while filled < head_len {
+        match opened.file.read(&mut buf[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return (before.with(DocState::Unreadable), Text::None),
+            Err(_) => {
+                buf.clear();
+                return (before.with(DocState::Unreadable), Text::None);
+            }
         }
     }
-    head.truncate(filled);
-    // Documents only when the roots read them (as ferret-grep asks): with
-    // documents off, a PDF is judged by its bytes like any file.
-    if roots.document_format(opened.real.as_str(), &head).is_some() {
+    buf.truncate(filled);
+    let head = &buf[..];
+    let judged = if roots.document_format(opened.real.as_str(), head).is_some() {
+        // Documents only when the roots read them (as ferret-grep asks):
+        // with documents off, a PDF is judged by its bytes like any file.
         // Only text already extracted (by a grep or read of the document):
         // indexing never starts an extraction.
         let cached = roots.documents().and_then(|docs| {
             let key = Key::of(&opened.file).ok()?;
             docs.cached(&key)?.ok()
         });
-        return match cached {
+        Some(match cached {
             Some(doc) => (before.with(DocState::Document), Text::Document(doc)),
             None => (before.with(DocState::DocumentPending), Text::None),
-        };
+        })
+    } else if size > max_bytes {
+        Some((before.with(DocState::TooLarge), Text::None))
+    } else if !matches!(sniff::classify(head), sniff::Content::Text) {
+        Some((before.with(DocState::Binary), Text::None))
+    } else if !matched_as_is(head, filled as u64 >= size) {
+        Some((before.with(DocState::Transcoded), Text::None))
+    } else {
+        None
+    };
+    if let Some(judged) = judged {
+        buf.clear();
+        return judged;
     }
-    if size > max_bytes {
-        return (before.with(DocState::TooLarge), Text::None);
-    }
-    if !matches!(sniff::classify(&head), sniff::Content::Text) {
-        return (before.with(DocState::Binary), Text::None);
-    }
-    if !matched_as_is(&head, filled as u64 >= size) {
-        return (before.with(DocState::Transcoded), Text::None);
-    }
-    buf.extend_from_slice(&head);
-    let limit = max_bytes.saturating_sub(buf.len() as u64).saturating_add(1);
-    if opened.file.by_ref().take(limit).read_to_end(buf).is_err() {
-        return (before.with(DocState::Unreadable), Text::None);
+    if (buf.len() as u64) < size {
+        buf.reserve_exact((size - buf.len() as u64) as usize);
+        let rest = size - buf.len() as u64;
+        if opened.file.by_ref().take(rest).read_to_end(buf).is_err() {
+            buf.clear();
+            return (before.with(DocState::Unreadable), Text::None);
+        }
     }
     // Changed while read (rewritten, truncated, grown): not this version.
     let after = opened.file.metadata().map(|m| meta_of(&m, DocState::Text));
@@ -130,6 +149,21 @@ mod tests {
     use ferret_fs::Policy;
 
     use super::*;
+
+    /// A file that says it is empty and is not (as in /proc) is read as far
+    /// as a head goes, and never taken for an empty text (the index would
+    /// then say it holds nothing, and grep would never read it).
+    #[test]
+    fn a_file_that_says_it_is_empty_and_is_not_is_never_an_empty_text() {
+        let Ok(roots) = Roots::open(&["/proc/self".parse().unwrap()], Policy::default()) else {
+            return;
+        };
+        let mut buf = Vec::new();
+        let (meta, _) = read(&roots, "status", 64 << 20, &mut buf);
+        assert_eq!({ meta.size }, 0, "/proc/self/status says it is empty");
+        assert_eq!(meta.state, DocState::Changed);
+        assert!(buf.is_empty());
+    }
 
     /// A file written while it is read is never taken for a version it was
     /// not: every read either has exactly the bytes of the size it reports,
