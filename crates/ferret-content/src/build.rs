@@ -94,9 +94,11 @@ pub struct Built {
 const CHUNK_BYTES: u64 = if cfg!(test) { 2048 } else { 16 << 20 };
 /// Pairs the workers collect in all before each writes a run (shared out
 /// among them, so more cores do not mean more memory): 8 bytes each, and
-/// as many again to sort them, 96 MiB in all. (4 Mi pairs a worker, whose
-/// buffers also doubled past it, were a 319 MiB peak on the Rust docs.)
-const RUN_PAIRS: usize = if cfg!(test) { 2100 } else { 6 << 20 };
+/// as many again to sort them, 32 MiB in all. (4 Mi pairs a worker, whose
+/// buffers also doubled past it, were a 319 MiB peak on the Rust docs; 3 Mi
+/// a worker sorted at half the speed of 1 Mi, whose buffers stay nearer
+/// the cache, and the merge of the more runs it makes costs less than that.)
+const RUN_PAIRS: usize = if cfg!(test) { 2100 } else { 2 << 20 };
 
 /// Where runs go while a build runs.
 enum Spill {
