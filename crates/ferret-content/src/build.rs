@@ -694,6 +694,9 @@ struct Worker {
 /// `run_pairs`.
 struct Run {
     pairs: Vec<u64>,
+    /// How many of `pairs` have each value of the trigram's low and high
+    /// twelve bits (the radix sort's two digits), counted as they are added.
+    counts: Box<Counts>,
     run_pairs: usize,
     scratch: Vec<u64>,
     table: Vec<u8>,
@@ -708,6 +711,7 @@ impl Worker {
             path: String::new(),
             run: Run {
                 pairs: Vec::new(),
+                counts: Box::new([[0; 4096]; 2]),
                 run_pairs: run_pairs.max(1),
                 scratch: Vec::new(),
                 table: Vec::new(),
@@ -782,8 +786,7 @@ impl Worker {
                 Some(_) => &self.table_grams[..],
                 None => self.extractor.last(),
             };
-            run.pairs
-                .extend(grams.iter().map(|&g| (u64::from(g) << 32) | doc));
+            run.add(grams, doc);
             if let Some(table) = table {
                 let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
                 match &mut s.spill {
@@ -810,9 +813,16 @@ impl Worker {
 }
 
 impl Run {
+    /// The pairs of `doc`'s distinct trigrams.
+    fn add(&mut self, grams: &[u32], doc: u64) {
+        self.pairs
+            .extend(grams.iter().map(|&g| (u64::from(g) << 32) | doc));
+        count_digits(&mut self.counts, grams);
+    }
+
     /// Sort the pairs by trigram and append them to the spill as a run.
     fn flush(&mut self, order: (usize, u32), spill: &Mutex<SpillState>) -> io::Result<()> {
-        radix_sort_by_gram(&mut self.pairs, &mut self.scratch);
+        radix_sort_by_gram(&mut self.pairs, &mut self.scratch, &mut self.counts);
         let mut table = std::mem::take(&mut self.table);
         encode_run(&self.pairs, &mut table, &mut self.encoded);
         let grams = (table.len() / RUN_ENTRY) as u32;
@@ -891,20 +901,33 @@ pub(crate) fn segmented(state: DocState, bytes: &[u8], budget: &Budget) -> bool 
     state == DocState::Text && bytes.len() as u64 >= budget.segment_from && !bytes.contains(&0)
 }
 
+/// How many trigrams have each value of the low and of the high twelve
+/// bits: the radix sort's counts (u32: 32 KiB, within the first cache).
+type Counts = [[u32; 4096]; 2];
+
+/// Count `grams`' digits into `counts`, as they are added to a run: they
+/// were just found, so this reads them from the cache, where a pass over
+/// the run's pairs before the sort read them from memory.
+fn count_digits(counts: &mut Counts, grams: &[u32]) {
+    for &g in grams {
+        counts[0][(g & 0xFFF) as usize] += 1;
+        counts[1][((g >> 12) & 0xFFF) as usize] += 1;
+    }
+}
+
 /// Sort `(trigram << 32) | file` pairs by trigram, keeping the files' order
-/// (two stable 12-bit passes over the 24 bits of a trigram; both passes'
-/// counts taken in one read of the pairs).
-fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+/// (two stable 12-bit passes over the 24 bits of a trigram), with their
+/// digits' `counts` ([`count_digits`]), which are left at zero.
+fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut Counts) {
     // Exactly as many (not doubled): the two swap places below. What the
     // scratch holds is overwritten, so only its new part is zeroed.
     scratch.truncate(pairs.len());
     scratch.reserve_exact(pairs.len() - scratch.len());
     scratch.resize(pairs.len(), 0);
-    let mut counts = [[0usize; 4096]; 2];
-    for &p in pairs.iter() {
-        counts[0][((p >> 32) & 0xFFF) as usize] += 1;
-        counts[1][((p >> 44) & 0xFFF) as usize] += 1;
-    }
+    debug_assert_eq!(
+        counts[0].iter().map(|&c| c as usize).sum::<usize>(),
+        pairs.len()
+    );
     for (counts, shift) in counts.iter_mut().zip([32u32, 44]) {
         // Each bucket's first place.
         let mut at = 0;
@@ -917,10 +940,11 @@ fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>) {
         let (from, to) = (&pairs[..], &mut scratch[..]);
         for &p in from {
             let next = &mut counts[((p >> shift) & 0xFFF) as usize];
-            to[*next] = p;
+            to[*next as usize] = p;
             *next += 1;
         }
         std::mem::swap(pairs, scratch);
+        counts.fill(0);
     }
 }
 

@@ -445,6 +445,7 @@ fn the_radix_sort_is_a_stable_sort_by_trigram() {
     let mut rng = crate::testing::Rng(0x9E37_79B9_7F4A_7C15);
     let mut next = move || rng.next();
     let mut scratch = Vec::new();
+    let mut counts = Box::new([[0; 4096]; 2]);
     for round in 0..40 {
         let n = (next() % 5000) as usize;
         // Few trigrams in some rounds (long runs of one), the whole 24 bits in others.
@@ -457,8 +458,14 @@ fn the_radix_sort_is_a_stable_sort_by_trigram() {
         if round % 3 == 0 {
             scratch = vec![7; (next() % 9000) as usize];
         }
-        super::radix_sort_by_gram(&mut pairs, &mut scratch);
+        let grams: Vec<u32> = pairs.iter().map(|p| (p >> 32) as u32).collect();
+        // Counted in pieces, as files are added to a run.
+        for part in grams.chunks(1 + round) {
+            super::count_digits(&mut counts, part);
+        }
+        super::radix_sort_by_gram(&mut pairs, &mut scratch, &mut counts);
         assert_eq!(pairs, want, "round {round}");
+        assert!(counts.iter().flatten().all(|&c| c == 0), "round {round}");
     }
 }
 
