@@ -95,9 +95,9 @@ const CHUNK_BYTES: u64 = if cfg!(test) { 2048 } else { 16 << 20 };
 /// Pairs the workers collect in all before each writes a run (shared out
 /// among them, so more cores do not mean more memory): 8 bytes each, and
 /// as many again to sort them, 32 MiB in all. (4 Mi pairs a worker, whose
-/// buffers also doubled past it, were a 319 MiB peak on the Rust docs; 3 Mi
-/// a worker sorted at half the speed of 1 Mi, whose buffers stay nearer
-/// the cache, and the merge of the more runs it makes costs less than that.)
+/// buffers also doubled past it, were a 319 MiB peak on the Rust docs; runs
+/// of 3 Mi a worker sorted a fifth slower than runs of 1 Mi, whose buffers
+/// stay nearer the cache, and merging the more runs costs less than that.)
 const RUN_PAIRS: usize = if cfg!(test) { 2100 } else { 2 << 20 };
 
 /// Where runs go while a build runs.
@@ -479,7 +479,7 @@ fn merge_runs(
     let mut n = 0u32;
     // Each source's trigram, read again only from a source just taken from
     // (`u32::MAX` at its end: trigrams are below 2^24). Asking every source
-    // twice for each trigram was a sixth of the merge.
+    // twice for each trigram was a sixth of the time after the workers.
     let mut heads: Vec<u32> = sources
         .iter()
         .map(|s| s.gram().unwrap_or(u32::MAX))
@@ -856,7 +856,7 @@ impl Run {
 /// files as varint gaps (the first from 0). Each trigram's varints are
 /// written into room made for the longest they can be, through a slice: a
 /// byte pushed onto the vector made the loop load its length and pointer
-/// again after every store (a third of the time spent writing a run).
+/// again after every store.
 fn encode_run(pairs: &[u64], table: &mut Vec<u8>, lists: &mut Vec<u8>) {
     table.clear();
     lists.clear();

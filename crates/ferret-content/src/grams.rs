@@ -84,8 +84,8 @@ impl Extractor {
         // the rest): each is written past the list's end and kept by moving
         // the end only when it was new. A block at a time, so the list
         // never holds more than the trigrams found and one block. (Eight
-        // bytes folded at a time, each trigram a shift of them, was no
-        // faster: the loop waits on the bit set, not on its instructions.)
+        // bytes folded at a time, each trigram a shift of them, measured no
+        // faster.)
         let mut n = 0;
         for block in text[2..].chunks(BLOCK) {
             if list.len() < n + block.len() {
