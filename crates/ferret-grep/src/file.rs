@@ -218,7 +218,7 @@ pub(crate) fn search_one(
                 result.bytes = bytes;
                 return result;
             }
-            Some((Windowed::WholeLine, bytes)) if options.output == Output::Files => {
+            Some((Windowed::Held, bytes)) if options.output == Output::Files => {
                 result.scanned = true;
                 result.bytes = bytes;
                 result.count = 1;
@@ -348,8 +348,9 @@ pub(crate) fn search_one(
 /// searched as the file is, line by line, so `^`, `$` and boundaries inside
 /// it are judged as in the whole file (it holds the character on each side
 /// of any match inside it); its first and last lines, cut, may show a match
-/// the whole file has not (the file is then read whole, which decides),
-/// never hide one. The searcher looks for no byte-order mark (a window
+/// the whole file has not, never hide one: a match on such a line counts
+/// only when it lies [`MARGIN`] bytes from the cut (otherwise the file is
+/// read whole, which decides). The searcher looks for no byte-order mark (a window
 /// starts anywhere) and no binary data (the file has no NUL byte).
 fn in_windows(
     file: &impl std::os::fd::AsFd,
@@ -365,6 +366,7 @@ fn in_windows(
         .build();
     let mut buf = Vec::new();
     let mut read = 0u64;
+    let mut seen = Windowed::Nothing;
     for &(start, end) in windows {
         if control.should_stop() {
             return None;
@@ -382,6 +384,7 @@ fn in_windows(
         }
         read += filled as u64;
         let mut found = Found {
+            matcher,
             // (A file's UTF-8 mark is not searched: its first line is not
             // the line the window shows.)
             at_start: start == 0 && !buf.starts_with(b"\xEF\xBB\xBF"),
@@ -390,11 +393,14 @@ fn in_windows(
             found: None,
         };
         searcher.search_slice(matcher, &buf, &mut found).ok()?;
-        if let Some(found) = found.found {
-            return Some((found, read));
+        match found.found {
+            Some(Windowed::Held) => return Some((Windowed::Held, read)),
+            // Another window may hold a sure match.
+            Some(_) => seen = Windowed::Unsure,
+            None => {}
         }
     }
-    Some((Windowed::Nothing, read))
+    Some((seen, read))
 }
 
 /// What the windows of a file showed.
@@ -402,15 +408,26 @@ fn in_windows(
 enum Windowed {
     /// No match: the file holds none.
     Nothing,
-    /// A match on a line wholly inside a window: the file holds it.
-    WholeLine,
-    /// A match on a line a window cuts: the whole file decides.
-    CutLine,
+    /// A match the file holds: on a line wholly inside a window, or
+    /// [`MARGIN`] bytes from where a window cuts its line.
+    Held,
+    /// A match only where a window cuts a line: the whole file decides.
+    Unsure,
 }
 
-/// A sink that notes the first match, and whether its line is whole (not
-/// cut by the window's edges), and stops.
-struct Found {
+/// Bytes between a match and the place a window cuts its line for the
+/// match to count. The matcher judges a match by the character on each side
+/// of it (a word boundary, whole-word search's `\W`); a cut leaves at most
+/// three bytes of a character, so from four bytes on those characters are
+/// whole and the file's own (eight leave room to spare). A line anchor (`^`,
+/// `$`) matches a cut line only at the cut. Minified files and long HTML
+/// lines are often cut: without this a files grep read them whole.
+const MARGIN: usize = 8;
+
+/// A sink that notes the first match, and whether the file surely holds
+/// it (see [`Windowed`]), and stops.
+struct Found<'m> {
+    matcher: &'m RegexMatcher,
     /// The window starts at the file's start, ends at its end.
     at_start: bool,
     at_end: bool,
@@ -418,22 +435,33 @@ struct Found {
     found: Option<Windowed>,
 }
 
-impl Sink for Found {
+impl Sink for Found<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let line = mat.bytes();
         let start = mat.absolute_byte_offset();
-        let end = start + mat.bytes().len() as u64;
+        let end = start + line.len() as u64;
         // A line starting past the window's first byte follows a line end
         // inside it; one ending in a line end, or at the file's end, ends.
-        let whole = (start > 0 || self.at_start)
-            && (mat.bytes().ends_with(b"\n") || (end == self.len && self.at_end));
-        self.found = Some(if whole {
-            Windowed::WholeLine
+        let cut_start = start == 0 && !self.at_start;
+        let cut_end = !(line.ends_with(b"\n") || (end == self.len && self.at_end));
+        let mut held = !cut_start && !cut_end;
+        if !held {
+            // Some match of the line far enough from its cuts.
+            let _ = self.matcher.find_iter(line, |m| {
+                held = (!cut_start || m.start() >= MARGIN)
+                    && (!cut_end || m.end() + MARGIN <= line.len());
+                !held
+            });
+        }
+        self.found = Some(if held {
+            Windowed::Held
         } else {
-            Windowed::CutLine
+            Windowed::Unsure
         });
-        Ok(false)
+        // An unsure match: the next line of the window may hold a sure one.
+        Ok(!held)
     }
 }
 

@@ -531,3 +531,159 @@ fn windows_are_read_first_and_a_cut_line_never_decides() {
     let o = grep_with("^main", vec![(3, 40)], none.len() as u64, Output::Files);
     assert!(o.files.is_empty(), "{:?}", o.files);
 }
+
+/// A file of one long line (minified code, a search index): a window cuts
+/// it at both ends. A match well inside the window shows the file, and a
+/// files grep reads no more; a match near a cut leaves the whole file to
+/// decide: a character the cut splits must not pass for a word boundary.
+#[test]
+fn a_match_far_from_a_windows_cuts_shows_a_file_of_one_line() {
+    let t = tempfile::tempdir().unwrap();
+    let roots = roots(t.path());
+    let grep_in = |text: &str, pattern: Pattern, window: (u64, u64)| {
+        fs::write(t.path().join("one.js"), text).unwrap();
+        let matcher = compile(&pattern).unwrap();
+        let mut c = Candidate::new("one.js".into(), 0, text.len() as u64);
+        c.windows = vec![window];
+        let o = grep(
+            &roots,
+            &matcher,
+            false,
+            &[c],
+            &Options {
+                output: Output::Files,
+                ..Options::default()
+            },
+            &AtomicBool::new(false),
+            None,
+        );
+        (o.files, o.bytes_scanned)
+    };
+    let line = format!("{}needle{}", "a".repeat(1000), "b".repeat(1000));
+    let size = line.len() as u64;
+    // Well inside the window: the window alone.
+    assert_eq!(
+        grep_in(&line, pat("needle"), (900, 1200)),
+        (vec!["one.js".to_string()], 300)
+    );
+    // Three bytes from the cut: the whole file decides (and holds it).
+    let (files, read) = grep_in(&line, pat("needle"), (997, 1200));
+    assert_eq!(files, ["one.js"]);
+    assert!(read >= size, "{read}");
+    // A word right after the cut: in the window its start is a boundary;
+    // in the file `é` comes before it, a letter, so no whole word is there.
+    let word = format!("{}émain {}", "a".repeat(1000), "b".repeat(1000));
+    let whole_word = Pattern {
+        whole_word: true,
+        ..pat("main")
+    };
+    let (files, read) = grep_in(&word, whole_word.clone(), (1002, 1300));
+    assert!(files.is_empty(), "{files:?}");
+    assert!(read >= word.len() as u64, "{read}");
+    // A window that starts inside a four-byte letter: three bytes of it,
+    // then the word. In the file the letter comes before it: no boundary.
+    let four = format!("{}𝐀main {}", "a".repeat(1000), "b".repeat(1000));
+    let (files, read) = grep_in(&four, pat(r"\bmain"), (1001, 1300));
+    assert!(files.is_empty(), "{files:?}");
+    assert!(read >= four.len() as u64, "{read}");
+    // The same word after a space, well inside the window: the window alone.
+    let spaced = format!("{} main {}", "a".repeat(1000), "b".repeat(1000));
+    assert_eq!(
+        grep_in(&spaced, whole_word, (900, 1200)),
+        (vec!["one.js".to_string()], 300)
+    );
+}
+
+/// A files grep through windows never shows a file a whole read does not:
+/// texts of long lines with letters of one to four bytes and spaces, windows anywhere
+/// (cutting lines and characters), patterns with word boundaries, anchors,
+/// whole words and either case. Where the windows cover every match of the
+/// whole file, it answers as the whole file does.
+#[test]
+fn windows_anywhere_never_show_a_file_a_whole_read_does_not() {
+    let t = tempfile::tempdir().unwrap();
+    let roots = roots(t.path());
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let patterns: Vec<Pattern> = vec![
+        pat("main"),
+        pat(r"\bmain"),
+        pat(r"main\b"),
+        pat("^main"),
+        pat("main$"),
+        pat(r"\Bain\b"),
+        pat("éma"),
+        Pattern {
+            whole_word: true,
+            ..pat("main")
+        },
+        Pattern {
+            case_insensitive: true,
+            ..pat("MAIN")
+        },
+    ];
+    let tokens = [
+        "main", "é", "a", " ", "x", "émain", "mainé", "MAIN", "日main", "𝐀main", "\n",
+    ];
+    let mut shown = 0;
+    for round in 0..400 {
+        let mut text = String::new();
+        while text.len() < 300 + next(300) {
+            // Line ends are rare: most windows cut the line at both ends.
+            let tok = tokens[next(tokens.len())];
+            if tok != "\n" || next(6) == 0 {
+                text.push_str(tok);
+            }
+        }
+        fs::write(t.path().join("f.txt"), &text).unwrap();
+        let size = text.len() as u64;
+        let pattern = &patterns[round % patterns.len()];
+        let matcher = compile(pattern).unwrap();
+        let files = |windows: Vec<(u64, u64)>| {
+            let mut c = Candidate::new("f.txt".into(), 0, size);
+            c.windows = windows;
+            let o = grep(
+                &roots,
+                &matcher,
+                false,
+                &[c],
+                &Options {
+                    output: Output::Files,
+                    ..Options::default()
+                },
+                &AtomicBool::new(false),
+                None,
+            );
+            !o.files.is_empty()
+        };
+        let whole = files(Vec::new());
+        // One to three windows anywhere, in order.
+        let mut cuts: Vec<u64> = (0..2 + 2 * next(3))
+            .map(|_| next(size as usize) as u64)
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let windows: Vec<(u64, u64)> = cuts
+            .chunks_exact(2)
+            .map(|w| (w[0], w[1]))
+            .filter(|w| w.0 < w.1)
+            .collect();
+        if windows.is_empty() {
+            continue;
+        }
+        let through = files(windows.clone());
+        assert!(
+            whole || !through,
+            "round {round}: {pattern:?} shown through {windows:?} of {text:?}"
+        );
+        shown += usize::from(through);
+        // A window over the whole file answers as the whole file does.
+        assert_eq!(files(vec![(0, size)]), whole, "round {round}: {pattern:?}");
+    }
+    assert!(shown > 50, "only {shown} files shown through windows");
+}
