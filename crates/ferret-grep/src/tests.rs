@@ -532,6 +532,32 @@ fn windows_are_read_first_and_a_cut_line_never_decides() {
     assert!(o.files.is_empty(), "{:?}", o.files);
 }
 
+/// A files grep of the file `path`, of `size` bytes when the content index
+/// read it, through its `windows`.
+fn files_through(
+    roots: &Roots,
+    matcher: &RegexMatcher,
+    path: &str,
+    size: u64,
+    windows: Vec<(u64, u64)>,
+) -> Outcome {
+    let mut c = Candidate::new(path.into(), 0, size);
+    c.windows = windows;
+    let options = Options {
+        output: Output::Files,
+        ..Options::default()
+    };
+    grep(
+        roots,
+        matcher,
+        false,
+        &[c],
+        &options,
+        &AtomicBool::new(false),
+        None,
+    )
+}
+
 /// A file of one long line (minified code, a search index): a window cuts
 /// it at both ends. A match well inside the window shows the file, and a
 /// files grep reads no more; a match near a cut leaves the whole file to
@@ -543,20 +569,7 @@ fn a_match_far_from_a_windows_cuts_shows_a_file_of_one_line() {
     let grep_in = |text: &str, pattern: Pattern, window: (u64, u64)| {
         fs::write(t.path().join("one.js"), text).unwrap();
         let matcher = compile(&pattern).unwrap();
-        let mut c = Candidate::new("one.js".into(), 0, text.len() as u64);
-        c.windows = vec![window];
-        let o = grep(
-            &roots,
-            &matcher,
-            false,
-            &[c],
-            &Options {
-                output: Output::Files,
-                ..Options::default()
-            },
-            &AtomicBool::new(false),
-            None,
-        );
+        let o = files_through(&roots, &matcher, "one.js", text.len() as u64, vec![window]);
         (o.files, o.bytes_scanned)
     };
     let line = format!("{}needle{}", "a".repeat(1000), "b".repeat(1000));
@@ -645,21 +658,9 @@ fn windows_anywhere_never_show_a_file_a_whole_read_does_not() {
         let pattern = &patterns[round % patterns.len()];
         let matcher = compile(pattern).unwrap();
         let files = |windows: Vec<(u64, u64)>| {
-            let mut c = Candidate::new("f.txt".into(), 0, size);
-            c.windows = windows;
-            let o = grep(
-                &roots,
-                &matcher,
-                false,
-                &[c],
-                &Options {
-                    output: Output::Files,
-                    ..Options::default()
-                },
-                &AtomicBool::new(false),
-                None,
-            );
-            !o.files.is_empty()
+            !files_through(&roots, &matcher, "f.txt", size, windows)
+                .files
+                .is_empty()
         };
         let whole = files(Vec::new());
         // One to three windows anywhere, in order.
