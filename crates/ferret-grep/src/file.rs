@@ -349,9 +349,10 @@ pub(crate) fn search_one(
 /// it are judged as in the whole file (it holds the character on each side
 /// of any match inside it); its first and last lines, cut, may show a match
 /// the whole file has not, never hide one: a match on such a line counts
-/// only when it lies [`MARGIN`] bytes from the cut (otherwise the file is
-/// read whole, which decides). The searcher looks for no byte-order mark (a window
-/// starts anywhere) and no binary data (the file has no NUL byte).
+/// only when it lies [`MARGIN`] bytes from the cut (otherwise, when no
+/// window shows a sure match, the file is read whole, which decides). The
+/// searcher looks for no byte-order mark (a window starts anywhere) and no
+/// binary data (the file has no NUL byte).
 fn in_windows(
     file: &impl std::os::fd::AsFd,
     matcher: &RegexMatcher,
@@ -424,8 +425,8 @@ enum Windowed {
 /// lines are often cut: without this a files grep read them whole.
 const MARGIN: usize = 8;
 
-/// A sink that notes the first match, and whether the file surely holds
-/// it (see [`Windowed`]), and stops.
+/// A sink that notes whether a window shows a match, and whether the file
+/// surely holds it (see [`Windowed`]): it stops at the first sure one.
 struct Found<'m> {
     matcher: &'m RegexMatcher,
     /// The window starts at the file's start, ends at its end.
