@@ -28,6 +28,7 @@ use crate::{
     format::{Base, Bytes, DocMeta, DocState, Sink, Writer},
     grams::{Extractor, get_varint, put_varint},
     paths::Paths,
+    radix,
     read::{self, Text},
     segments,
 };
@@ -823,19 +824,19 @@ impl Run {
     /// Sort the pairs by trigram and append them to the spill as a run.
     fn flush(&mut self, order: (usize, u32), spill: &Mutex<SpillState>) -> io::Result<()> {
         radix_sort_by_gram(&mut self.pairs, &mut self.scratch, &mut self.counts);
-        let mut table = std::mem::take(&mut self.table);
-        encode_run(&self.pairs, &mut table, &mut self.encoded);
+        encode_run(&self.pairs, &mut self.table, &mut self.encoded);
+        let table = &self.table;
         let grams = (table.len() / RUN_ENTRY) as u32;
         self.pairs.clear();
         let mut s = spill.lock().unwrap_or_else(|p| p.into_inner());
         let table_at = s.at;
         match &mut s.spill {
             Spill::File(out, _) => {
-                out.write_all(&table)?;
+                out.write_all(table)?;
                 out.write_all(&self.encoded)?;
             }
             Spill::Memory(v) => {
-                v.extend_from_slice(&table);
+                v.extend_from_slice(table);
                 v.extend_from_slice(&self.encoded);
             }
         }
@@ -846,7 +847,6 @@ impl Run {
             grams,
             lists: table_at + table.len() as u64,
         });
-        self.table = table;
         Ok(())
     }
 }
@@ -903,7 +903,7 @@ pub(crate) fn segmented(state: DocState, bytes: &[u8], budget: &Budget) -> bool 
 
 /// How many trigrams have each value of the low and of the high twelve
 /// bits: the radix sort's counts (u32: 32 KiB, within the first cache).
-type Counts = [[u32; 4096]; 2];
+type Counts = [[u32; radix::DIGITS]; 2];
 
 /// Count `grams`' digits into `counts`, as they are added to a run: they
 /// were just found, so this reads them from the cache, where a pass over
@@ -929,22 +929,8 @@ fn radix_sort_by_gram(pairs: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut
         pairs.len()
     );
     for (counts, shift) in counts.iter_mut().zip([32u32, 44]) {
-        // Each bucket's first place.
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            (*c, at) = (at, at + *c);
-        }
-        // Slices, not the vectors: the stores below then cannot move the
-        // vectors' own fields, which the loop would otherwise load again
-        // on every pair.
-        let (from, to) = (&pairs[..], &mut scratch[..]);
-        for &p in from {
-            let next = &mut counts[((p >> shift) & 0xFFF) as usize];
-            to[*next as usize] = p;
-            *next += 1;
-        }
+        radix::scatter(pairs, scratch, counts, |p| ((p >> shift) & 0xFFF) as usize);
         std::mem::swap(pairs, scratch);
-        counts.fill(0);
     }
 }
 

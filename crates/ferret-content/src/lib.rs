@@ -35,6 +35,7 @@ pub mod grams;
 mod live;
 mod paths;
 pub mod pattern;
+mod radix;
 mod read;
 pub mod segments;
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! A table is 12 bytes per distinct trigram of the file, sorted: trigram
 //! (u32), segments (u64), little-endian.
 
-use crate::{grams::Extractor, pattern::Grams};
+use crate::{grams::Extractor, pattern::Grams, radix};
 
 /// Segments per file (the bits of a mask).
 pub const SEGMENTS: u64 = 64;
@@ -71,28 +71,18 @@ pub fn table(x: &mut Extractor, text: &[u8], scratch: &mut Vec<u32>) -> Vec<u8> 
 /// of twelve bits, through `room`, as long). Compared, they were most of a
 /// large file's time in the index: three times its distinct trigrams.
 fn sort_by_gram(entries: &mut [u32], room: &mut [u32]) {
-    let mut counts = [[0u32; 4096]; 2];
+    let mut counts = [[0u32; radix::DIGITS]; 2];
     for &e in entries.iter() {
         counts[0][((e >> 6) & 0xFFF) as usize] += 1;
         counts[1][((e >> 18) & 0xFFF) as usize] += 1;
     }
-    for (pass, counts) in counts.iter_mut().enumerate() {
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            (*c, at) = (at, at + *c);
-        }
-        // Into the room, then back.
-        let (from, to): (&[u32], &mut [u32]) = match pass {
-            0 => (entries, room),
-            _ => (room, entries),
-        };
-        let shift = 6 + 12 * pass;
-        for &e in from {
-            let next = &mut counts[((e >> shift) & 0xFFF) as usize];
-            to[*next as usize] = e;
-            *next += 1;
-        }
-    }
+    // Into the room, then back.
+    radix::scatter(entries, room, &mut counts[0], |e| {
+        ((e >> 6) & 0xFFF) as usize
+    });
+    radix::scatter(room, entries, &mut counts[1], |e| {
+        ((e >> 18) & 0xFFF) as usize
+    });
 }
 
 /// Whether `bytes` is a well-formed table (whole entries, trigrams
