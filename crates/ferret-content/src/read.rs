@@ -155,9 +155,8 @@ mod tests {
     /// then say it holds nothing, and grep would never read it).
     #[test]
     fn a_file_that_says_it_is_empty_and_is_not_is_never_an_empty_text() {
-        let Ok(roots) = Roots::open(&["/proc/self".parse().unwrap()], Policy::default()) else {
-            return;
-        };
+        let roots = Roots::open(&["/proc/self".parse().unwrap()], Policy::default())
+            .expect("/proc/self opens as a root (Linux)");
         let mut buf = Vec::new();
         let (meta, _) = read(&roots, "status", 64 << 20, &mut buf);
         assert_eq!({ meta.size }, 0, "/proc/self/status says it is empty");
