@@ -25,24 +25,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stdio_client import StdioServer  # noqa: E402
+from grep import Server  # noqa: E402
 
 
 def build_ms(binary, tree):
     state = tempfile.mkdtemp(prefix="ferret-content-build-")
-    server = StdioServer([binary, "serve", "--stdio", "--root", tree, "--state-dir", state], state)
+    server = Server(binary, tree, [], state)
     try:
-        while True:
-            d = server.result("diagnostics", {})["structuredContent"]
-            ci = d.get("content_index")
-            if d["index"]["state"] == "ready" and ci and ci["state"] in ("ready", "failed"):
-                if ci["state"] == "failed":
-                    raise SystemExit(f"{binary}: the content index failed: {ci.get('last_error')}")
-                return ci["build_ms"]
-            time.sleep(0.1)
+        ci = server.wait(True)["content_index"]
+        if ci["state"] == "failed":
+            raise SystemExit(f"{binary}: the content index failed: {ci.get('last_error')}")
+        return ci["build_ms"]
     finally:
-        server.p.stdin.close()
-        server.p.wait()
+        server.close()
         shutil.rmtree(state, ignore_errors=True)
 
 

@@ -132,8 +132,10 @@ def rg_args(call):
 class Server(StdioServer):
     """`ferret serve --stdio` on one tree (see `stdio_client`)."""
 
-    def __init__(self, binary, root, extra, state):
-        super().__init__([binary, "serve", "--stdio", "--root", str(root), "--state-dir", str(state), *extra], state)
+    def __init__(self, binary, root, extra, state, prefix=()):
+        """`prefix`: a command the server runs under (`perf record ...`)."""
+        super().__init__([*prefix, binary, "serve", "--stdio", "--root", str(root), "--state-dir", str(state), *extra],
+                         state)
 
     def call(self, tool, args):
         r = self.result(tool, args)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stdio_client import StdioServer  # noqa: E402
+from grep import Server  # noqa: E402
 
 
 def main():
@@ -33,35 +33,27 @@ def main():
     ap.add_argument("--calls", type=int, default=30)
     args = ap.parse_args()
     state = tempfile.mkdtemp(prefix="ferret-grep-calls-")
-    argv = [args.bin, "serve", "--stdio", "--root", args.tree, "--state-dir", state]
+    prefix = ()
     if os.environ.get("PERF_DELAY_MS"):
-        argv = ["perf", "record", "-F", "4000", "--call-graph", "dwarf,16384", "-o", "perf.grep",
-                "--delay", os.environ["PERF_DELAY_MS"], *argv]
-    server = StdioServer(argv, state)
+        prefix = ("perf", "record", "-F", "4000", "--call-graph", "dwarf,16384", "-o", "perf.grep",
+                  "--delay", os.environ["PERF_DELAY_MS"])
+    server = Server(args.bin, args.tree, [], state, prefix)
     try:
-        while True:
-            d = server.result("diagnostics", {})["structuredContent"]
-            ci = d.get("content_index")
-            if (d["index"]["state"] == "ready" and ci and ci["state"] == "ready"
-                    and not ci.get("unverified_files")):
-                break
-            time.sleep(0.2)
+        server.wait(True)
         for p in args.patterns:
-            text, _, flag = p.rpartition(":") if p.endswith(":i") else (p, "", "")
+            text, ci = (p[:-2], True) if p.endswith(":i") else (p, False)
             call = {"pattern": text, "output": "files", "limit": 2000}
-            if flag == "i":
+            if ci:
                 call["case_insensitive"] = True
             times = []
             for _ in range(args.calls):
                 started = time.perf_counter()
-                r = server.result("grep", call)
+                r = server.call("grep", call)
                 times.append((time.perf_counter() - started) * 1000)
-            sc = r["structuredContent"]
-            print(f"{p}: median {statistics.median(times):.1f} ms, {len(sc.get('files', []))} files, "
-                  f"{sc.get('files_scanned')} read", flush=True)
+            print(f"{p}: median {statistics.median(times):.1f} ms, {len(r.get('files', []))} files, "
+                  f"{r.get('files_scanned')} read", flush=True)
     finally:
-        server.p.stdin.close()
-        server.p.wait()
+        server.close()
         shutil.rmtree(state, ignore_errors=True)
 
 
