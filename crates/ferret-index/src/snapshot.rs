@@ -19,8 +19,8 @@ const MAGIC: &[u8; 8] = b"FERRETIX";
 /// lists of a version 4 snapshot are not this build's. 6: the rank order and
 /// the entries moved since it was built. 7: names fold without their
 /// diacritics, so a version 6 snapshot's name masks and lists are not this
-/// build's.
-const VERSION: u32 = 7;
+/// build's. 8: posting lists hold runs of consecutive ids.
+const VERSION: u32 = 8;
 
 /// The header's length: magic, version, byte order, hash. A multiple of
 /// [`ALIGN`], so that the body's aligned arrays are aligned in the file.
