@@ -19,7 +19,8 @@ const MAGIC: &[u8; 8] = b"FERRETIX";
 /// lists of a version 4 snapshot are not this build's. 6: the rank order and
 /// the entries moved since it was built. 7: names fold without their
 /// diacritics, so a version 6 snapshot's name masks and lists are not this
-/// build's. 8: posting lists hold runs of consecutive ids.
+/// build's. 8: posting lists hold runs of consecutive ids, and records
+/// keep a size in four bytes (larger sizes beside them).
 const VERSION: u32 = 8;
 
 /// The header's length: magic, version, byte order, hash. A multiple of
@@ -203,6 +204,54 @@ mod tests {
             bytes,
             "a loaded snapshot saves the same"
         );
+    }
+
+    /// Records keep a size in four bytes; sizes of 4 GiB and more are kept
+    /// beside them, changed, freed with their entry and saved.
+    #[test]
+    fn sizes_of_four_gib_and_more_are_kept_whole() {
+        let mut s = sample();
+        let root = s.roots()[0];
+        let sizes = [
+            0,
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            1 << 32,
+            5 << 30,
+            u64::MAX,
+        ];
+        let meta = |size| Meta {
+            size,
+            ..Meta::default()
+        };
+        let ids: Vec<_> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| {
+                s.insert_new(root, format!("f{i}").as_bytes(), Kind::File, meta(size))
+            })
+            .collect();
+        let check = |s: &Store, want: &[u64]| {
+            for (&id, &size) in ids.iter().zip(want) {
+                assert_eq!(s.meta(id).size, size);
+            }
+        };
+        check(&s, &sizes);
+        let back = decode(&encode(&s, b"key"), b"key").unwrap();
+        check(&back, &sizes);
+        // Large to small and back; a large one freed, its slot taken by a
+        // small file, which is not taken for large.
+        s.set_meta(ids[3], meta(7));
+        s.set_meta(ids[0], meta(6 << 30));
+        s.remove(ids[4]);
+        let reused = s.insert_new(root, b"again", Kind::File, meta(12));
+        assert_eq!(reused, ids[4], "the freed slot is reused");
+        assert_eq!(s.meta(reused).size, 12);
+        let want = [6 << 30, sizes[1], sizes[2], 7, 12, u64::MAX];
+        check(&s, &want);
+        let back = decode(&encode(&s, b"key"), b"key").unwrap();
+        check(&back, &want);
+        assert_eq!(back.big.len(), 3);
     }
 
     #[test]

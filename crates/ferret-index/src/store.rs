@@ -1,4 +1,4 @@
-//! The in-memory table of entries: a 24-byte record per file or folder, each
+//! The in-memory table of entries: a 20-byte record per file or folder, each
 //! entry's name as an id into the name dictionary, every folder's children in
 //! name order, and the orders and lists that searches read ([`crate::base`]).
 //!
@@ -71,14 +71,15 @@ pub struct Meta {
 
 pub const UNKNOWN_TIME: i64 = i64::MIN;
 
-/// One entry: 24 bytes. Times are whole seconds since 1970 in a `u32` (good until
+/// One entry: 20 bytes. Times are whole seconds since 1970 in a `u32` (good until
 /// 2106; earlier times clamp to 0), `u32::MAX` meaning unknown; `mode` keeps the
 /// low 16 bits of `st_mode`.
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub(crate) struct Record {
-    /// Files, symlinks and others: the size. Folders: their slot in `dirs`.
-    pub size: u64,
+    /// Files, symlinks and others: the size, or [`BIG`] for a size of 4 GiB
+    /// or more, kept in [`Store::big`]. Folders: their slot in `dirs`.
+    pub size: u32,
     pub parent: EntryId,
     pub mtime: u32,
     pub btime: u32,
@@ -109,6 +110,11 @@ pub(crate) struct Dir {
 
 pub(crate) const UNKNOWN_SECS: u32 = u32::MAX;
 
+/// A record's size when the size is in [`Store::big`]. Files of 4 GiB and more
+/// are few on any machine (disk images, swap files), so sizes take four bytes
+/// an entry rather than eight, and those few a map entry.
+const BIG: u32 = u32::MAX;
+
 pub(crate) fn to_secs(t: i64) -> u32 {
     if t == UNKNOWN_TIME {
         UNKNOWN_SECS
@@ -125,6 +131,11 @@ pub(crate) fn from_secs(t: u32) -> i64 {
     }
 }
 
+/// What a record holds for a file of `size` bytes.
+fn small_size(size: u64) -> u32 {
+    u32::try_from(size).unwrap_or(BIG)
+}
+
 /// An entry about to be added, as walked: its name lies elsewhere.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NewEntry {
@@ -138,6 +149,8 @@ pub(crate) struct NewEntry {
 #[derive(Debug, Clone)]
 pub struct Store {
     pub(crate) records: Arr<Record>,
+    /// The sizes of the live entries whose record says [`BIG`].
+    pub(crate) big: HashMap<EntryId, u64>,
     /// Each entry's name id.
     pub(crate) names_of: Arr<u32>,
     pub(crate) names: Names,
@@ -184,6 +197,7 @@ impl Store {
     pub fn new() -> Store {
         Store {
             records: Arr::default(),
+            big: HashMap::new(),
             names_of: Arr::default(),
             names: Names::new(),
             dirs: Arr::default(),
@@ -259,7 +273,10 @@ impl Store {
     pub fn heap_parts(&self) -> Vec<(&'static str, usize)> {
         let (arena, lists) = self.names.heap_parts();
         vec![
-            ("records", self.records.heap_bytes()),
+            (
+                "records",
+                self.records.heap_bytes() + self.big.capacity() * 16,
+            ),
             ("entry names", self.names_of.heap_bytes()),
             ("names", arena),
             ("name lists", lists),
@@ -293,9 +310,9 @@ impl Store {
         };
         let size = if kind == Kind::Dir {
             self.folder_stamp += 1;
-            u64::from(self.new_dir())
+            self.new_dir()
         } else {
-            meta.size
+            small_size(meta.size)
         };
         let record = Record {
             size,
@@ -323,6 +340,9 @@ impl Store {
         if self.records[id as usize].flags & FLAG_LISTED == 0 {
             self.records[id as usize].flags |= FLAG_LISTED;
             self.delta.push(id);
+        }
+        if size == BIG && kind != Kind::Dir {
+            self.big.insert(id, meta.size);
         }
         self.live += 1;
         self.counts[kind as usize] += 1;
@@ -402,7 +422,11 @@ impl Store {
     #[inline]
     pub(crate) fn size(&self, id: EntryId) -> u64 {
         let r = &self.records[id as usize];
-        if r.kind == Kind::Dir as u8 { 0 } else { r.size }
+        match r.size {
+            _ if r.kind == Kind::Dir as u8 => 0,
+            BIG => self.big.get(&id).copied().unwrap_or(u64::from(BIG)),
+            small => u64::from(small),
+        }
     }
 
     pub fn meta(&self, id: EntryId) -> Meta {
@@ -661,7 +685,12 @@ impl Store {
         r.btime = to_secs(meta.btime);
         r.mode = meta.mode as u16;
         if !is_dir {
-            r.size = size;
+            r.size = small_size(size);
+            if r.size == BIG {
+                self.big.insert(id, size);
+            } else {
+                self.big.remove(&id);
+            }
         }
     }
 
@@ -690,6 +719,7 @@ impl Store {
             r.parent = NONE;
             r.flags &= FLAG_LISTED;
             r.size = 0;
+            self.big.remove(&at);
             self.free.push(at);
             removed += 1;
         }
@@ -782,6 +812,13 @@ impl Store {
     /// Write every array of the store (for the snapshot).
     pub(crate) fn write_to(&self, w: &mut Writer) {
         w.array(&self.records);
+        let mut big: Vec<(&EntryId, &u64)> = self.big.iter().collect();
+        big.sort_unstable();
+        w.u64(big.len() as u64);
+        for (&id, &size) in big {
+            w.u32(id);
+            w.u64(size);
+        }
         w.array(&self.names_of);
         self.names.write_to(w);
         // Watches belong to the process that made them.
@@ -816,6 +853,11 @@ impl Store {
     /// are checked by [`Store::check`], which the caller must run.
     pub(crate) fn read_from(r: &mut Reader<'_>) -> Result<Store, SnapshotError> {
         let records: Arr<Record> = r.array()?;
+        let k = r.len()?;
+        let mut big = HashMap::with_capacity(k);
+        for _ in 0..k {
+            big.insert(r.u32()?, r.u64()?);
+        }
         let names_of: Arr<u32> = r.array()?;
         let names = Names::read_from(r)?;
         let dirs: Arr<Dir> = r.array()?;
@@ -857,6 +899,7 @@ impl Store {
         }
         Ok(Store {
             records,
+            big,
             names_of,
             names,
             dirs,
@@ -881,6 +924,11 @@ impl Store {
     /// can send a lookup out of bounds.
     pub(crate) fn check(&self) -> Result<(), &'static str> {
         let n = self.records.len() as u64;
+        if self.big.keys().any(|&id| {
+            !self.is_live(id) || self.kind(id) == Kind::Dir || self.records[id as usize].size != BIG
+        }) {
+            return Err("large sizes");
+        }
         let id_ok = |id: u32| u64::from(id) < n;
         if self.names_of.len() as u64 != n {
             return Err("name table");
@@ -892,7 +940,11 @@ impl Store {
             }
             match Kind::from_u8(r.kind) {
                 Kind::Free => continue,
-                Kind::Dir if r.size >= self.dirs.len() as u64 => return Err("folder slot"),
+                Kind::Dir if r.size as usize >= self.dirs.len() => return Err("folder slot"),
+                Kind::Dir => {}
+                _ if (r.size == BIG) != self.big.contains_key(&(i as EntryId)) => {
+                    return Err("large sizes");
+                }
                 _ => {}
             }
             if (r.parent != NONE && !id_ok(r.parent)) || u64::from(self.names_of[i]) >= names {
@@ -1063,7 +1115,7 @@ mod tests {
 
     #[test]
     fn records_stay_compact() {
-        assert_eq!(std::mem::size_of::<Record>(), 24);
+        assert_eq!(std::mem::size_of::<Record>(), 20);
     }
 
     #[test]
