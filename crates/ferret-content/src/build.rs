@@ -755,6 +755,7 @@ impl Worker {
             let bytes: &[u8] = match &text {
                 Text::Bytes => &self.buf,
                 Text::Document(d) => d.text.as_bytes(),
+                Text::Decoded(d) => d,
                 Text::None => &[],
             };
             text_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);

@@ -59,7 +59,8 @@ pub enum DocState {
     Sensitive = 4,
     TooLarge = 5,
     Unreadable = 6,
-    /// UTF-16 or a legacy encoding: grep searches it transcoded.
+    /// UTF-16 or a legacy encoding that ripgrep's searcher cannot be given
+    /// (no label for it): searched directly, transcoded or not.
     Transcoded = 7,
     /// A document whose text is not in the cache yet.
     DocumentPending = 8,
@@ -67,6 +68,9 @@ pub enum DocState {
     Changed = 9,
     /// Past the index's size budget.
     OverBudget = 10,
+    /// UTF-16 or a legacy encoding: its text decoded as grep decodes it is
+    /// indexed (it has no segment table: windows are byte ranges).
+    Decoded = 11,
 }
 
 impl DocState {
@@ -83,6 +87,7 @@ impl DocState {
             8 => DocumentPending,
             9 => Changed,
             10 => OverBudget,
+            11 => Decoded,
             _ => return None,
         })
     }
@@ -101,17 +106,24 @@ impl DocState {
             DocumentPending => "document_pending",
             Changed => "changed",
             OverBudget => "over_budget",
+            Decoded => "decoded",
         }
     }
 
     /// Whether the index answers for this file (otherwise it is searched).
     pub fn indexed(self) -> bool {
-        matches!(self, DocState::Text | DocState::Document | DocState::Binary)
+        matches!(
+            self,
+            DocState::Text | DocState::Document | DocState::Decoded | DocState::Binary
+        )
     }
 
     /// Whether the file has trigrams in the index.
     pub fn has_grams(self) -> bool {
-        matches!(self, DocState::Text | DocState::Document)
+        matches!(
+            self,
+            DocState::Text | DocState::Document | DocState::Decoded
+        )
     }
 }
 
@@ -1001,7 +1013,7 @@ mod tests {
     #[test]
     fn every_state_is_named_as_it_is_serialised() {
         let states: Vec<DocState> = (0..=255).filter_map(DocState::from_u8).collect();
-        assert_eq!(states.len(), 10);
+        assert_eq!(states.len(), 11);
         for st in states {
             assert_eq!(serde_json::to_value(st).unwrap(), st.as_str(), "{st:?}");
         }

@@ -19,6 +19,8 @@ pub enum Text {
     Bytes,
     /// A document's extracted text.
     Document(Arc<Extracted>),
+    /// Text in UTF-16 or a legacy encoding, decoded as grep decodes it.
+    Decoded(Vec<u8>),
     None,
 }
 
@@ -94,8 +96,6 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
         Some((before.with(DocState::TooLarge), Text::None))
     } else if !matches!(sniff::classify(head), sniff::Content::Text) {
         Some((before.with(DocState::Binary), Text::None))
-    } else if !matched_as_is(head, filled as u64 >= size) {
-        Some((before.with(DocState::Transcoded), Text::None))
     } else {
         None
     };
@@ -117,7 +117,17 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
         buf.clear();
         return (before.with(DocState::Changed), Text::None);
     }
-    (before, Text::Bytes)
+    // The head decides the encoding, as it did (`filled` bytes of it).
+    let complete = filled as u64 >= size;
+    if matched_as_is(&buf[..filled], complete) {
+        return (before, Text::Bytes);
+    }
+    let decoded = decoded(buf, &buf[..filled], complete);
+    buf.clear();
+    match decoded {
+        Some(text) => (before.with(DocState::Decoded), Text::Decoded(text)),
+        None => (before.with(DocState::Transcoded), Text::None),
+    }
 }
 
 impl DocMeta {
@@ -137,6 +147,27 @@ fn matched_as_is(head: &[u8], complete: bool) -> bool {
         Some((encoding, _, _)) => encoding.name() == "UTF-8",
         None => sniff::detect_encoding(head, complete).encoding.name() == "UTF-8",
     }
+}
+
+/// The text ripgrep's searcher hands the matcher for a file that
+/// [`matched_as_is`] turns down, as `ferret-grep` (`search_one`) sets it up:
+/// with a byte-order mark, the mark's encoding, the mark removed (the
+/// searcher sniffs marks and strips them); else the encoding detected in the
+/// head, given to the searcher by its label. `None` when the label names no
+/// encoding the searcher knows (it would search the bytes as they are).
+/// One call decodes what the searcher decodes in pieces: `encoding_rs`
+/// gives the same text either way.
+fn decoded(bytes: &[u8], head: &[u8], complete: bool) -> Option<Vec<u8>> {
+    let (encoding, skip) = match encoding_rs::Encoding::for_bom(bytes) {
+        Some(found) => found,
+        None => {
+            let detected = sniff::detect_encoding(head, complete);
+            let named = encoding_rs::Encoding::for_label(detected.encoding.name().as_bytes())?;
+            (named, 0)
+        }
+    };
+    let (text, _) = encoding.decode_without_bom_handling(&bytes[skip..]);
+    Some(text.into_owned().into_bytes())
 }
 
 #[cfg(test)]

@@ -371,6 +371,9 @@ impl World {
                         r"日本",
                         r"zzz+",
                         r"yy\s+x",
+                        // Only in the windows-1252 file, decoded.
+                        r"élève",
+                        r"(?i)NOËL",
                     ])
                     .to_string();
             }

@@ -367,6 +367,7 @@ pub(super) fn read_files(s: &Shared, entries: &[Entry]) -> Vec<Reread> {
         let bytes: &[u8] = match &text {
             Text::Bytes => &buf,
             Text::Document(d) => d.text.as_bytes(),
+            Text::Decoded(d) => d,
             Text::None => &[],
         };
         let grams = meta.state.has_grams().then(|| {
