@@ -252,6 +252,15 @@ mod tests {
         let back = decode(&encode(&s, b"key"), b"key").unwrap();
         check(&back, &want);
         assert_eq!(back.big.len(), 3);
+        // A load refuses a marked record without its size, and a size kept
+        // for a record that is not marked.
+        assert!(back.check().is_ok());
+        let mut lost = back.clone();
+        lost.big.remove(&ids[0]);
+        assert!(lost.check().is_err());
+        let mut stray = back.clone();
+        stray.big.insert(ids[3], 7);
+        assert!(stray.check().is_err());
     }
 
     #[test]

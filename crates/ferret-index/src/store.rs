@@ -942,7 +942,8 @@ impl Store {
                 Kind::Free => continue,
                 Kind::Dir if r.size as usize >= self.dirs.len() => return Err("folder slot"),
                 Kind::Dir => {}
-                _ if (r.size == BIG) != self.big.contains_key(&(i as EntryId)) => {
+                // (Each size in the map has its marked record: above.)
+                _ if r.size == BIG && !self.big.contains_key(&(i as EntryId)) => {
                     return Err("large sizes");
                 }
                 _ => {}
