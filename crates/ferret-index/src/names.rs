@@ -338,6 +338,28 @@ impl Names {
         keys.iter().map(|&k| self.postings.count(k) as usize).sum()
     }
 
+    /// The sorted names within `ranges` whose folded extension is `ext`
+    /// (folded, no dot), ascending: the extension's list read only there,
+    /// each range found by a seek.
+    pub fn with_extension_in(&self, ext: &[u8], ranges: &[std::ops::Range<u32>]) -> Vec<u32> {
+        let Some(key) = self.extension_key(ext) else {
+            return Vec::new();
+        };
+        let mut ranges = ranges.to_vec();
+        ranges.sort_unstable_by_key(|r| r.start);
+        let mut c = self.postings.cursor(key);
+        let mut out = Vec::new();
+        for r in ranges {
+            let mut next = c.seek(r.start);
+            while let Some(id) = next.filter(|&id| id < r.end) {
+                out.push(id);
+                next = c.next_id();
+            }
+        }
+        out.dedup();
+        out
+    }
+
     /// Sorted names whose folded form may start with a dot: those that start
     /// with one, and those that start past ASCII (the fold drops a combining
     /// accent, which can stand before the dot). What a glob's extension list

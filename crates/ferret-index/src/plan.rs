@@ -146,20 +146,47 @@ pub(crate) fn match_names(
         (e, exact, count)
     });
     let glob_count = glob_ext.as_ref().map(|g| g.2);
-    // A glob starting with literal bytes (`invoice-*.csv`): the sorted names
-    // starting with them (and those whose fold may), when they are fewer
-    // than any list would give.
-    let prefix_listed = name_q.glob_prefix().and_then(|p| {
+    // A glob starting with literal bytes (`report*`, `invoice-*.csv`): the
+    // sorted names starting with them (and those whose fold may). A glob of
+    // one literal takes them when they are fewer than any list would give.
+    // One of several keeps the trigram lists, which narrow by every literal
+    // (`main_*.rs`: the run was longer than their intersection), but takes
+    // the run over a whole extension list to check (`invoice-*.csv` on the
+    // 10M tree: 600,000 `.csv` names against 40,000 starting `invoice-`).
+    let prefix_listed = name_q.glob_start().and_then(|(p, literals)| {
         let runs = names.folded_prefix_runs(&p);
         let count: usize = runs.iter().map(|r| r.len()).sum();
-        let fewer = [ext_count, trigram_bound.map(|b| b as usize), glob_count]
-            .into_iter()
-            .flatten()
-            .all(|c| count < c);
+        let fewer = if literals == 1 {
+            [ext_count, trigram_bound.map(|b| b as usize), glob_count]
+                .into_iter()
+                .flatten()
+                .all(|c| count < c)
+        } else {
+            // The extension list the plan below would check whole.
+            [ext_count, glob_count]
+                .into_iter()
+                .flatten()
+                .min()
+                .is_some_and(|listed| {
+                    count < listed && trigram_bound.is_none_or(|b| listed <= b as usize * 2)
+                })
+        };
         fewer.then(|| {
-            let mut ids: Vec<u32> = runs.into_iter().flatten().collect();
-            ids.sort_unstable();
-            ids.dedup();
+            // With an extension after the start (not a dot: a name whose
+            // fold starts with its only dot has none), every match is in
+            // that extension's list: only its names within the runs.
+            let ext = glob_ext
+                .as_ref()
+                .filter(|_| literals > 1 && !p.starts_with(b"."));
+            let ids = match ext {
+                Some((e, _, _)) => names.with_extension_in(&e[0], &runs),
+                None => {
+                    let mut ids: Vec<u32> = runs.into_iter().flatten().collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids
+                }
+            };
             verify_all(&ids)
         })
     });

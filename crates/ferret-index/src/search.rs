@@ -1214,6 +1214,62 @@ mod tests {
         }
     }
 
+    /// A glob of several literals starting with one (`rep*.md`) reads the
+    /// extension's list only within the names starting so, every run of
+    /// them: those whose bytes do, and those whose fold does (an accent
+    /// after the start), while the extension's list is long and the
+    /// trigram lists no shorter; and checks each (`x?.md`: 401 names start
+    /// with `x` and end `.md`, ten match).
+    #[test]
+    fn a_globs_start_and_extension_find_every_match() {
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let mut names: Vec<String> = (0..400).map(|i| format!("x{i}.md")).collect();
+        names.extend((0..30).map(|i| format!("rep{i}.md")));
+        names.extend((0..30).map(|i| format!("rep{i}.txt")));
+        names.extend(
+            [
+                "r\u{c9}port.md",
+                "REPORT.MD",
+                "re\u{301}p.md",
+                "rep.md.txt",
+                "rep",
+                "xrep.md",
+            ]
+            .map(String::from),
+        );
+        for n in &names {
+            s.insert_new(root, n.as_bytes(), Kind::File, Meta::default());
+        }
+        crate::orders::rebuild_store(&mut s);
+        for q in [
+            "rep*.md",
+            "REP*.MD",
+            "r*.md",
+            "rep*p.md",
+            "re*.md ext:md",
+            "x?.md",
+        ] {
+            check(&s, q, None, 0);
+        }
+        let q = Query::compile("rep*.md", &Options::default(), &CLOCK).unwrap();
+        let found = search(
+            &s,
+            &SearchRequest {
+                query: &q,
+                under: None,
+                sort: SortKey::Name,
+                descending: false,
+                offset: 0,
+                limit: 100,
+                group_by: None,
+            },
+        );
+        // The thirty `repN.md`, `REPORT.MD`, and past ASCII `rÉport.md` and
+        // `re\u{301}p.md` (the combining accent folds away).
+        assert_eq!(found.total, 33);
+    }
+
     /// A tree for relevance: generated folders, nested folders, recency of
     /// every tier (counted from the real clock, as the ranking counts it).
     fn ranked_store(rng: &mut Rng, entries: usize, now: i64) -> Store {

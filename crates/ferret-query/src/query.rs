@@ -766,6 +766,15 @@ impl Query {
     /// candidates, never more than the names holding them. (With more
     /// pieces, `main_*.rs`, the trigram lists of all of them narrow more.)
     pub fn glob_prefix(&self) -> Option<Vec<u8>> {
+        self.glob_start()
+            .filter(|(_, literals)| *literals == 1)
+            .map(|(p, _)| p)
+    }
+
+    /// The ASCII bytes a name glob of the top-level AND starts with (folded,
+    /// as [`Query::glob_prefix`]), whatever follows them, and how many
+    /// literals the glob holds in all (`invoice-*.csv`: `invoice-`, 2).
+    pub fn glob_start(&self) -> Option<(Vec<u8>, usize)> {
         let conjuncts: &[Node] = match &self.root {
             Node::And(v) => v,
             n => std::slice::from_ref(n),
@@ -773,7 +782,8 @@ impl Query {
         conjuncts.iter().find_map(|n| match n {
             Node::Name(NameMatch::Glob { glob, .. }) => {
                 let p = glob.prefix()?;
-                (p.is_ascii() && glob.literals().count() == 1).then(|| p.to_ascii_lowercase())
+                p.is_ascii()
+                    .then(|| (p.to_ascii_lowercase(), glob.literals().count()))
             }
             _ => None,
         })
