@@ -117,16 +117,21 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
         buf.clear();
         return (before.with(DocState::Changed), Text::None);
     }
-    // The head decides the encoding, as it did (`filled` bytes of it).
-    let complete = filled as u64 >= size;
-    if matched_as_is(&buf[..filled], complete) {
-        return (before, Text::Bytes);
-    }
-    let decoded = decoded(buf, &buf[..filled], complete);
-    buf.clear();
-    match decoded {
-        Some(text) => (before.with(DocState::Decoded), Text::Decoded(text)),
-        None => (before.with(DocState::Transcoded), Text::None),
+    // The head decides how the matcher sees the file (`filled` bytes of it).
+    match seen_as(&buf[..filled], filled as u64 >= size) {
+        Seen::AsIs => (before, Text::Bytes),
+        Seen::Decoded(encoding, mark) => {
+            // One call decodes what the searcher decodes in pieces:
+            // `encoding_rs` gives the same text either way.
+            let text = encoding.decode_without_bom_handling(&buf[mark..]).0;
+            let text = text.into_owned().into_bytes();
+            buf.clear();
+            (before.with(DocState::Decoded), Text::Decoded(text))
+        }
+        Seen::Unlabelled => {
+            buf.clear();
+            (before.with(DocState::Transcoded), Text::None)
+        }
     }
 }
 
@@ -136,38 +141,34 @@ impl DocMeta {
     }
 }
 
-/// Whether the matcher sees the file's own bytes: no byte-order mark but
-/// UTF-8's, and no legacy encoding detected in the head. Mirrors the choice
-/// `ferret-grep` makes before it searches (`search_one`): UTF-16 and legacy
-/// encodings are transcoded there, so their bytes here would not be the
-/// matched text. (A UTF-8 mark is stripped there: its bytes here only add
-/// trigrams, never remove one.)
-fn matched_as_is(head: &[u8], complete: bool) -> bool {
-    match sniff::bom(head) {
-        Some((encoding, _, _)) => encoding.name() == "UTF-8",
-        None => sniff::detect_encoding(head, complete).encoding.name() == "UTF-8",
-    }
+/// How ripgrep's searcher hands a text file to the matcher, as
+/// `ferret-grep` (`search_one`) sets it up from the same head.
+enum Seen {
+    /// Its own bytes: no byte-order mark but UTF-8's, and no legacy
+    /// encoding detected. (A UTF-8 mark is stripped there: its bytes here
+    /// only add trigrams, never remove one.)
+    AsIs,
+    /// Decoded: by the mark's encoding, the mark (its length) dropped, as
+    /// the searcher sniffs and strips marks; else by the encoding detected,
+    /// given to the searcher by its label.
+    Decoded(&'static encoding_rs::Encoding, usize),
+    /// A detected encoding whose label the searcher does not know (it then
+    /// searches the bytes as they are): not indexed, searched directly.
+    Unlabelled,
 }
 
-/// The text ripgrep's searcher hands the matcher for a file that
-/// [`matched_as_is`] turns down, as `ferret-grep` (`search_one`) sets it up:
-/// with a byte-order mark, the mark's encoding, the mark removed (the
-/// searcher sniffs marks and strips them); else the encoding detected in the
-/// head, given to the searcher by its label. `None` when the label names no
-/// encoding the searcher knows (it would search the bytes as they are).
-/// One call decodes what the searcher decodes in pieces: `encoding_rs`
-/// gives the same text either way.
-fn decoded(bytes: &[u8], head: &[u8], complete: bool) -> Option<Vec<u8>> {
-    let (encoding, skip) = match encoding_rs::Encoding::for_bom(bytes) {
-        Some(found) => found,
-        None => {
-            let detected = sniff::detect_encoding(head, complete);
-            let named = encoding_rs::Encoding::for_label(detected.encoding.name().as_bytes())?;
-            (named, 0)
-        }
-    };
-    let (text, _) = encoding.decode_without_bom_handling(&bytes[skip..]);
-    Some(text.into_owned().into_bytes())
+fn seen_as(head: &[u8], complete: bool) -> Seen {
+    match sniff::bom(head) {
+        Some((encoding, _, _)) if encoding == encoding_rs::UTF_8 => Seen::AsIs,
+        Some((encoding, mark, _)) => Seen::Decoded(encoding, mark),
+        None => match sniff::detect_encoding(head, complete).encoding {
+            encoding if encoding == encoding_rs::UTF_8 => Seen::AsIs,
+            encoding => match encoding_rs::Encoding::for_label(encoding.name().as_bytes()) {
+                Some(named) => Seen::Decoded(named, 0),
+                None => Seen::Unlabelled,
+            },
+        },
+    }
 }
 
 #[cfg(test)]
