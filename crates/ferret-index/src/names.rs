@@ -349,6 +349,7 @@ impl Names {
         ranges.sort_unstable_by_key(|r| r.start);
         let mut c = self.postings.cursor(key);
         let mut out = Vec::new();
+        // The cursor only moves forward: ranges that overlap give no id twice.
         for r in ranges {
             let mut next = c.seek(r.start);
             while let Some(id) = next.filter(|&id| id < r.end) {
@@ -356,7 +357,6 @@ impl Names {
                 next = c.next_id();
             }
         }
-        out.dedup();
         out
     }
 

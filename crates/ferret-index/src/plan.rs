@@ -146,6 +146,9 @@ pub(crate) fn match_names(
         (e, exact, count)
     });
     let glob_count = glob_ext.as_ref().map(|g| g.2);
+    // An extension's list of `listed` names is checked whole, rather than
+    // the trigram lists intersected, while it is at most twice the rarest.
+    let list_taken = |listed: usize| trigram_bound.is_none_or(|b| listed <= b as usize * 2);
     // A glob starting with literal bytes (`report*`, `invoice-*.csv`): the
     // sorted names starting with them (and those whose fold may). A glob of
     // one literal takes them when they are fewer than any list would give.
@@ -167,9 +170,7 @@ pub(crate) fn match_names(
                 .into_iter()
                 .flatten()
                 .min()
-                .is_some_and(|listed| {
-                    count < listed && trigram_bound.is_none_or(|b| listed <= b as usize * 2)
-                })
+                .is_some_and(|listed| count < listed && list_taken(listed))
         };
         fewer.then(|| {
             // With an extension after the start (not a dot: a name whose
@@ -193,9 +194,8 @@ pub(crate) fn match_names(
     // A glob ending in an extension (`*.h`) has no trigram to narrow it; its
     // extension's list does, with the names that may have no extension.
     let glob_listed = match (&exts, glob_ext) {
-        (None, Some((e, exact, count))) if prefix_listed.is_none() => trigram_bound
-            .is_none_or(|b| count <= b as usize * 2)
-            .then(|| {
+        (None, Some((e, exact, count))) if prefix_listed.is_none() => {
+            list_taken(count).then(|| {
                 let listed = names.with_extensions(&e);
                 let dotted: Vec<u32> = names.maybe_dotted().collect();
                 let mut tagged: Vec<(u32, u8)> = if exact {
@@ -207,13 +207,14 @@ pub(crate) fn match_names(
                 tagged.sort_unstable_by_key(|t| t.0);
                 tagged.dedup_by_key(|t| t.0);
                 tagged
-            }),
+            })
+        }
         _ => None,
     };
     let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
         _ if let Some(listed) = prefix_listed => listed,
         _ if let Some(listed) = glob_listed => listed,
-        (Some(e), Some(c), bound) if bound.is_none_or(|b| c <= b as usize * 2) => {
+        (Some(e), Some(c), _) if list_taken(c) => {
             let listed = names.with_extensions(&e);
             // An extension list is exactly the names with that extension.
             if name_q.is_extension_list() {

@@ -759,21 +759,13 @@ impl Query {
         })
     }
 
-    /// For a query of a name glob (or an AND holding one) whose one literal
-    /// piece is its start, in ASCII (`alpha*`, `ab?*`): those bytes, ASCII
-    /// lower case. Every match's name starts with them once folded, so the
+    /// For a query of a name glob (or an AND holding one) that starts with a
+    /// literal piece in ASCII (`alpha*`, `ab?*`, `invoice-*.csv`): those
+    /// bytes, ASCII lower case, and how many literal pieces the glob holds
+    /// in all. Every match's name starts with them once folded, so the
     /// sorted names that do (and those whose fold may) are the only
-    /// candidates, never more than the names holding them. (With more
-    /// pieces, `main_*.rs`, the trigram lists of all of them narrow more.)
-    pub fn glob_prefix(&self) -> Option<Vec<u8>> {
-        self.glob_start()
-            .filter(|(_, literals)| *literals == 1)
-            .map(|(p, _)| p)
-    }
-
-    /// The ASCII bytes a name glob of the top-level AND starts with (folded,
-    /// as [`Query::glob_prefix`]), whatever follows them, and how many
-    /// literals the glob holds in all (`invoice-*.csv`: `invoice-`, 2).
+    /// candidates. (With more pieces, `main_*.rs`, the trigram lists of all
+    /// of them may narrow more.)
     pub fn glob_start(&self) -> Option<(Vec<u8>, usize)> {
         let conjuncts: &[Node] = match &self.root {
             Node::And(v) => v,

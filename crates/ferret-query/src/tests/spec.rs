@@ -984,22 +984,17 @@ fn name_terms_ranges_and_extensions_for_an_index() {
         assert_eq!(q(not_plain).plain_name_literal(), None, "{not_plain}");
     }
     assert!(!q("ext:rs x").is_extension_list() && !q("ext:tar.gz").is_extension_list());
-    // A glob's literal start, lower case: every match's folded name starts so.
-    assert_eq!(q("Invoice-*").glob_prefix(), Some(b"invoice-".to_vec()));
-    assert_eq!(q("case:INV*").glob_prefix(), Some(b"inv".to_vec()));
-    assert_eq!(q("ab?* size:>1kb").glob_prefix(), Some(b"ab".to_vec()));
+    // A glob's literal start, lower case: every match's folded name starts
+    // so; and how many literal pieces the glob holds.
+    let start = |t: &str, n| Some((t.as_bytes().to_vec(), n));
+    assert_eq!(q("Invoice-*").glob_start(), start("invoice-", 1));
+    assert_eq!(q("case:INV*").glob_start(), start("inv", 1));
+    assert_eq!(q("ab?* size:>1kb").glob_start(), start("ab", 1));
+    assert_eq!(q("invoice-*.csv").glob_start(), start("invoice-", 2));
+    assert_eq!(q("a?c*").glob_start(), start("a", 2));
     // (Folded first: `ü` is `u`.)
-    assert_eq!(q("Ü*").glob_prefix(), Some(b"u".to_vec()));
-    for none in [
-        "*.csv",
-        "?x*",
-        "!inv*",
-        "a|inv*",
-        "inv",
-        "case:ü*",
-        "invoice-*.csv",
-        "a?c*",
-    ] {
-        assert_eq!(q(none).glob_prefix(), None, "{none}");
+    assert_eq!(q("Ü*").glob_start(), start("u", 1));
+    for none in ["*.csv", "?x*", "!inv*", "a|inv*", "inv", "case:ü*"] {
+        assert_eq!(q(none).glob_start(), None, "{none}");
     }
 }
