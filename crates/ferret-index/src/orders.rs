@@ -4,12 +4,17 @@
 
 use crate::base::{Base, Children, RankOrder, Rebuilt};
 use crate::rank::{self, Places, Ranker};
-use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Store, UNKNOWN_SECS};
+use crate::store::{EntryId, FLAG_DELTA, Kind, NONE, Record, Store, UNKNOWN_SECS};
 
 /// Rebuild the store's orders and lists now, in this thread.
 pub(crate) fn rebuild_store(store: &mut Store) {
     let rebuilt = rebuild(store);
     store.install(rebuilt);
+}
+
+/// Whether the orders hold the entry of `r`: live, and not a root.
+fn ordered(r: &Record) -> bool {
+    r.kind != Kind::Free as u8 && r.parent != NONE
 }
 
 /// Whether base iteration must skip `id` (it changed, is new, or is gone).
@@ -82,7 +87,7 @@ fn rank_order(store: &Store, now: i64) -> RankOrder {
     let mut places = Places::default();
     let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(store.len());
     for (i, r) in store.records.iter().enumerate() {
-        if r.kind == Kind::Free as u8 || r.parent == NONE {
+        if !ordered(r) {
             continue;
         }
         let id = i as EntryId;
@@ -131,10 +136,7 @@ fn rank_order(store: &Store, now: i64) -> RankOrder {
 /// [`rebuild`], the rank order's recency counted at `now`.
 pub(crate) fn rebuild_at(store: &Store, now: i64) -> Rebuilt {
     let n = store.records.len();
-    let live = |id: usize| {
-        let r = &store.records[id];
-        r.kind != Kind::Free as u8 && r.parent != NONE
-    };
+    let live = |id: usize| ordered(&store.records[id]);
     // The dictionary first: the orders break ties by name, in its new ids.
     let mut used = vec![false; store.names.len() as usize];
     for (i, &name) in store.names_of.iter().enumerate() {
@@ -211,10 +213,7 @@ fn time_and_size_orders(
     names_of: &[u32],
 ) -> (Vec<EntryId>, Vec<EntryId>, Option<Children>) {
     let n = store.records.len();
-    let live = |id: usize| {
-        let r = &store.records[id];
-        r.kind != Kind::Free as u8 && r.parent != NONE
-    };
+    let live = |id: usize| ordered(&store.records[id]);
     let mut by_mtime: Vec<(u64, u32)> = (0..n)
         .filter(|&i| live(i))
         .map(|i| {
