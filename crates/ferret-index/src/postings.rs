@@ -574,26 +574,18 @@ mod tests {
         assert!(p.heap_bytes() < 10_000 * 2);
     }
 
-    /// A small deterministic generator (no crate for it in this crate's tests).
-    fn rng(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    }
-
     /// Lists of runs of every length, gaps of every varint length, and ids at
     /// the top of `u32`.
-    fn random_list(seed: &mut u64) -> Vec<u32> {
+    fn random_list(below: &mut impl FnMut(usize) -> usize) -> Vec<u32> {
         let mut ids = Vec::new();
-        let mut next: u64 = rng(seed) % 3 * (rng(seed) % 300);
-        let n = rng(seed) % 2_000;
+        let mut next: u64 = below(3) as u64 * (below(300) as u64);
+        let n = below(2_000) as u64;
         while (ids.len() as u64) < n {
-            let run = match rng(seed) % 4 {
+            let run = match below(4) as u64 {
                 0 => 1,
                 1 => 2,
-                2 => rng(seed) % 10 + 1,
-                _ => rng(seed) % 400 + 1,
+                2 => below(10) as u64 + 1,
+                _ => below(400) as u64 + 1,
             };
             for _ in 0..run {
                 if next > u64::from(u32::MAX) {
@@ -602,15 +594,15 @@ mod tests {
                 ids.push(next as u32);
                 next += 1;
             }
-            next += match rng(seed) % 5 {
+            next += match below(5) as u64 {
                 0 => 1,
-                1 => rng(seed) % 126 + 1,
-                2 => rng(seed) % 20_000 + 1,
-                3 => rng(seed) % 5_000_000 + 1,
-                _ => rng(seed) % 3 + 1,
+                1 => below(126) as u64 + 1,
+                2 => below(20_000) as u64 + 1,
+                3 => below(5_000_000) as u64 + 1,
+                _ => below(3) as u64 + 1,
             };
-            if rng(seed).is_multiple_of(200) {
-                next = u64::from(u32::MAX) - rng(seed) % 600;
+            if below(200) == 0 {
+                next = u64::from(u32::MAX) - below(600) as u64;
             }
         }
         ids
@@ -618,9 +610,10 @@ mod tests {
 
     #[test]
     fn runs_read_back_and_seek_as_the_ids_they_hold() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let mut below = crate::testing::below(0x9e37_79b9_7f4a_7c15);
         for round in 0..60 {
-            let lists: Vec<(u32, Vec<u32>)> = (0..8).map(|k| (k, random_list(&mut seed))).collect();
+            let lists: Vec<(u32, Vec<u32>)> =
+                (0..8).map(|k| (k, random_list(&mut below))).collect();
             let p = build(&lists);
             for (k, want) in &lists {
                 assert_eq!(ids(p.cursor(*k)), *want, "round {round} list {k}");
@@ -631,12 +624,8 @@ mod tests {
                 let mut target = 0u64;
                 let mut at = 0usize;
                 loop {
-                    target += rng(&mut seed)
-                        % match rng(&mut seed) % 3 {
-                            0 => 3,
-                            1 => 700,
-                            _ => 3_000_000,
-                        };
+                    let step = [3, 700, 3_000_000][below(3)];
+                    target += below(step) as u64;
                     let t = target.min(u64::from(u32::MAX)) as u32;
                     while at < want.len() && want[at] < t {
                         at += 1;
@@ -647,7 +636,7 @@ mod tests {
                         "round {round} list {k} seek {t}"
                     );
                     // `next_id` goes on from there.
-                    if rng(&mut seed).is_multiple_of(4) && at < want.len() {
+                    if below(4) == 0 && at < want.len() {
                         at += 1;
                         assert_eq!(c.next_id(), want.get(at).copied());
                         target = u64::from(want.get(at).copied().unwrap_or(u32::MAX));
@@ -657,7 +646,7 @@ mod tests {
                     }
                 }
             }
-            let keys: Vec<u32> = (0..3).map(|_| rng(&mut seed) as u32 % 8).collect();
+            let keys: Vec<u32> = (0..3).map(|_| below(8) as u32).collect();
             let want: Vec<u32> = lists[keys[0] as usize]
                 .1
                 .iter()
