@@ -38,11 +38,17 @@ impl Ferret {
                 return work::run_call(context, search_progress, offer, move |meter| {
                     let s = this.stack();
                     let budget = s.roots.policy.limits.max_response_chars;
-                    fit::within(budget, "search", |over| {
-                        if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
-                            call.limit = call.limit.min(n);
-                        }
-                        index_tools::search(&s.index, &s.roots, s.content.as_ref(), &call, &meter)
+                    let same = |p: &str| p.to_string();
+                    let found = index_tools::find(
+                        &s.index,
+                        &s.roots,
+                        s.content.as_ref(),
+                        &call,
+                        &meter,
+                        &same,
+                    );
+                    fit::shown_within(budget, "search", found, call.limit, |found, shown| {
+                        found.answer(&s.roots, &call, shown)
                     })
                 })
                 .await;
@@ -296,7 +302,7 @@ impl Ferret {
         let Some(locate) = self.locate_roots() else {
             return Ok(render::tool_error(&locate::no_roots_now()).into());
         };
-        let mut call = index_tools::parse_locate(request.arguments.as_ref())?;
+        let call = index_tools::parse_locate(request.arguments.as_ref())?;
         match locate.policy {
             LocatePolicy::Deny => return Ok(render::tool_error(&locate::disabled()).into()),
             LocatePolicy::Allow => {}
@@ -333,18 +339,9 @@ impl Ferret {
         work::run_call(context, search_progress, offer, move |meter| {
             let show = |p: &str| locate.full_path(p);
             let budget = this.roots().policy.limits.max_response_chars;
-            fit::within(budget, "locate", |over| {
-                if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
-                    call.limit = call.limit.min(n);
-                }
-                index_tools::search_showing(
-                    &locate.index,
-                    &locate.roots,
-                    None,
-                    &call,
-                    &meter,
-                    &show,
-                )
+            let found = index_tools::find(&locate.index, &locate.roots, None, &call, &meter, &show);
+            fit::shown_within(budget, "locate", found, call.limit, |found, shown| {
+                found.answer(&locate.roots, &call, shown)
             })
         })
         .await

@@ -99,6 +99,29 @@ pub(crate) fn within(
     )
 }
 
+/// [`within`] for an answer found once and shown with fewer of its results
+/// each try: `show(found, n)` puts the first `n` (`limit` at first) in words;
+/// an error found is the answer as it is.
+pub(crate) fn shown_within<T>(
+    budget: usize,
+    what: &str,
+    found: Result<T, CallToolResult>,
+    limit: usize,
+    show: impl Fn(&T, usize) -> CallToolResult,
+) -> CallToolResult {
+    let found = match found {
+        Ok(found) => found,
+        Err(error) => return error,
+    };
+    let mut shown = limit;
+    within(budget, what, |over| {
+        if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
+            shown = shown.min(n);
+        }
+        show(&found, shown)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +148,38 @@ mod tests {
             tries.len() >= 2 && tries.windows(2).all(|w| w[1] < w[0]),
             "{tries:?}"
         );
+    }
+
+    #[test]
+    fn an_answer_found_once_is_shown_smaller_until_it_fits() {
+        let found: Vec<String> = (0..2_000).map(|i| format!("item-{i:05}")).collect();
+        let mut shown = Vec::new();
+        let r = shown_within(5_000, "search", Ok(found), 2_000, |found, n| {
+            shown.push(n);
+            let items = &found[..n.min(found.len())];
+            render::ok(
+                serde_json::json!({"count": items.len(), "results": items}),
+                items.join("\n"),
+            )
+        });
+        assert!(shown_chars(&r) <= 5_000, "{}", shown_chars(&r));
+        assert_eq!(shown[0], 2_000);
+        assert!(
+            shown.len() >= 2 && shown.windows(2).all(|w| w[1] < w[0]),
+            "{shown:?}"
+        );
+        // The first results, in order.
+        let s = r.structured_content.unwrap();
+        assert_eq!(s["results"][0], "item-00000");
+        // An error found is the answer, shown as it is.
+        let e = shown_within(
+            5_000,
+            "search",
+            Err::<Vec<String>, _>(answer(3)),
+            50,
+            |_, _| panic!("nothing found to show"),
+        );
+        assert_eq!(e.structured_content.unwrap()["count"], 3);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::{
     args::{ArgResult, Args},
-    render::{self, frame, human_size, index_block},
+    render::{self, frame, human_size},
     schema::{one_of, output_schema, read_only, schema, string_or_list},
 };
 
@@ -431,32 +431,38 @@ fn wait_for_first_build(index: &Index, meter: &Meter, waits: &Waits) -> bool {
     true
 }
 
-pub fn search(
-    index: &Index,
-    roots: &Roots,
-    content: Option<&ferret_content::ContentIndex>,
-    call: &SearchCall,
-    meter: &Meter,
-) -> CallToolResult {
-    search_showing(index, roots, content, call, meter, &|p: &str| p.to_string())
+/// A search's answer before it is put in words: found once, then shown as
+/// many times as fitting it within what the client shows takes
+/// ([`crate::fit::within`]), each time with fewer of its results. (Searching
+/// again for a smaller page gave the same first results at the cost of a
+/// second search: the deep paths of a name-ordered page, 50 of about 900
+/// characters, are over the budget, and `ext:pdf` on the 1M synthetic tree
+/// took 2.7 ms over MCP, four times the search.)
+pub struct Found {
+    outcome: ferret_index::SearchOutcome,
+    warning: Option<String>,
+    /// The note when the fuzzy fallback answered.
+    fell_back: Option<&'static str>,
+    documents_skipped: u64,
+    status: ferret_index::Status,
 }
 
-/// `search` with every path of the answer passed through `show` (locate shows
-/// full paths).
-pub fn search_showing(
+/// The search `call` asks for (its paths passed through `show`), or the
+/// error that answers it.
+pub fn find(
     index: &Index,
     roots: &Roots,
     content: Option<&ferret_content::ContentIndex>,
     call: &SearchCall,
     meter: &Meter,
     show: &dyn Fn(&str) -> String,
-) -> CallToolResult {
+) -> Result<Found, CallToolResult> {
     wait_for_first_build(index, meter, &FIRST_BUILD_WAIT);
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
         let shown = match roots.resolve(path) {
-            Err(e) => return render::tool_error(&e),
+            Err(e) => return Err(render::tool_error(&e)),
             Ok(Target::AllRoots) => None,
             Ok(Target::In(root, rel)) => Some(roots.display(root, &rel)),
         };
@@ -507,7 +513,7 @@ pub fn search_showing(
                 outcome
             }
             // Not an empty answer: which files hold the text is not known.
-            Err(e) => return render::tool_error(&e),
+            Err(e) => return Err(render::tool_error(&e)),
         }
     } else {
         // Stopped once the caller goes away (cancelled, or its connection
@@ -528,7 +534,7 @@ pub fn search_showing(
         };
         match searched {
             Ok(outcome) => outcome,
-            Err(why) => return render::tool_error(&render::search_stopped(why)),
+            Err(why) => return Err(render::tool_error(&render::search_stopped(why))),
         }
     };
     // Nothing holds every word: the same words, fuzzily (see `fall_back`).
@@ -550,7 +556,7 @@ pub fn search_showing(
                     ));
                     outcome
                 }
-                Err(why) => return render::tool_error(&render::search_stopped(why)),
+                Err(why) => return Err(render::tool_error(&render::search_stopped(why))),
             }
         }
         _ => outcome,
@@ -566,109 +572,127 @@ pub fn search_showing(
             g.group = show(&g.group);
         }
     }
-    let shown_count = outcome.groups.as_ref().map_or(outcome.hits.len(), Vec::len);
-    let end = call.offset + shown_count;
-    let truncated = (end as u64) < outcome.total;
-    let status = index.status();
-    let mut text = String::new();
-    if let Some(groups) = &outcome.groups {
-        for g in groups {
-            text.push_str(&format!("{:>8}  {}\n", g.count, g.group));
-        }
-    } else {
-        for h in &outcome.hits {
-            let size = h.size.map(human_size).unwrap_or_else(|| "-".into());
-            let slash = if h.kind == ferret_query::Kind::Dir {
-                "/"
-            } else {
-                ""
-            };
-            let score = h.score.map(|s| format!("{s:>7.1} ")).unwrap_or_default();
-            text.push_str(&format!(
-                "{score}{size:>7} {} {}{slash}\n",
-                h.modified.as_deref().unwrap_or("-"),
-                h.path
-            ));
-        }
-    }
-    let mut rendered = format!(
-        "{} of {} {} (index: {} entries{})\n",
-        shown_count,
-        outcome.total,
-        if outcome.groups.is_some() {
-            "groups"
+    Ok(Found {
+        outcome,
+        warning,
+        fell_back,
+        documents_skipped,
+        status: index.status(),
+    })
+}
+
+impl Found {
+    /// The answer with at most `shown` of the results found (of groups,
+    /// with `group_by`).
+    pub fn answer(&self, roots: &Roots, call: &SearchCall, shown: usize) -> CallToolResult {
+        let Found {
+            outcome,
+            warning,
+            fell_back,
+            documents_skipped,
+            status,
+        } = self;
+        let documents_skipped = *documents_skipped;
+        let hits = &outcome.hits[..shown.min(outcome.hits.len())];
+        let groups = outcome.groups.as_ref().map(|g| &g[..shown.min(g.len())]);
+        let shown_count = groups.map_or(hits.len(), <[_]>::len);
+        let end = call.offset + shown_count;
+        let truncated = (end as u64) < outcome.total;
+        let mut text = String::new();
+        if let Some(groups) = groups {
+            for g in groups {
+                text.push_str(&format!("{:>8}  {}\n", g.count, g.group));
+            }
         } else {
-            "matches"
-        },
-        status.entries,
-        if status.ready { "" } else { ", still building" },
-    );
-    if let Some(w) = &warning {
-        rendered.push_str(&format!("warning: {w}\n"));
-    }
-    if let Some(note) = fell_back {
-        rendered.push_str(note);
-        rendered.push('\n');
-    }
-    let note = (documents_skipped > 0).then(|| {
-        format!(
-            "{documents_skipped} documents (PDF, Office, OpenDocument, EPUB) were not searched for `content:`; name them in the query (e.g. `ext:pdf`) to search their text"
-        )
-    });
-    if let Some(n) = &note {
-        rendered.push_str(&format!("note: {n}\n"));
-    }
-    rendered.push_str(&frame(&text));
-    if truncated {
-        rendered.push_str(&format!("\nmore: search with offset {end}"));
-    }
-    let mut structured = json!({
-        "count": shown_count,
-        "total": outcome.total,
-        "truncated": truncated,
-        "next_offset": truncated.then_some(end),
-        "index": index_block(index),
-        "warning": warning,
-        "fuzzy": fell_back,
-        "note": note,
-    });
-    match outcome.groups {
-        Some(groups) => structured["groups"] = json!(groups),
-        None if call.details => structured["results"] = json!(outcome.hits),
-        None => {
-            structured["results"] = json!(
-                outcome
-                    .hits
-                    .iter()
-                    .map(|h| render::shown_entry(&h.path, h.kind))
-                    .collect::<Vec<_>>()
-            );
-            // Ranked orders: each result's score, in the same order.
-            if outcome.hits.iter().any(|h| h.score.is_some()) {
-                structured["scores"] = json!(
-                    outcome
-                        .hits
-                        .iter()
-                        .map(|h| h.score.unwrap_or(0.0))
-                        .collect::<Vec<_>>()
-                );
+            for h in hits {
+                let size = h.size.map(human_size).unwrap_or_else(|| "-".into());
+                let slash = if h.kind == ferret_query::Kind::Dir {
+                    "/"
+                } else {
+                    ""
+                };
+                let score = h.score.map(|s| format!("{s:>7.1} ")).unwrap_or_default();
+                text.push_str(&format!(
+                    "{score}{size:>7} {} {}{slash}\n",
+                    h.modified.as_deref().unwrap_or("-"),
+                    h.path
+                ));
             }
         }
+        let mut rendered = format!(
+            "{} of {} {} (index: {} entries{})\n",
+            shown_count,
+            outcome.total,
+            if groups.is_some() {
+                "groups"
+            } else {
+                "matches"
+            },
+            status.entries,
+            if status.ready { "" } else { ", still building" },
+        );
+        if let Some(w) = warning {
+            rendered.push_str(&format!("warning: {w}\n"));
+        }
+        if let Some(note) = fell_back {
+            rendered.push_str(note);
+            rendered.push('\n');
+        }
+        let note = (documents_skipped > 0).then(|| {
+            format!(
+                "{documents_skipped} documents (PDF, Office, OpenDocument, EPUB) were not searched for `content:`; name them in the query (e.g. `ext:pdf`) to search their text"
+            )
+        });
+        if let Some(n) = &note {
+            rendered.push_str(&format!("note: {n}\n"));
+        }
+        rendered.push_str(&frame(&text));
+        if truncated {
+            rendered.push_str(&format!("\nmore: search with offset {end}"));
+        }
+        let mut structured = json!({
+            "count": shown_count,
+            "total": outcome.total,
+            "truncated": truncated,
+            "next_offset": truncated.then_some(end),
+            "index": render::index_block_of(status),
+            "warning": warning,
+            "fuzzy": fell_back,
+            "note": note,
+        });
+        match groups {
+            Some(groups) => structured["groups"] = json!(groups),
+            None if call.details => structured["results"] = json!(hits),
+            None => {
+                structured["results"] = json!(
+                    hits.iter()
+                        .map(|h| render::shown_entry(&h.path, h.kind))
+                        .collect::<Vec<_>>()
+                );
+                // Ranked orders: each result's score, in the same order.
+                if hits.iter().any(|h| h.score.is_some()) {
+                    structured["scores"] = json!(
+                        hits.iter()
+                            .map(|h| h.score.unwrap_or(0.0))
+                            .collect::<Vec<_>>()
+                    );
+                }
+            }
+        }
+        structured["data_note"] = render::data_note("paths");
+        let mut result = render::ok(render::compact(structured), rendered);
+        if call.links {
+            let files = hits
+                .iter()
+                .filter(|h| h.kind == ferret_query::Kind::File)
+                .map(|h| crate::links::Named {
+                    shown: &h.path,
+                    facts: h.size.map(|size| (size, h.modified.clone())),
+                });
+            result.content.extend(crate::links::links(roots, files));
+        }
+        result
     }
-    structured["data_note"] = render::data_note("paths");
-    let mut result = render::ok(render::compact(structured), rendered);
-    if call.links {
-        let files = outcome
-            .hits
-            .iter()
-            .filter(|h| h.kind == ferret_query::Kind::File)
-            .map(|h| crate::links::Named {
-                shown: &h.path,
-                facts: h.size.map(|size| (size, h.modified.clone())),
-            });
-        result.content.extend(crate::links::links(roots, files));
-    }
-    result
 }
 
 #[cfg(test)]

@@ -193,7 +193,11 @@ pub fn human_size(bytes: u64) -> String {
 /// first build runs (the answer may be missing entries) or while the index
 /// reconciles with the disk after a restart. `None` when it is current.
 pub fn index_block(index: &Index) -> Option<Value> {
-    let s = index.status();
+    index_block_of(&index.status())
+}
+
+/// [`index_block`] of a status already read.
+pub(crate) fn index_block_of(s: &ferret_index::Status) -> Option<Value> {
     (!s.ready || s.reconciling).then(|| {
         json!({
             "entries": s.entries,
