@@ -107,7 +107,7 @@ pub(crate) fn shown_within<T>(
     what: &str,
     found: Result<T, CallToolResult>,
     limit: usize,
-    show: impl Fn(&T, usize) -> CallToolResult,
+    mut show: impl FnMut(&T, usize) -> CallToolResult,
 ) -> CallToolResult {
     let found = match found {
         Ok(found) => found,
