@@ -35,6 +35,13 @@ pub(crate) fn extension(name: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// Sorted names known to match (see [`Names::matching_known`]), and what
+/// is kept of each.
+pub struct Known<'a, O> {
+    pub ids: std::ops::Range<u32>,
+    pub keep: &'a (dyn Fn(u32) -> Option<O> + Sync),
+}
+
 /// Extension keys live above the 24-bit trigram keys: the top bit and the
 /// extension's place in [`Names::exts`], so an extension's list holds exactly the
 /// names with that (folded) extension.
@@ -246,6 +253,18 @@ impl Names {
         literals: &[Vec<u8>],
         keep: &(dyn Fn(u32) -> Option<O> + Sync),
     ) -> Option<Vec<O>> {
+        self.matching_known(literals, keep, None)
+    }
+
+    /// [`Names::matching`] where the sorted names of `known` are known to
+    /// hold every literal: each is given to its `keep` (the second), and the
+    /// lists are intersected only outside them.
+    pub fn matching_known<O: Send>(
+        &self,
+        literals: &[Vec<u8>],
+        keep: &(dyn Fn(u32) -> Option<O> + Sync),
+        known: Option<Known<'_, O>>,
+    ) -> Option<Vec<O>> {
         let mut keys: Vec<u32> = literals
             .iter()
             .flat_map(|l| l.windows(3).map(trigram_key))
@@ -266,20 +285,38 @@ impl Names {
                 .map_or(1, |p| p.get())
                 .min(8) as u32
         };
+        // The ids of `range`: the known ones kept as they are, the others
+        // from the lists.
+        let part = |range: std::ops::Range<u32>| -> Vec<O> {
+            let Some(known) = &known else {
+                return intersect_range(&self.postings, &keys, range, keep);
+            };
+            let (lo, hi) = (known.ids.start, known.ids.end);
+            let mut out =
+                intersect_range(&self.postings, &keys, range.start..range.end.min(lo), keep);
+            out.extend((range.start.max(lo)..range.end.min(hi)).filter_map(known.keep));
+            out.extend(intersect_range(
+                &self.postings,
+                &keys,
+                range.start.max(hi)..range.end,
+                keep,
+            ));
+            out
+        };
         if threads == 1 {
-            return Some(intersect_range(&self.postings, &keys, 0..u32::MAX, keep));
+            return Some(part(0..u32::MAX));
         }
         let step = self.sorted.div_ceil(threads).max(1);
         Some(std::thread::scope(|scope| {
             let parts: Vec<_> = (0..threads)
                 .map(|t| {
-                    let keys = &keys;
+                    let part = &part;
                     let range = t * step..if t + 1 == threads {
                         u32::MAX
                     } else {
                         (t + 1) * step
                     };
-                    scope.spawn(move || intersect_range(&self.postings, keys, range, keep))
+                    scope.spawn(move || part(range))
                 })
                 .collect();
             parts
@@ -369,6 +406,13 @@ impl Names {
         dots.chain(self.lower_bound_folded(&[0x80])..self.sorted)
     }
 
+    /// The run of sorted names whose bytes start with `prefix` (ASCII, lower
+    /// case), ignoring ASCII case.
+    pub fn prefix_run(&self, prefix: &[u8]) -> std::ops::Range<u32> {
+        let lo = self.lower_bound_folded(prefix);
+        lo..self.prefix_end_folded(prefix, lo)
+    }
+
     /// The runs of sorted names whose fold may start with `prefix` (ASCII,
     /// lower case): those whose bytes do, ignoring ASCII case, and, for each
     /// shorter start of it, those that go on with a byte past ASCII there
@@ -376,9 +420,8 @@ impl Names {
     /// `prefix`: `Ínvoice`, `e` and a combining accent). Names sort by their
     /// ASCII-lowered bytes ([`name_order`]), so each is one run.
     pub fn folded_prefix_runs(&self, prefix: &[u8]) -> Vec<std::ops::Range<u32>> {
-        let lo = self.lower_bound_folded(prefix);
         let mut runs = Vec::with_capacity(prefix.len() + 1);
-        runs.push(lo..self.prefix_end_folded(prefix, lo));
+        runs.push(self.prefix_run(prefix));
         let mut start = Vec::with_capacity(prefix.len() + 1);
         for k in 0..prefix.len() {
             start.clear();
@@ -726,6 +769,70 @@ mod tests {
         let mut d = n.rebuild(&used).0;
         d.set_lists(d.lists());
         d
+    }
+
+    /// Names known to hold the literals (those starting with the word) give
+    /// what the lists and the check give, in order, on one thread and split
+    /// across threads (past 20,000 ids in the rarest list), whichever
+    /// thread's range the run falls in or straddles.
+    #[test]
+    fn names_known_to_match_give_what_the_lists_give() {
+        let mut owned: Vec<String> = Vec::new();
+        for i in 0..9_000 {
+            owned.push(format!("report-{i}.md"));
+            owned.push(format!("Report{i}"));
+            owned.push(format!("a_report_{i}.rs"));
+            owned.push(format!("reprt{i}"));
+        }
+        owned.extend(
+            [
+                "report",
+                "report.md",
+                "REPORT.tar.gz",
+                "report\u{c9}.md",
+                "zreport",
+            ]
+            .map(String::from),
+        );
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let d = dict(&words);
+        let word = b"report";
+        let check = |k: u32| -> Option<(u32, u8)> {
+            let lower = d.get(k).to_ascii_lowercase();
+            let at = memchr::memmem::find(&lower, word)?;
+            Some((k, u8::from(at == 0)))
+        };
+        let starts = |k: u32| -> Option<(u32, u8)> { Some((k, 1)) };
+        let lists = d.matching(&[word.to_vec()], &check).unwrap();
+        let run = d.prefix_run(word);
+        assert!(run.len() >= 18_000, "{run:?}");
+        let known = d
+            .matching_known(
+                &[word.to_vec()],
+                &check,
+                Some(Known {
+                    ids: run.clone(),
+                    keep: &starts,
+                }),
+            )
+            .unwrap();
+        assert_eq!(known, lists);
+        assert_eq!(lists.iter().filter(|t| t.1 == 1).count(), run.len());
+        // One thread: a rarer word, whose lists are short.
+        let few = b"report-1";
+        let lists = d.matching(&[few.to_vec()], &Some).unwrap();
+        let known = d
+            .matching_known(
+                &[few.to_vec()],
+                &Some,
+                Some(Known {
+                    ids: d.prefix_run(few),
+                    keep: &Some,
+                }),
+            )
+            .unwrap();
+        assert_eq!(known, lists);
+        assert!(!lists.is_empty());
     }
 
     #[test]

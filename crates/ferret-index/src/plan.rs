@@ -223,7 +223,32 @@ pub(crate) fn match_names(
                 verify_all(&listed)
             }
         }
-        (_, _, Some(_)) => names.matching(&literals, &verify).unwrap_or_default(),
+        (_, _, Some(_)) => {
+            // The names starting with a plain word (one run of the sorted
+            // names) hold it: their fit is read off their start, with no list
+            // to intersect and no search of the name. (Half of `report`'s
+            // 65,000 names on the 1M synthetic tree.) Names past ASCII go
+            // through the query, as everywhere.
+            let starts = |k: u32| -> Option<(u32, u8)> {
+                let name = names.get(k);
+                match plain {
+                    Some(needle) if name.is_ascii() && halt.go() => {
+                        Some((k, crate::rank::start_fit(name, needle.len()) as u8 + 1))
+                    }
+                    _ => verify(k),
+                }
+            };
+            let known = plain
+                .filter(|_| fitting)
+                .map(|needle| crate::names::Known {
+                    ids: names.prefix_run(needle),
+                    keep: &starts,
+                })
+                .filter(|k| !k.ids.is_empty());
+            names
+                .matching_known(&literals, &verify, known)
+                .unwrap_or_default()
+        }
         // One letter (or `.`) whose fit is not asked: read off the masks.
         _ if !fitting
             && plain

@@ -114,6 +114,21 @@ pub(crate) fn name_fit(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> NameFit {
     NameFit::Anywhere
 }
 
+/// The fit of a name that starts with the word (its first `n` bytes, ASCII
+/// case aside): exact when the word is the name, or what comes before its
+/// last dot, or before its first; else a prefix.
+pub(crate) fn start_fit(name: &[u8], n: usize) -> NameFit {
+    let exact = name.len() == n
+        || (name[n] == b'.'
+            && (memchr::memchr(b'.', &name[..n]).is_none()
+                || memchr::memrchr(b'.', name) == Some(n)));
+    if exact {
+        NameFit::Exact
+    } else {
+        NameFit::Prefix
+    }
+}
+
 /// [`name_fit`] of an ASCII name for an ASCII word (lower case, not empty),
 /// in place: no folded copy, no searcher built. `None` when the name does
 /// not hold the word, so that a name dictionary's check of a word and its
@@ -138,17 +153,7 @@ pub(crate) fn ascii_fit(name: &[u8], word: &[u8]) -> Option<NameFit> {
             continue;
         }
         if start == 0 {
-            // The exact forms: the name, what comes before its last dot, or
-            // before its first.
-            let exact = name.len() == n
-                || (name[n] == b'.'
-                    && (memchr::memchr(b'.', &name[..n]).is_none()
-                        || memchr::memrchr(b'.', name) == Some(n)));
-            return Some(if exact {
-                NameFit::Exact
-            } else {
-                NameFit::Prefix
-            });
+            return Some(start_fit(name, n));
         }
         let before = name[start - 1];
         let camel = name[start].is_ascii_uppercase() && before.is_ascii_lowercase();

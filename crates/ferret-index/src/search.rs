@@ -732,6 +732,8 @@ mod tests {
             "a.gz",
             // An accent after an ASCII start: `rep*` must find it.
             "rÉport9.md",
+            // One after a whole word: `report` reads it through the query.
+            "reportÉ.md",
         ];
         if rng.below(12) == 0 {
             return ODD[rng.below(ODD.len() as u64) as usize]
