@@ -357,6 +357,17 @@ pub(crate) fn page(
             return Some(finish(pool, wanted, cmp, total));
         }
     }
+    // With nothing to rank apart, the large tiers are walked one at a time,
+    // best fit first, and a tier's bits are made only when the page's last
+    // entry does not already beat its best member (`report` on the 1M
+    // synthetic tree: its 33,000 prefix names fill the page, and the bits of
+    // its 32,000 boundary names are never made). Else all at once: what is
+    // ranked apart needs every tier's bits.
+    let mut pending = std::collections::VecDeque::new();
+    if odd.is_empty() && large.len() > 1 {
+        large.sort_by_key(Large::fit);
+        pending.extend(large.drain(1..));
+    }
     let mut tiers: Vec<Tier> = large.into_iter().map(|l| l.build(store, slots)).collect();
     let mut apart: HashSet<EntryId, foldhash::fast::FixedState> = HashSet::default();
     for id in odd {
@@ -372,80 +383,98 @@ pub(crate) fn page(
     let mut cands = pool;
     let mut kth: Option<Relevance> = None;
     let slack = wanted.max(crate::base::RANK_BLOCK);
-    let mut gave_up = false;
-    for (at, &id) in order.ids.iter().enumerate() {
-        let in_generated = at >= generated;
-        let block_start = if in_generated {
-            (at - generated).is_multiple_of(crate::base::RANK_BLOCK)
-        } else {
-            at.is_multiple_of(crate::base::RANK_BLOCK)
-        };
-        if block_start {
-            if !plan.halt.go() {
-                return Some((cands, total));
-            }
-            // Cut the candidates back to the page now and then (when they
-            // first fill it, then each time they double): the page's last
-            // entry then, a little worse than the true one in between, still
-            // bounds what can enter it.
-            if cands.len() >= wanted && (kth.is_none() || cands.len() >= wanted + slack) {
-                cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
-                cands.truncate(wanted);
-                kth = Some(cands[wanted - 1].0);
-            }
-            // A tier none of whose members not yet met can beat the page's
-            // last entry, even with the block's bound for a bonus, is done
-            // with: its members are passed over from here on.
-            let mut live = 0;
-            for t in tiers.iter_mut().filter(|t| !t.done) {
-                t.done = t.met == t.count
-                    || kth.is_some_and(|k| k.cmp(&unread(t.fit, at)) == std::cmp::Ordering::Less);
-                if !t.done {
-                    live += t.count;
+    loop {
+        let mut gave_up = false;
+        for (at, &id) in order.ids.iter().enumerate() {
+            let in_generated = at >= generated;
+            let block_start = if in_generated {
+                (at - generated).is_multiple_of(crate::base::RANK_BLOCK)
+            } else {
+                at.is_multiple_of(crate::base::RANK_BLOCK)
+            };
+            if block_start {
+                if !plan.halt.go() {
+                    return Some((cands, total));
+                }
+                // Cut the candidates back to the page now and then (when they
+                // first fill it, then each time they double): the page's last
+                // entry then, a little worse than the true one in between, still
+                // bounds what can enter it.
+                if cands.len() >= wanted && (kth.is_none() || cands.len() >= wanted + slack) {
+                    cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
+                    cands.truncate(wanted);
+                    kth = Some(cands[wanted - 1].0);
+                }
+                // A tier none of whose members not yet met can beat the page's
+                // last entry, even with the block's bound for a bonus, is done
+                // with: its members are passed over from here on.
+                let mut live = 0;
+                for t in tiers.iter_mut().filter(|t| !t.done) {
+                    t.done = t.met == t.count
+                        || kth
+                            .is_some_and(|k| k.cmp(&unread(t.fit, at)) == std::cmp::Ordering::Less);
+                    if !t.done {
+                        live += t.count;
+                    }
+                }
+                if live == 0 {
+                    break;
+                }
+                // Reading on costs more than ranking what can still enter.
+                if at
+                    > live
+                        .saturating_mul(WALK_PER_MATCH)
+                        .max(4 * crate::base::RANK_BLOCK)
+                {
+                    gave_up = true;
+                    break;
                 }
             }
-            if live == 0 {
-                break;
+            let Some(t) = tiers.iter_mut().find(|t| t.holds(id)) else {
+                continue;
+            };
+            t.met += 1;
+            if t.done || skipped(store, id) || apart.contains(&id) {
+                continue;
             }
-            // Reading on costs more than ranking what can still enter.
-            if at
-                > live
-                    .saturating_mul(WALK_PER_MATCH)
-                    .max(4 * crate::base::RANK_BLOCK)
-            {
-                gave_up = true;
-                break;
+            let fit = (t.fit, store.name(id).len());
+            let r = ranker.rank_fitted(store, id, fit, &mut places);
+            if kth.is_some_and(|k| r.cmp(&k) == std::cmp::Ordering::Greater) {
+                continue;
             }
+            cands.push((r, id));
         }
-        let Some(t) = tiers.iter_mut().find(|t| t.holds(id)) else {
-            continue;
-        };
-        t.met += 1;
-        if t.done || skipped(store, id) || apart.contains(&id) {
-            continue;
-        }
-        let fit = (t.fit, store.name(id).len());
-        let r = ranker.rank_fitted(store, id, fit, &mut places);
-        if kth.is_some_and(|k| r.cmp(&k) == std::cmp::Ordering::Greater) {
-            continue;
-        }
-        cands.push((r, id));
-    }
-    if gave_up {
-        // Past the budget: rank whole the members of the tiers that can still
-        // enter the page (what the walk met again with them; ranking is
-        // exact, so twice is harmless once deduplicated).
-        let mut seen: HashSet<EntryId, foldhash::fast::FixedState> =
-            cands.iter().map(|c| c.1).collect();
-        for t in tiers.iter().filter(|t| !t.done) {
-            for id in t.members() {
-                if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
-                    continue;
+        if gave_up {
+            // Past the budget: rank whole the members of the tiers that can still
+            // enter the page (what the walk met again with them; ranking is
+            // exact, so twice is harmless once deduplicated).
+            let mut seen: HashSet<EntryId, foldhash::fast::FixedState> =
+                cands.iter().map(|c| c.1).collect();
+            for t in tiers.iter().filter(|t| !t.done) {
+                for id in t.members() {
+                    if skipped(store, id) || apart.contains(&id) || !seen.insert(id) {
+                        continue;
+                    }
+                    let fit = (t.fit, store.name(id).len());
+                    cands.push((ranker.rank_fitted(store, id, fit, &mut places), id));
                 }
-                let fit = (t.fit, store.name(id).len());
-                cands.push((ranker.rank_fitted(store, id, fit, &mut places), id));
             }
         }
+        // The next tier, unless the page's last entry beats its best member
+        // (and so every member of the worse tiers after it).
+        let Some(next) = pending.pop_front() else {
+            break;
+        };
+        if cands.len() >= wanted {
+            cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
+            cands.truncate(wanted);
+            let k = cands[wanted - 1].0;
+            kth = Some(k);
+            if k.cmp(&unread(next.fit(), 0)) == std::cmp::Ordering::Less {
+                break;
+            }
+        }
+        tiers = vec![next.build(store, slots)];
     }
     Some(finish(cands, wanted, cmp, total))
 }
