@@ -143,8 +143,18 @@ pub(crate) fn ascii_fit(name: &[u8], word: &[u8]) -> Option<NameFit> {
     let last = name.len() - n;
     let mut best = None;
     let mut at = 0;
+    // Names are short: a plain loop finds the first byte sooner than
+    // `memchr2`'s call does, below a vector's width.
+    let find = |from: usize| -> Option<usize> {
+        let hay = &name[from..=last];
+        if hay.len() < 32 {
+            hay.iter().position(|&b| b == first || b == upper)
+        } else {
+            memchr::memchr2(first, upper, hay)
+        }
+    };
     while at <= last {
-        let Some(i) = memchr::memchr2(first, upper, &name[at..=last]) else {
+        let Some(i) = find(at) else {
             break;
         };
         let start = at + i;
