@@ -349,9 +349,7 @@ pub(crate) fn page(
     // made (with nothing to rank apart, which needs every tier's bits; the
     // tiers hold disjoint entries, so the walk passes its members over).
     if odd.is_empty() && pool.len() >= wanted {
-        pool.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
-        pool.truncate(wanted);
-        let kth = pool[wanted - 1].0;
+        let kth = cut_to_page(&mut pool, wanted, cmp);
         large.retain(|l| kth.cmp(&unread(l.fit(), 0)) != std::cmp::Ordering::Less);
         if large.is_empty() {
             return Some(finish(pool, wanted, cmp, total));
@@ -401,9 +399,7 @@ pub(crate) fn page(
                 // entry then, a little worse than the true one in between, still
                 // bounds what can enter it.
                 if cands.len() >= wanted && (kth.is_none() || cands.len() >= wanted + slack) {
-                    cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
-                    cands.truncate(wanted);
-                    kth = Some(cands[wanted - 1].0);
+                    kth = Some(cut_to_page(&mut cands, wanted, cmp));
                 }
                 // A tier none of whose members not yet met can beat the page's
                 // last entry, even with the block's bound for a bonus, is done
@@ -466,9 +462,7 @@ pub(crate) fn page(
             break;
         };
         if cands.len() >= wanted {
-            cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
-            cands.truncate(wanted);
-            let k = cands[wanted - 1].0;
+            let k = cut_to_page(&mut cands, wanted, cmp);
             kth = Some(k);
             if k.cmp(&unread(next.fit(), 0)) == std::cmp::Ordering::Less {
                 break;
@@ -559,6 +553,18 @@ fn tier(fit: NameFit, slots: usize) -> Tier {
         done: false,
         bits: vec![0; slots],
     }
+}
+
+/// The best `wanted` of `cands` (at least that many), in no order, and the
+/// last of them: what bounds every entry that can still enter the page.
+fn cut_to_page(
+    cands: &mut Vec<(Relevance, EntryId)>,
+    wanted: usize,
+    cmp: &Compare<'_>,
+) -> Relevance {
+    cands.select_nth_unstable_by(wanted - 1, |a, b| cmp(a, b));
+    cands.truncate(wanted);
+    cands[wanted - 1].0
 }
 
 fn finish(
