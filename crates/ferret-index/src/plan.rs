@@ -229,22 +229,19 @@ pub(crate) fn match_names(
             // to intersect and no search of the name. (Half of `report`'s
             // 65,000 names on the 1M synthetic tree.) Names past ASCII go
             // through the query, as everywhere.
+            let word = plain.filter(|_| fitting).unwrap_or_default();
             let starts = |k: u32| -> Option<(u32, u8)> {
                 let name = names.get(k);
-                match plain {
-                    Some(needle) if name.is_ascii() && halt.go() => {
-                        Some((k, crate::rank::start_fit(name, needle.len()) as u8 + 1))
-                    }
-                    _ => verify(k),
+                if !name.is_ascii() {
+                    return verify(k);
                 }
+                let fit = crate::rank::start_fit(name, word.len());
+                halt.go().then_some((k, fit as u8 + 1))
             };
-            let known = plain
-                .filter(|_| fitting)
-                .map(|needle| crate::names::Known {
-                    ids: names.prefix_run(needle),
-                    keep: &starts,
-                })
-                .filter(|k| !k.ids.is_empty());
+            let known = (!word.is_empty())
+                .then(|| names.prefix_run(word))
+                .filter(|run| !run.is_empty())
+                .map(|ids| crate::names::Known { ids, keep: &starts });
             names
                 .matching_known(&literals, &verify, known)
                 .unwrap_or_default()
