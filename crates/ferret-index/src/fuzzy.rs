@@ -280,12 +280,10 @@ fn fuzzy_with(
         }
         if let Some(floor) = page.floor() {
             // A root's shown name is not its own: never passed over.
-            let lead = if store.parent(id) == crate::store::NONE
-                || cover.may_lead(store.name(id), c.typo, &mut buf)
-            {
+            let lead = if store.parent(id) == crate::store::NONE {
                 EXACT_BONUS
             } else {
-                0.0
+                cover.lead_bound(store.name(id), c.typo, &mut buf)
             };
             if fixed + lead + most_from[0] + SLACK < floor {
                 continue;
@@ -564,12 +562,14 @@ impl Cover {
         })
     }
 
-    /// Whether an entry named `name` can have any lead: when not,
-    /// [`Cover::bonus`] is 0 for every path ending in it; else at most
-    /// [`EXACT_BONUS`]. (Most names are told by their first letter.)
-    fn may_lead(&self, name: &[u8], typo: u64, buf: &mut Vec<u8>) -> bool {
+    /// The most lead any path ending in an entry named `name` can have: the
+    /// lead [`Cover::bonus`] gives if every word the name does not spell
+    /// out were a folder on the way (0 when the name can have none: most
+    /// names are told by their first letter). With one word it is the lead
+    /// itself.
+    fn lead_bound(&self, name: &[u8], typo: u64, buf: &mut Vec<u8>) -> f32 {
         if self.letters == 0 {
-            return false;
+            return 0.0;
         }
         // Folded as the shown path is (its UTF-8 made good).
         if name.is_ascii() {
@@ -582,9 +582,13 @@ impl Cover {
             typo & (1 << w) == 0 && !word.is_empty() && word.first() == first.as_ref()
         });
         if !starts && !self.typed.iter().any(|(_, long)| *long) {
-            return false;
+            return 0.0;
         }
-        self.some_way(&squeeze(buf), buf, typo)
+        let sq = squeeze(buf);
+        if !self.some_way(&sq, buf, typo) {
+            return 0.0;
+        }
+        self.best_way(buf, &sq, typo, |_| true)
     }
 
     /// The lead of `path` (as shown; a folder's ends with `/`), whose words
@@ -613,6 +617,37 @@ impl Cover {
         if !held {
             return 0.0;
         }
+        // The other words, each equal to a folder on the way (as typed, or
+        // without its version: `rustix` is the folder `rustix-1.1.6`).
+        let in_folders = |word: &[u8]| {
+            let mut parts = buf.split(|&b| b == b'/').rev().skip(1);
+            parts.any(|f| {
+                let bare = |f: &[u8]| {
+                    f.iter()
+                        .copied()
+                        .filter(|&b| !is_separator(b))
+                        .eq(word.iter().copied())
+                };
+                bare(f) || bare(unversioned(f))
+            })
+        };
+        let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
+        self.best_way(name, &sq, typo, |w| {
+            *found[w].get_or_insert_with(|| in_folders(&self.words[w]))
+        })
+    }
+
+    /// The best lead of the ways the (folded) `name` (squeezed: `sq`)
+    /// spells out part of the query, each word outside a way counted where
+    /// `in_folders` says it is a folder on the way.
+    fn best_way(
+        &self,
+        name: &[u8],
+        sq: &[u8],
+        typo: u64,
+        mut in_folders: impl FnMut(usize) -> bool,
+    ) -> f32 {
+        let typoed = |w: usize| typo & (1 << w) != 0;
         let forms = exact_forms(name).map(|f| f.iter().filter(|&&b| !is_separator(b)).count());
         // The runs of words the name equals or starts with, and the words
         // the name is one edit from: each a way to spell out part of the
@@ -640,27 +675,9 @@ impl Cover {
                 ways.push((rate, joined, i, j));
             }
         }
-        for w in (0..self.words.len()).filter(|&w| near(w)) {
+        for w in (0..self.words.len()).filter(|&w| self.near(w, name)) {
             ways.push((NEAR_SHARE * EXACT_BONUS, self.words[w].len(), w, w));
         }
-        if ways.is_empty() {
-            return 0.0;
-        }
-        // The other words, each equal to a folder on the way (as typed, or
-        // without its version: `rustix` is the folder `rustix-1.1.6`).
-        let in_folders = |word: &[u8]| {
-            let mut parts = buf.split(|&b| b == b'/').rev().skip(1);
-            parts.any(|f| {
-                let bare = |f: &[u8]| {
-                    f.iter()
-                        .copied()
-                        .filter(|&b| !is_separator(b))
-                        .eq(word.iter().copied())
-                };
-                bare(f) || bare(unversioned(f))
-            })
-        };
-        let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
         let mut best: f32 = 0.0;
         for (rate, run, i, j) in ways {
             let mut spelled = run;
@@ -668,7 +685,7 @@ impl Cover {
                 if (i..=j).contains(&w) || typoed(w) || word.is_empty() {
                     continue;
                 }
-                if *found[w].get_or_insert_with(|| in_folders(word)) {
+                if in_folders(w) {
                     spelled += word.len();
                 }
             }
@@ -2298,6 +2315,66 @@ mod tests {
         assert_eq!(dropped.bonus("asyncio/staggered.py", 0, &mut buf), 0.0);
         // Too short a word forgives nothing.
         assert_eq!(cover(&["asar"]).bonus("x/astar", 0, &mut buf), 0.0);
+    }
+
+    /// A name's bound is at least the lead of every path ending in it, and
+    /// with one word it is that lead: random paths of parts that spell the
+    /// words out, whole, joined, versioned, one edit away, in other cases.
+    #[test]
+    fn no_path_leads_above_its_names_bound() {
+        let parts = [
+            "get",
+            "parameter",
+            "get-parameter.rst",
+            "get_parameters",
+            "Get.rs",
+            "rustix-1.1.6",
+            "mod.rs",
+            "decoder",
+            "decodr.py",
+            "astar.py",
+            "x",
+            "ÉTÉ",
+            "été.md",
+            "paramter",
+        ];
+        let queries: [&[&str]; 9] = [
+            &["get"],
+            &["get", "parameter"],
+            &["parameter", "get"],
+            &["mod", "rustix"],
+            &["decod"],
+            &["decoder", "x"],
+            &["asar.py"],
+            &["ete", "get", "mod"],
+            &["parameter"],
+        ];
+        let mut next = crate::testing::below(14);
+        let mut buf = Vec::new();
+        let (mut leads, mut exact) = (0, 0);
+        for q in queries {
+            let words: Vec<String> = q.iter().map(|w| w.to_string()).collect();
+            let cover = Cover::new(&words, &fold_words(&words));
+            for _ in 0..400 {
+                let depth = next(4);
+                let path: Vec<&str> = (0..=depth).map(|_| parts[next(parts.len())]).collect();
+                let name = path[depth];
+                let mut path = path.join("/");
+                if next(4) == 0 {
+                    path.push('/');
+                }
+                let typo = if next(3) == 0 { next(8) as u64 } else { 0 };
+                let lead = cover.bonus(&path, typo, &mut buf);
+                let bound = cover.lead_bound(name.as_bytes(), typo, &mut buf);
+                assert!(lead <= bound, "{q:?} {path} typo {typo}: {lead} > {bound}");
+                if words.len() == 1 && typo == 0 {
+                    assert_eq!(lead, bound, "{q:?} {path}: one word");
+                    exact += 1;
+                }
+                leads += usize::from(lead > 0.0);
+            }
+        }
+        assert!(leads > 300 && exact > 600, "{leads} leads, {exact} exact");
     }
 
     /// Two neighbours swapped in the middle of a five-letter word leave it
