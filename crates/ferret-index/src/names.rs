@@ -13,7 +13,7 @@
 use crate::arr::Arr;
 use std::cmp::Ordering;
 
-use crate::postings::{Postings, intersect_range};
+use crate::postings::{Postings, intersect_into};
 use crate::wire::{Reader, SnapshotError, Writer};
 
 /// Name order: ASCII letters compared without case, then the raw bytes (so the
@@ -286,21 +286,34 @@ impl Names {
                 .min(8) as u32
         };
         // The ids of `range`: the known ones kept as they are, the others
-        // from the lists.
+        // from the lists. Sized at once for what the range can hold (its
+        // share of the rarest list, and its known ids), so nothing is copied
+        // as it grows.
         let part = |range: std::ops::Range<u32>| -> Vec<O> {
+            let share = work as usize / threads as usize + 1;
             let Some(known) = &known else {
-                return intersect_range(&self.postings, &keys, range, keep);
+                let mut out = Vec::with_capacity(share);
+                intersect_into(&self.postings, &keys, range, keep, &mut out);
+                return out;
             };
             let (lo, hi) = (known.ids.start, known.ids.end);
-            let mut out =
-                intersect_range(&self.postings, &keys, range.start..range.end.min(lo), keep);
-            out.extend((range.start.max(lo)..range.end.min(hi)).filter_map(known.keep));
-            out.extend(intersect_range(
+            let run = range.start.max(lo)..range.end.min(hi);
+            let mut out = Vec::with_capacity(share + run.len());
+            intersect_into(
+                &self.postings,
+                &keys,
+                range.start..range.end.min(lo),
+                keep,
+                &mut out,
+            );
+            out.extend(run.filter_map(known.keep));
+            intersect_into(
                 &self.postings,
                 &keys,
                 range.start.max(hi)..range.end,
                 keep,
-            ));
+                &mut out,
+            );
             out
         };
         if threads == 1 {
@@ -319,10 +332,15 @@ impl Names {
                     scope.spawn(move || part(range))
                 })
                 .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+            let mut parts = parts.into_iter().map(|h| h.join().unwrap_or_default());
+            // The first part grown once to hold them all.
+            let mut all = parts.next().unwrap_or_default();
+            let rest: Vec<Vec<O>> = parts.collect();
+            all.reserve(rest.iter().map(Vec::len).sum());
+            for p in rest {
+                all.extend(p);
+            }
+            all
         }))
     }
 
