@@ -745,6 +745,24 @@ impl Kept {
         }
     }
 
+    /// Take in what `other` kept and counted: the best `cap` of both, as
+    /// if every candidate had been pushed here (what `other` dropped is
+    /// below `cap` it kept).
+    fn merge(&mut self, other: Kept) {
+        self.total += other.total;
+        for f in other.found {
+            if let Some(floor) = &self.floor
+                && Kept::order(&f, floor).is_gt()
+            {
+                continue;
+            }
+            self.found.push(f);
+            if self.found.len() >= self.cap.saturating_mul(2) {
+                self.cut();
+            }
+        }
+    }
+
     /// The best `cap`, best first.
     fn into_best(mut self) -> Vec<Found> {
         self.cut();
@@ -1395,6 +1413,11 @@ struct Pass<'a> {
 /// names that can match, in key order), each tested against its folder's
 /// reach; the same set the walk finds.
 fn by_names(pass: &Pass<'_>, keys: &[u32], out: &mut Kept) {
+    by_names_on(pass, keys, out, None);
+}
+
+/// [`by_names`] in `threads` parts, or as many as the work is worth.
+fn by_names_on(pass: &Pass<'_>, keys: &[u32], out: &mut Kept, threads: Option<usize>) {
     let (store, halt) = (pass.store, pass.halt);
     let b = &store.base;
     // Every entry bearing one of the names, then tested in stages.
@@ -1415,7 +1438,52 @@ fn by_names(pass: &Pass<'_>, keys: &[u32], out: &mut Kept) {
             .delta_entries()
             .filter(|&id| keys.binary_search(&store.names_of[id as usize]).is_ok()),
     );
-    test_ids(pass, &ids, known, out);
+    // In parts on as many threads as they are worth, each keeping its own
+    // best (a word's start on the 1M tree bears 30,000 entries).
+    let threads = threads.unwrap_or_else(|| threads_for(ids.len()));
+    let step = ids.len().div_ceil(threads).max(1);
+    in_parts(out, ids.chunks(step).enumerate(), |(t, part), kept| {
+        let known = known.saturating_sub(t * step).min(part.len());
+        test_ids(pass, part, known, kept);
+    });
+}
+
+/// `test` run on each of `parts`, each on its own thread (the calling one
+/// when there is one part) with its own [`Kept`], the kept then merged into
+/// `out`: the same best, and the same count, as one pass over them all.
+fn in_parts<P: Send>(
+    out: &mut Kept,
+    parts: impl Iterator<Item = P>,
+    test: impl Fn(P, &mut Kept) + Sync,
+) {
+    let mut parts = parts.peekable();
+    let Some(first) = parts.next() else {
+        return;
+    };
+    if parts.peek().is_none() {
+        return test(first, out);
+    }
+    let cap = out.cap;
+    let test = &test;
+    let kept: Vec<Kept> = std::thread::scope(|scope| {
+        let others: Vec<_> = parts
+            .map(|p| {
+                scope.spawn(move || {
+                    let mut kept = Kept::new(cap);
+                    test(p, &mut kept);
+                    kept
+                })
+            })
+            .collect();
+        test(first, out);
+        others
+            .into_iter()
+            .map(|h| h.join().expect("a fuzzy candidate pass panicked"))
+            .collect()
+    });
+    for k in kept {
+        out.merge(k);
+    }
 }
 
 /// Every live entry, in id order, tested against its folder's reach as
@@ -1424,20 +1492,31 @@ fn by_names(pass: &Pass<'_>, keys: &[u32], out: &mut Kept) {
 /// folder's children (a million entries, each record and name a cache
 /// miss in the walk).
 fn scan_all(pass: &Pass<'_>, out: &mut Kept) {
+    scan_all_on(pass, out, None);
+}
+
+/// [`scan_all`] in `threads` parts, or as many as the work is worth (a
+/// broad guess on the 1M tree spent 45 ms here on one).
+fn scan_all_on(pass: &Pass<'_>, out: &mut Kept, threads: Option<usize>) {
     let store = pass.store;
     let count = store.records.len() as EntryId;
-    let mut ids = Vec::with_capacity(4096);
-    for from in (0..count).step_by(4096) {
-        if !pass.halt.go() {
-            return;
+    let threads = threads.unwrap_or_else(|| threads_for(count as usize)) as EntryId;
+    let step = count.div_ceil(threads).max(1);
+    let parts = (0..threads).map(|t| t * step..count.min((t + 1).saturating_mul(step)));
+    in_parts(out, parts, |part, kept| {
+        let mut ids = Vec::with_capacity(4096);
+        for from in part.clone().step_by(4096) {
+            if !pass.halt.go() {
+                return;
+            }
+            ids.clear();
+            ids.extend(
+                (from..part.end.min(from.saturating_add(4096)))
+                    .filter(|&id| store.kind(id) != crate::store::Kind::Free),
+            );
+            test_ids(pass, &ids, 0, kept);
         }
-        ids.clear();
-        ids.extend(
-            (from..count.min(from.saturating_add(4096)))
-                .filter(|&id| store.kind(id) != crate::store::Kind::Free),
-        );
-        test_ids(pass, &ids, 0, out);
-    }
+    });
 }
 
 /// Test `ids` against their folders' reach, in stages: each stage's loads
@@ -2087,16 +2166,27 @@ mod tests {
             by_names(&pass, &keys, &mut by_name);
             let named = ids(by_name.into_best());
             assert_eq!(walked, named, "{q}");
-            for cap in [usize::MAX, 7] {
-                let mut scanned = Kept::new(cap);
-                scan_all(&pass, &mut scanned);
+            // In parts on threads, each keeping its own best, merged: the
+            // same best and count as one pass.
+            for cap in [usize::MAX, 7, 1] {
                 let walked = walk(&fits, cap);
-                assert_eq!(scanned.total, walked.0, "{q}");
-                assert_eq!(
-                    ids(scanned.into_best()),
-                    ids(walked.1),
-                    "{q}: every entry read in order, cap {cap}"
-                );
+                let walked = (walked.0, ids(walked.1));
+                for threads in [None, Some(2), Some(3), Some(7)] {
+                    let mut scanned = Kept::new(cap);
+                    scan_all_on(&pass, &mut scanned, threads);
+                    let scanned = (scanned.total, ids(scanned.into_best()));
+                    assert_eq!(
+                        scanned, walked,
+                        "{q}: every entry read in order, cap {cap}, {threads:?} threads"
+                    );
+                    let mut by_name = Kept::new(cap);
+                    by_names_on(&pass, &keys, &mut by_name, threads);
+                    let named = (by_name.total, ids(by_name.into_best()));
+                    assert_eq!(
+                        named, walked,
+                        "{q}: by name, cap {cap}, {threads:?} threads"
+                    );
+                }
             }
             // And the bound rejected nothing the walk would have found.
             let unbounded = NameFits::new(&s, &folded, &near, &vec![255; words.len()], &halt);
