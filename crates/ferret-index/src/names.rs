@@ -332,15 +332,7 @@ impl Names {
                     scope.spawn(move || part(range))
                 })
                 .collect();
-            let mut parts = parts.into_iter().map(|h| h.join().unwrap_or_default());
-            // The first part grown once to hold them all.
-            let mut all = parts.next().unwrap_or_default();
-            let rest: Vec<Vec<O>> = parts.collect();
-            all.reserve(rest.iter().map(Vec::len).sum());
-            for p in rest {
-                all.extend(p);
-            }
-            all
+            concat(parts.into_iter().map(|h| h.join().unwrap_or_default()))
         }))
     }
 
@@ -610,7 +602,9 @@ impl Names {
         debug_assert!(b.is_ascii_lowercase() || b == b'.');
         let bit = byte_bit(b);
         let sorted = self.sorted as usize;
-        let mut out = Vec::new();
+        // At most every name: reserved at once (the pages only touched as
+        // they are filled), never copied as it grows.
+        let mut out = Vec::with_capacity(sorted);
         let mut slow = self.non_ascii.iter().copied().peekable();
         for (k, &m) in self.masks[..sorted].iter().enumerate() {
             if m & bit == 0 {
@@ -653,10 +647,11 @@ impl Names {
         };
         let step = sorted.div_ceil(threads).max(1);
         let range_scan = |lo: u32, hi: u32| -> Vec<(u32, u8)> {
-            let mut out = Vec::new();
             if lo >= hi {
-                return out;
+                return Vec::new();
             }
+            // At most one each of the range's names (as `with_byte`).
+            let mut out = Vec::with_capacity((hi - lo) as usize);
             let start = self.offsets[lo as usize] as usize;
             let end = self.offsets[hi as usize] as usize;
             let hay = &self.arena[start..end];
@@ -715,12 +710,23 @@ impl Names {
                     scope.spawn(move || range_scan(t * step, ((t + 1) * step).min(sorted)))
                 })
                 .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+            concat(parts.into_iter().map(|h| h.join().unwrap_or_default()))
         })
     }
+}
+
+/// The parts one after the other: the first grown once to hold the rest
+/// (collected through an iterator of unknown length, a common word's names
+/// were copied again at each doubling).
+pub(crate) fn concat<T>(parts: impl Iterator<Item = Vec<T>>) -> Vec<T> {
+    let mut parts = parts;
+    let mut all = parts.next().unwrap_or_default();
+    let rest: Vec<Vec<T>> = parts.collect();
+    all.reserve(rest.iter().map(Vec::len).sum());
+    for p in rest {
+        all.extend(p);
+    }
+    all
 }
 
 /// Sort name ids by name order; equal names keep ascending ids. Compares an

@@ -85,10 +85,7 @@ pub(crate) fn par_chunks<T: Sync, R: Send>(
                 scope.spawn(move || f(part))
             })
             .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        crate::names::concat(parts.into_iter().map(|h| h.join().unwrap_or_default()))
     })
 }
 
