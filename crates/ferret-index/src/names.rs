@@ -623,6 +623,39 @@ impl Names {
         out
     }
 
+    /// Sorted names that end with `suffix` (ASCII, lowercase) ignoring ASCII
+    /// case, each compared in place at its end (a glob `*.` or `*_v2`, whose
+    /// literal names no extension and is too short for the trigram lists:
+    /// the glob itself on every name took 14 ms on the 1M synthetic tree).
+    /// Names that are not ASCII are decided by `other`. Tagged 0.
+    pub fn with_suffix(
+        &self,
+        suffix: &[u8],
+        other: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Vec<(u32, u8)> {
+        debug_assert!(suffix.is_ascii());
+        let sorted = self.sorted as usize;
+        let arena = &self.arena[..];
+        let offsets = &self.offsets[..=sorted];
+        let mut out = Vec::new();
+        let mut slow = self.non_ascii.iter().copied().peekable();
+        for (k, ends) in offsets.windows(2).enumerate() {
+            let (start, end) = (ends[0] as usize, ends[1] as usize);
+            let k = k as u32;
+            let fits = end - start >= suffix.len()
+                && arena[end - suffix.len()..end].eq_ignore_ascii_case(suffix);
+            while slow.next_if(|&s| s < k).is_some() {}
+            if slow.peek() == Some(&k) {
+                if other(k) {
+                    out.push((k, 0));
+                }
+            } else if fits {
+                out.push((k, 0));
+            }
+        }
+        out
+    }
+
     /// Sorted names that hold `needle` (ASCII, lowercase) ignoring ASCII case:
     /// one pass of `memchr2` over the names' bytes, end to end, each hit mapped
     /// to its name; a hit across two names is none. Names that are not ASCII

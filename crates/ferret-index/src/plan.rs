@@ -251,6 +251,11 @@ pub(crate) fn match_names(
             let b = plain.unwrap_or_default()[0];
             names.with_byte(b, &|k| halt.go() && name_q.matches_name(names.get(k)))
         }
+        // A star and a literal too short for the trigram lists (`*.`): each
+        // name's end compared in place.
+        _ if let Some(suffix) = name_q.glob_suffix().filter(|s| s.len() < 3) => {
+            names.with_suffix(&suffix, &|k| halt.go() && name_q.matches_name(names.get(k)))
+        }
         // A word too short for the trigram lists: one pass over the names.
         _ if plain.is_some_and(|l| l.is_ascii()) => {
             let needle = plain.unwrap_or_default();

@@ -734,6 +734,9 @@ mod tests {
             "rÉport9.md",
             // One after a whole word: `report` reads it through the query.
             "reportÉ.md",
+            // Ending past ASCII: `*ï` and `*É` are the query's to decide.
+            "naï",
+            "CAFÉ",
         ];
         if rng.below(12) == 0 {
             return ODD[rng.below(ODD.len() as u64) as usize]
@@ -1021,6 +1024,17 @@ mod tests {
         "*.tar.gz",
         "report*.pdf",
         "*.md size:>400",
+        // Stars alone; a star and a literal too short for the trigram lists
+        // (each name's end compared in place, names past ASCII by the query).
+        "*",
+        "**",
+        "*.",
+        "*c",
+        "*D",
+        "*.C",
+        "*ï",
+        "*É",
+        "*1 size:>400",
         // Globs that start with literal bytes: the sorted names starting
         // with them, and those whose fold may (an accent first, or before
         // the bytes differ: `é.md.c`, `Ünï`, a combining accent).

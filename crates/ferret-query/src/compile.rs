@@ -412,6 +412,12 @@ impl Compiler<'_> {
         // `**/` alone is "anything", like `./` alone.
         let wild = cx.wildcards && ((globstar && !s.is_empty()) || s.contains(['*', '?']));
         if !(cx.path || s.contains('/')) {
+            // Stars alone match every name: nothing to test (a search
+            // page's first keystroke of `*.csv` matched a million names one
+            // by one, 24 ms on the 1M tree).
+            if wild && s.bytes().all(|b| b == b'*') {
+                return Ok(Node::Const(true));
+            }
             return Ok(Node::Name(name_matcher(&s, cx, wild)));
         }
         let fold = !cx.case;

@@ -822,6 +822,20 @@ impl Query {
         })
     }
 
+    /// For a query that is nothing but a case-insensitive `*` then ASCII
+    /// literal bytes (`*.`, `*_v2`): those bytes, folded. Every name ending
+    /// with them (ASCII case aside) matches, and only those: an index can
+    /// compare each name's end in place, where the literal is too short for
+    /// trigram lists and names no extension.
+    pub fn glob_suffix(&self) -> Option<Vec<u8>> {
+        match &self.root {
+            Node::Name(NameMatch::Glob { glob, fold: true }) if glob.is_star_then_literal() => {
+                glob.suffix().filter(|s| s.is_ascii()).map(<[u8]>::to_vec)
+            }
+            _ => None,
+        }
+    }
+
     /// The kind every match must have, when the top-level AND requires one (`file:`,
     /// `folder:`, `type:symlink`, `attrib:D`, `child:` …).
     pub fn kind_restriction(&self) -> Option<Kind> {

@@ -997,4 +997,37 @@ fn name_terms_ranges_and_extensions_for_an_index() {
     for none in ["*.csv", "?x*", "!inv*", "a|inv*", "inv", "case:ü*"] {
         assert_eq!(q(none).glob_start(), None, "{none}");
     }
+    // Nothing but a star and literal bytes: the bytes, folded.
+    let suffix = |t: &str| Some(t.as_bytes().to_vec());
+    assert_eq!(q("*.").glob_suffix(), suffix("."));
+    assert_eq!(q("*_V2").glob_suffix(), suffix("_v2"));
+    assert_eq!(q("*.csv").glob_suffix(), suffix(".csv"));
+    // (Folded first: `é` is `e`; a name past ASCII is the query's to decide.)
+    assert_eq!(q("*É").glob_suffix(), suffix("e"));
+    for none in [
+        "*.c size:>1",
+        "case:*.C",
+        "*a*b",
+        "*?",
+        "a*",
+        "!*.",
+        "*.|*x",
+    ] {
+        assert_eq!(q(none).glob_suffix(), None, "{none}");
+    }
+    // Stars alone match every entry, whatever the modifiers.
+    for all in [
+        "*",
+        "**",
+        "***",
+        "case:*",
+        "ww:*",
+        "startwith:*",
+        "endwith:*",
+        "nopath:*",
+    ] {
+        assert!(q(all).is_match_all(), "{all}");
+    }
+    assert!(q("!*").is_match_none());
+    assert!(!q("?").is_match_all() && !q("*/").is_match_all() && !q("*x").is_match_all());
 }
