@@ -484,6 +484,12 @@ fn bench_fuzzy(dir: &Path, queries: &Path, runs: usize) -> anyhow::Result<()> {
     let mut config = IndexConfig::new(vec![IndexRoot::new("bench", &dir)]);
     config.state_dir = Some(state.clone());
     config.watch = false;
+    // FERRET_BENCH_ALL=1: hidden and ignored files too, as `serve --hidden
+    // --no-ignore` (bench/root.py's serve) indexes them.
+    if std::env::var_os("FERRET_BENCH_ALL").is_some() {
+        config.rules.hidden = true;
+        config.rules.no_ignore = true;
+    }
     let index = Index::open(config).map_err(anyhow::Error::msg)?;
     index.build_now(None);
     let entries = index.status().entries;
