@@ -726,6 +726,11 @@ impl Kept {
 
     fn push(&mut self, f: Found) {
         self.total += 1;
+        self.offer(f);
+    }
+
+    /// Keep `f` if it can be among the best (counted by the caller).
+    fn offer(&mut self, f: Found) {
         if let Some(floor) = &self.floor
             && Kept::order(&f, floor).is_gt()
         {
@@ -751,15 +756,7 @@ impl Kept {
     fn merge(&mut self, other: Kept) {
         self.total += other.total;
         for f in other.found {
-            if let Some(floor) = &self.floor
-                && Kept::order(&f, floor).is_gt()
-            {
-                continue;
-            }
-            self.found.push(f);
-            if self.found.len() >= self.cap.saturating_mul(2) {
-                self.cut();
-            }
+            self.offer(f);
         }
     }
 
