@@ -38,14 +38,13 @@ impl Ferret {
                 return work::run_call(context, search_progress, offer, move |meter| {
                     let s = this.stack();
                     let budget = s.roots.policy.limits.max_response_chars;
-                    let same = |p: &str| p.to_string();
                     let found = index_tools::find(
                         &s.index,
                         &s.roots,
                         s.content.as_ref(),
                         &call,
                         &meter,
-                        &same,
+                        None,
                     );
                     fit::shown_within(budget, "search", found, call.limit, |found, shown| {
                         found.answer(&s.roots, &call, shown)
@@ -339,7 +338,14 @@ impl Ferret {
         work::run_call(context, search_progress, offer, move |meter| {
             let show = |p: &str| locate.full_path(p);
             let budget = this.roots().policy.limits.max_response_chars;
-            let found = index_tools::find(&locate.index, &locate.roots, None, &call, &meter, &show);
+            let found = index_tools::find(
+                &locate.index,
+                &locate.roots,
+                None,
+                &call,
+                &meter,
+                Some(&show),
+            );
             fit::shown_within(budget, "locate", found, call.limit, |found, shown| {
                 found.answer(&locate.roots, &call, shown)
             })

@@ -447,15 +447,15 @@ pub struct Found {
     status: ferret_index::Status,
 }
 
-/// The search `call` asks for (its paths passed through `show`), or the
-/// error that answers it.
+/// The search `call` asks for (its paths passed through `show`, when given:
+/// locate shows full paths), or the error that answers it.
 pub fn find(
     index: &Index,
     roots: &Roots,
     content: Option<&ferret_content::ContentIndex>,
     call: &SearchCall,
     meter: &Meter,
-    show: &dyn Fn(&str) -> String,
+    show: Option<&dyn Fn(&str) -> String>,
 ) -> Result<Found, CallToolResult> {
     wait_for_first_build(index, meter, &FIRST_BUILD_WAIT);
     let mut warning = None;
@@ -562,14 +562,16 @@ pub fn find(
         _ => outcome,
     };
     let mut outcome = outcome;
-    for h in &mut outcome.hits {
-        h.path = show(&h.path);
-    }
-    if call.group_by == Some(GroupBy::Folder)
-        && let Some(groups) = outcome.groups.as_mut()
-    {
-        for g in groups {
-            g.group = show(&g.group);
+    if let Some(show) = show {
+        for h in &mut outcome.hits {
+            h.path = show(&h.path);
+        }
+        if call.group_by == Some(GroupBy::Folder)
+            && let Some(groups) = outcome.groups.as_mut()
+        {
+            for g in groups {
+                g.group = show(&g.group);
+            }
         }
     }
     Ok(Found {
