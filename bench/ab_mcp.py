@@ -28,16 +28,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stdio_client import StdioServer  # noqa: E402
+import index as ix  # noqa: E402
 
 # The plocate arguments of the queries bench/index.py compares.
-PLOCATE = {
-    "zyzzyva": ["-i", "-b", "zyzzyva"],
-    "report": ["-i", "-b", "report"],
-    "ext:pdf": ["-i", "-b", "-r", r"\.pdf$"],
-    "invoice-*.csv": ["-b", "invoice-*.csv"],
-    "/alpha_beta_": ["/alpha_beta_"],
-}
+PLOCATE = {query: loc for _, query, _, loc, _ in ix.QUERIES if loc}
 
 
 def memory(server):
@@ -66,15 +60,13 @@ def main():
             saved = dict(os.environ)
             os.environ.update(extra)
             try:
-                server = StdioServer([binary, "serve", "--stdio", "--root", args.tree, "--no-persist",
-                                      "--content-index", "off"], state)
+                server = ix.Server(args.tree, ["--no-persist", "--content-index", "off"], state, binary=binary)
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
             servers.append((name, server, state))
         for name, server, _ in servers:
-            while server.result("diagnostics", {})["structuredContent"]["index"]["state"] != "ready":
-                time.sleep(0.1)
+            server.wait_ready()
         time.sleep(1)
         for name, server, _ in servers:
             print(f"{name} ready: {memory(server)}")
