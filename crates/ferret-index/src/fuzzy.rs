@@ -19,7 +19,8 @@
 //! (those whose names hold the most words first) are
 //! then scored on their whole path, word by word, with a lead for the share
 //! of the words a path spells out (its name equal to or starting with a run
-//! of them, the rest equal to folders: [`Cover`]), generated folders a little
+//! of them, the rest equal to folders, or a word typed as an abbreviation of
+//! the path: [`Cover`], [`crate::abbrev`]), generated folders a little
 //! lower, and recency, use, depth and length as plain searches rank them.
 //! Only the page is kept: once it is full, a candidate whose best possible
 //! score (its lead, bonus and folder, with each word's highest nucleo score)
@@ -31,7 +32,10 @@ use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
+use std::cell::RefCell;
 use std::sync::Arc;
+
+use crate::abbrev::Abbrev;
 
 use crate::folders::{FolderTable, ROOT};
 use crate::hits::{Hit, display_path_into, hit};
@@ -464,6 +468,21 @@ const GENERATED_PENALTY: f32 = 10.0;
 /// What a file has over a folder of the same fit (a tie-break, a folder
 /// level's worth and a little more).
 const FILE_BONUS: f32 = 4.0;
+/// What a word typed as an abbreviation of the path gets (initials and
+/// word starts across folders, the last in the name: `tpurea` for
+/// `tokio/src/process/unix/reap.rs`, [`crate::abbrev`]) at no cost: below a
+/// name that starts with the word, above the subsequence scores that tell
+/// such a path from a compact scattering of its letters.
+const ABBREV_BONUS: f32 = 0.6 * PREFIX_BONUS;
+/// The share of [`ABBREV_BONUS`] each unit of an abbreviation's cost keeps
+/// (a lettered word passed over between two runs; three for the name's
+/// start passed over).
+const ABBREV_DECAY: f32 = 0.9;
+
+/// The lead of an abbreviation of this cost.
+fn abbrev_lead(cost: u32) -> f32 {
+    ABBREV_BONUS * ABBREV_DECAY.powi(cost.min(64) as i32)
+}
 
 /// How much of the query a path spells out word for word, for the lead of
 /// exact and prefix names: the name equal to a run of the words, joined
@@ -486,6 +505,10 @@ struct Cover {
     typed: Vec<(Vec<u8>, bool)>,
     /// Their letters in all.
     letters: usize,
+    /// Scratch for abbreviations and their leads (one `Cover` serves one
+    /// thread).
+    abbrev: RefCell<Abbrev>,
+    leads: RefCell<Vec<f32>>,
 }
 
 /// What a name one edit from a word (a letter dropped, added, changed or
@@ -542,6 +565,8 @@ impl Cover {
             words,
             typed,
             letters,
+            abbrev: RefCell::default(),
+            leads: RefCell::default(),
         }
     }
 
@@ -550,6 +575,41 @@ impl Cover {
     fn near(&self, w: usize, name: &[u8]) -> bool {
         let (typed, long) = &self.typed[w];
         *long && within_one_edit(name, typed)
+    }
+
+    /// Each word's lead as an abbreviation of `text` (its name from byte
+    /// `name_from`; ASCII only, else none) into `out`, 0 where it is none;
+    /// with `open`, the most any path ending in `text` can give
+    /// ([`Abbrev::cost`]). Whether any word has one.
+    fn abbrevs(
+        &self,
+        text: &[u8],
+        name_from: usize,
+        typo: u64,
+        open: bool,
+        out: &mut Vec<f32>,
+    ) -> bool {
+        out.clear();
+        out.resize(self.words.len(), 0.0);
+        let mut abbrev = self.abbrev.borrow_mut();
+        let mut loaded = false;
+        let mut any = false;
+        for (w, word) in self.words.iter().enumerate() {
+            if typo & (1 << w) != 0 || word.len() < 2 {
+                continue;
+            }
+            if !loaded {
+                if !abbrev.load(text, name_from) {
+                    return false;
+                }
+                loaded = true;
+            }
+            if let Some(cost) = abbrev.cost(word, open) {
+                out[w] = abbrev_lead(cost);
+                any = true;
+            }
+        }
+        any
     }
 
     /// Whether `name` (folded; squeezed: `sq`) can have a lead at all: most
@@ -581,14 +641,16 @@ impl Cover {
         let starts = self.words.iter().enumerate().any(|(w, word)| {
             typo & (1 << w) == 0 && !word.is_empty() && word.first() == first.as_ref()
         });
-        if !starts && !self.typed.iter().any(|(_, long)| *long) {
+        let mut abbrevs = self.leads.borrow_mut();
+        let abbreviated = self.abbrevs(name, 0, typo, true, &mut abbrevs);
+        if !starts && !self.typed.iter().any(|(_, long)| *long) && !abbreviated {
             return 0.0;
         }
         let sq = squeeze(buf);
-        if !self.some_way(&sq, buf, typo) {
+        if !abbreviated && !self.some_way(&sq, buf, typo) {
             return 0.0;
         }
-        self.best_way(buf, &sq, typo, |_| true)
+        self.best_way(buf, &sq, typo, |_| true, |w| abbrevs[w])
     }
 
     /// The lead of `path` (as shown; a folder's ends with `/`), whose words
@@ -598,21 +660,32 @@ impl Cover {
         if self.letters == 0 {
             return 0.0;
         }
-        fold_into(path.trim_end_matches('/').as_bytes(), buf);
+        let shown = path.trim_end_matches('/').as_bytes();
+        fold_into(shown, buf);
         let typoed = |w: usize| typo & (1 << w) != 0;
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
         let near = |w: usize| self.near(w, name);
         // The name without separators; its exact forms (`exact_forms`) are
         // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
-        if !self.some_way(&sq, name, typo) {
+        let name_from = memchr::memrchr(b'/', shown).map_or(0, |i| i + 1);
+        let mut abbrevs = self.leads.borrow_mut();
+        // The name alone first (short): a path abbreviates a word only
+        // where its name could end one.
+        let abbreviated = self.abbrevs(&shown[name_from..], 0, typo, true, &mut abbrevs)
+            && self.abbrevs(shown, name_from, typo, false, &mut abbrevs);
+        if !abbreviated && !self.some_way(&sq, name, typo) {
             return 0.0;
         }
-        // Every word held as typed (a typo's word, or one the name is near,
-        // aside), else no lead.
+        // Every word held as typed or as an abbreviation (a typo's word, or
+        // one the name is near, aside), else no lead.
         let whole = squeeze(buf);
         let held = self.words.iter().enumerate().all(|(w, word)| {
-            typoed(w) || word.is_empty() || memchr::memmem::find(&whole, word).is_some() || near(w)
+            typoed(w)
+                || word.is_empty()
+                || memchr::memmem::find(&whole, word).is_some()
+                || near(w)
+                || abbrevs[w] > 0.0
         });
         if !held {
             return 0.0;
@@ -632,20 +705,26 @@ impl Cover {
             })
         };
         let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
-        self.best_way(name, &sq, typo, |w| {
-            *found[w].get_or_insert_with(|| in_folders(&self.words[w]))
-        })
+        self.best_way(
+            name,
+            &sq,
+            typo,
+            |w| *found[w].get_or_insert_with(|| in_folders(&self.words[w])),
+            |w| abbrevs[w],
+        )
     }
 
     /// The best lead of the ways the (folded) `name` (squeezed: `sq`)
     /// spells out part of the query, each word outside a way counted where
-    /// `in_folders` says it is a folder on the way.
+    /// `in_folders` says it is a folder on the way; a word `abbrev` gives a
+    /// lead (as an abbreviation of the path) is a way at that lead.
     fn best_way(
         &self,
         name: &[u8],
         sq: &[u8],
         typo: u64,
         mut in_folders: impl FnMut(usize) -> bool,
+        abbrev: impl Fn(usize) -> f32,
     ) -> f32 {
         let typoed = |w: usize| typo & (1 << w) != 0;
         let forms = exact_forms(name).map(|f| f.iter().filter(|&&b| !is_separator(b)).count());
@@ -677,6 +756,12 @@ impl Cover {
         }
         for w in (0..self.words.len()).filter(|&w| self.near(w, name)) {
             ways.push((NEAR_SHARE * EXACT_BONUS, self.words[w].len(), w, w));
+        }
+        for w in 0..self.words.len() {
+            let lead = abbrev(w);
+            if lead > 0.0 {
+                ways.push((lead, self.words[w].len(), w, w));
+            }
         }
         let mut best: f32 = 0.0;
         for (rate, run, i, j) in ways {
@@ -1887,6 +1972,33 @@ mod tests {
         );
         assert_eq!(find(&s, "middleware ext:md"), ["docs/middleware.md"]);
         assert!(find(&s, "zzzzqqq").is_empty());
+        // Abbreviations before compact scatterings of their letters, whatever
+        // the order the store holds them in.
+        for paths in [
+            [
+                "typenum-1.20.1/README.md",
+                "tokio-1.54.1/src/process/unix/reap.rs",
+                "cc-1.11.3/src/detect_compiler_family.c",
+                "clap_complete-4.6.12/examples/completion-derive.rs",
+            ],
+            [
+                "clap_complete-4.6.12/examples/completion-derive.rs",
+                "cc-1.11.3/src/detect_compiler_family.c",
+                "tokio-1.54.1/src/process/unix/reap.rs",
+                "typenum-1.20.1/README.md",
+            ],
+        ] {
+            let s = store(&paths);
+            assert_eq!(
+                find(&s, "tpurea")[0],
+                "tokio-1.54.1/src/process/unix/reap.rs"
+            );
+            let ccecom = find(&s, "ccecom");
+            assert_eq!(
+                ccecom[0],
+                "clap_complete-4.6.12/examples/completion-derive.rs"
+            );
+        }
         // One letter: the names holding it, recent first; nothing typed: all.
         assert_eq!(find(&s, "y").len(), 2);
         assert_eq!(find(&s, "").len(), 5);
@@ -2424,8 +2536,12 @@ mod tests {
             "ÉTÉ",
             "été.md",
             "paramter",
+            "tokio-1.54.1",
+            "fs",
+            "fs_copy.rs",
+            "CopyFile.rs",
         ];
-        let queries: [&[&str]; 9] = [
+        let queries: [&[&str]; 12] = [
             &["get"],
             &["get", "parameter"],
             &["parameter", "get"],
@@ -2435,6 +2551,9 @@ mod tests {
             &["asar.py"],
             &["ete", "get", "mod"],
             &["parameter"],
+            &["tfcop"],
+            &["fscop", "x"],
+            &["tcf"],
         ];
         let mut next = crate::testing::below(14);
         let mut buf = Vec::new();
@@ -2454,9 +2573,16 @@ mod tests {
                 let lead = cover.bonus(&path, typo, &mut buf);
                 let bound = cover.lead_bound(name.as_bytes(), typo, &mut buf);
                 assert!(lead <= bound, "{q:?} {path} typo {typo}: {lead} > {bound}");
+                // With one word the bound is the lead, but where it is an
+                // abbreviation's: that bound takes the folders to spell the
+                // rest of the word at no cost.
+                let mut open = Vec::new();
+                cover.abbrevs(name.as_bytes(), 0, typo, true, &mut open);
                 if words.len() == 1 && typo == 0 {
-                    assert_eq!(lead, bound, "{q:?} {path}: one word");
-                    exact += 1;
+                    if bound != open[0] {
+                        assert_eq!(lead, bound, "{q:?} {path}: one word");
+                    }
+                    exact += usize::from(lead == bound);
                 }
                 leads += usize::from(lead > 0.0);
             }
