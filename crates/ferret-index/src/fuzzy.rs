@@ -479,6 +479,11 @@ const ABBREV_BONUS: f32 = 0.6 * PREFIX_BONUS;
 /// start passed over).
 const ABBREV_DECAY: f32 = 0.9;
 
+/// How many parts of a path (its name and the folders above it) an
+/// abbreviation may span: `tucdec` spans five of
+/// `tokio-util/src/codec/decoder.rs`.
+const ABBREV_PARTS: usize = 8;
+
 /// The lead of an abbreviation of this cost.
 fn abbrev_lead(cost: u32) -> f32 {
     ABBREV_BONUS * ABBREV_DECAY.powi(cost.min(64) as i32)
@@ -669,11 +674,16 @@ impl Cover {
         // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
         let name_from = memchr::memrchr(b'/', shown).map_or(0, |i| i + 1);
+        // An abbreviation spans the last few parts of the path at most: the
+        // work stays bounded in a deep tree.
+        let from = memchr::memrchr_iter(b'/', shown)
+            .nth(ABBREV_PARTS - 1)
+            .map_or(0, |i| i + 1);
         let mut abbrevs = self.leads.borrow_mut();
         // The name alone first (short): a path abbreviates a word only
         // where its name could end one.
         let abbreviated = self.abbrevs(&shown[name_from..], 0, typo, true, &mut abbrevs)
-            && self.abbrevs(shown, name_from, typo, false, &mut abbrevs);
+            && self.abbrevs(&shown[from..], name_from - from, typo, false, &mut abbrevs);
         if !abbreviated && !self.some_way(&sq, name, typo) {
             return 0.0;
         }
@@ -862,6 +872,11 @@ struct Found {
     typo: u64,
 }
 
+/// What a name that can end an abbreviation of a word ([`TAIL`]) adds to
+/// the order bounded work keeps candidates in: below a name that holds the
+/// word, above the paths that merely spread it.
+const TAIL_PRE: i32 = 800;
+
 /// How each distinct name answers each word, worked out once per query in
 /// the dictionary's order (sequential reads; an entry then costs a lookup).
 struct NameFits {
@@ -882,6 +897,23 @@ const STARTS: u8 = 1;
 const HOLDS: u8 = 2;
 /// The name (or its stem) is one edit from the word.
 const NEAR: u8 = 4;
+/// The name holds only an end of the word, and starts with two letters
+/// side by side in it: it can end the word typed as an abbreviation
+/// (`mount_unmount.rs` for `rmmou`), which bounded work weighs first.
+const TAIL: u8 = 8;
+
+/// Whether `name` (folded, or ASCII as it is) starts (its letters and
+/// digits) with two bytes side by side in `end`.
+fn starts_with_pair_of(name: &[u8], end: &[u8]) -> bool {
+    let mut units = name
+        .iter()
+        .filter(|b| b.is_ascii_alphanumeric())
+        .map(u8::to_ascii_lowercase);
+    match (units.next(), units.next()) {
+        (Some(a), Some(b)) => end.windows(2).any(|p| p == [a, b]),
+        _ => false,
+    }
+}
 
 impl NameFits {
     /// `bound[w]`: the most of word `w` any folder's path takes (its
@@ -1062,6 +1094,13 @@ impl NameFits {
                                         } else if finders[w].find(&buf).is_some() {
                                             f |= HOLDS;
                                         }
+                                    } else if i + 2 <= word.len()
+                                        && starts_with_pair_of(
+                                            if folded { &buf } else { raw },
+                                            &word[i..],
+                                        )
+                                    {
+                                        f |= TAIL;
                                     }
                                     need[row + w] = i as u8;
                                     flags[row + w] = f;
@@ -1342,6 +1381,8 @@ fn test_entry(
                 1500
             } else if need == 0 {
                 1000
+            } else if f & TAIL != 0 {
+                TAIL_PRE
             } else {
                 0
             };
@@ -2514,6 +2555,10 @@ mod tests {
         assert_eq!(dropped.bonus("asyncio/staggered.py", 0, &mut buf), 0.0);
         // Too short a word forgives nothing.
         assert_eq!(cover(&["asar"]).bonus("x/astar", 0, &mut buf), 0.0);
+        // An abbreviation spans eight parts of the path at most.
+        let deep = "a/b/c/d/e/f/g/h/i/jx.rs";
+        assert_eq!(cover(&["cdefghijx"]).bonus(deep, 0, &mut buf), ABBREV_BONUS);
+        assert_eq!(cover(&["bcdefghijx"]).bonus(deep, 0, &mut buf), 0.0);
     }
 
     /// A name's bound is at least the lead of every path ending in it, and
