@@ -583,7 +583,8 @@ impl Cover {
     }
 
     /// Each word's lead as an abbreviation of `text` (its name from byte
-    /// `name_from`; ASCII only, else none) into `out`, 0 where it is none;
+    /// `name_from`; ASCII only, else none) into `out`, 0 where it is none
+    /// and for the words in `typo` (those matched by a typo, or passed over);
     /// with `open`, the most any path ending in `text` can give
     /// ([`Abbrev::cost`]). Whether any word has one.
     fn abbrevs(
@@ -617,6 +618,19 @@ impl Cover {
         any
     }
 
+    /// The words the (folded, squeezed) name `sq` starts with, as bits: a
+    /// way that starts there leads more than any abbreviation of the word
+    /// can, so none is looked for.
+    fn starting(&self, sq: &[u8], typo: u64) -> u64 {
+        let mut bits = 0;
+        for (w, word) in self.words.iter().enumerate().take(64) {
+            if typo & (1 << w) == 0 && !word.is_empty() && sq.starts_with(word) {
+                bits |= 1 << w;
+            }
+        }
+        bits
+    }
+
     /// Whether `name` (folded; squeezed: `sq`) can have a lead at all: most
     /// candidates hold the words scattered, no name starting with a word nor
     /// near one.
@@ -646,12 +660,13 @@ impl Cover {
         let starts = self.words.iter().enumerate().any(|(w, word)| {
             typo & (1 << w) == 0 && !word.is_empty() && word.first() == first.as_ref()
         });
+        let sq = squeeze(buf);
         let mut abbrevs = self.leads.borrow_mut();
-        let abbreviated = self.abbrevs(name, 0, typo, true, &mut abbrevs);
+        let skip = if starts { self.starting(&sq, typo) } else { 0 };
+        let abbreviated = self.abbrevs(name, 0, typo | skip, true, &mut abbrevs);
         if !starts && !self.typed.iter().any(|(_, long)| *long) && !abbreviated {
             return 0.0;
         }
-        let sq = squeeze(buf);
         if !abbreviated && !self.some_way(&sq, buf, typo) {
             return 0.0;
         }
@@ -682,8 +697,9 @@ impl Cover {
         let mut abbrevs = self.leads.borrow_mut();
         // The name alone first (short): a path abbreviates a word only
         // where its name could end one.
-        let abbreviated = self.abbrevs(&shown[name_from..], 0, typo, true, &mut abbrevs)
-            && self.abbrevs(&shown[from..], name_from - from, typo, false, &mut abbrevs);
+        let skip = typo | self.starting(&sq, typo);
+        let abbreviated = self.abbrevs(&shown[name_from..], 0, skip, true, &mut abbrevs)
+            && self.abbrevs(&shown[from..], name_from - from, skip, false, &mut abbrevs);
         if !abbreviated && !self.some_way(&sq, name, typo) {
             return 0.0;
         }
