@@ -33,6 +33,12 @@ pub(crate) const IN_NAME: usize = 2;
 
 const NONE: u32 = u32::MAX / 4;
 
+/// The runs a word may try on one path before it is taken for no
+/// abbreviation: a hostile name (`a_a_a_…`, 255 bytes) and a long word of
+/// one letter would try tens of thousands a path. A path holds every run
+/// its name does, so the name's own bound still holds.
+const MAX_STEPS: usize = 1 << 14;
+
 /// A path read for abbreviations ([`Abbrev::load`]), then asked for each
 /// word ([`Abbrev::cost`]); its buffers reused from path to path.
 #[derive(Default)]
@@ -159,6 +165,7 @@ impl Abbrev {
         let next = |u: usize| able.partition_point(|&s| (starts[s as usize] as usize) < u);
         let need = IN_NAME.min(n);
         let mut best = NONE;
+        let mut steps = 0usize;
         for q in (0..n).rev() {
             for a in (0..count).rev() {
                 let s = able[a] as usize;
@@ -169,6 +176,10 @@ impl Abbrev {
                     && p + l <= self.units.len()
                     && self.units[p + l - 1] == word[q + l - 1]
                 {
+                    steps += 1;
+                    if steps > MAX_STEPS {
+                        return None;
+                    }
                     let end = p + l;
                     // The word's letters this run puts in the name.
                     let in_name = end.saturating_sub(name.max(p));
@@ -368,6 +379,15 @@ mod tests {
         // are not; versions and `src` are.
         assert_eq!(cost("ulib", "a/b/u/x/y/lib.rs"), Some(2));
         assert_eq!(cost("ulib", "a/b/u/1.2/src/lib.rs"), Some(0));
+    }
+
+    #[test]
+    fn a_hostile_path_is_no_abbreviation() {
+        let name = "a_".repeat(127) + "a";
+        let path = format!("{name}/{name}/{name}");
+        // Tens of thousands of runs would be tried: none is.
+        assert_eq!(cost(&"a".repeat(64), &path), None);
+        assert_eq!(cost("aaa", &path), Some(0));
     }
 
     #[test]
