@@ -20,7 +20,7 @@
 //! then scored on their whole path, word by word, with a lead for the share
 //! of the words a path spells out (its name equal to or starting with a run
 //! of them, the rest equal to folders, or a word typed as an abbreviation of
-//! the path: [`Cover`], [`crate::abbrev`]), generated folders a little
+//! the path: [`Cover`], [`ferret_abbrev`]), generated folders a little
 //! lower, and recency, use, depth and length as plain searches rank them.
 //! Only the page is kept: once it is full, a candidate whose best possible
 //! score (its lead, bonus and folder, with each word's highest nucleo score)
@@ -28,14 +28,13 @@
 //! where the words left cannot lift it (the page equals scoring every
 //! candidate: a test compares the two).
 
+use ferret_abbrev::Abbrev;
 use ferret_query::Query;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use std::cell::RefCell;
 use std::sync::Arc;
-
-use crate::abbrev::Abbrev;
 
 use crate::folders::{FolderTable, ROOT};
 use crate::hits::{Hit, display_path_into, hit};
@@ -470,7 +469,7 @@ const GENERATED_PENALTY: f32 = 10.0;
 const FILE_BONUS: f32 = 4.0;
 /// What a word typed as an abbreviation of the path gets (initials and
 /// word starts across folders, the last in the name: `tpurea` for
-/// `tokio/src/process/unix/reap.rs`, [`crate::abbrev`]) at no cost: below a
+/// `tokio/src/process/unix/reap.rs`, [`ferret_abbrev`]) at no cost: below a
 /// name that starts with the word, above the subsequence scores that tell
 /// such a path from a compact scattering of its letters.
 const ABBREV_BONUS: f32 = 0.6 * PREFIX_BONUS;

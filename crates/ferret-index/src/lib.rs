@@ -16,7 +16,6 @@
 //! Invariants: this crate reads names and metadata, never file contents, and never
 //! follows a symlink; it knows nothing of MCP.
 
-mod abbrev;
 mod adopt;
 mod arr;
 mod at_paths;

@@ -1,16 +1,17 @@
-//! Abbreviations: a word typed as the starts of a path's words, `tpurea` for
-//! `tokio/src/process/unix/reap.rs` or `ccecom` for
-//! `clap_complete/examples/completion-derive.rs`. The word is cut into runs,
-//! each run the start of one of the path's words (a component's start, a
-//! part after `_`, `-`, `.` or a space, a camelCase hump, a change between
-//! letters and digits) and read on in place; the last run ends in the
-//! entry's own name. nucleo scores such a path as a scattered subsequence
-//! and a compact one (`t`…`p`…`u`…`rea` across `typenum/README.md`) above
-//! it: what this finds is the fuzzy lead's evidence that the word was typed
-//! as an abbreviation of this path.
+//! Abbreviations: whether a word was typed as the starts of a path's words,
+//! `tpurea` for `tokio/src/process/unix/reap.rs`, `ccecom` for
+//! `clap_complete/examples/completion-derive.rs`, `gsns` for the name
+//! `getSymbolNames`, and at what cost. The word is cut into runs, each run
+//! the start of one of the path's words (a part's start, a piece after `_`,
+//! `-`, `.` or a space, a camelCase hump, a change between letters and
+//! digits) read on in place; the last run ends in the path's last part, its
+//! name. nucleo scores such a path as a scattered subsequence and a compact
+//! one (`t`…`p`…`u`…`rea` across `typenum/README.md`) above it: this says
+//! that the word was typed as an abbreviation of the path, for `search`'s
+//! fuzzy lead and the `symbols` table's fuzzy tier.
 //!
-//! The cost of a way: one for each word with a letter passed over between two
-//! runs (a version or a number is not typed, nor a folder named `src`:
+//! The cost of a way: one for each word with a letter passed over between
+//! two runs (a version or a number is not typed, nor a folder named `src`:
 //! `tucdec` is `tokio-util/src/codec/decoder.rs`), and for each such word
 //! before the first run in its own part of the path (a folder's words are
 //! typed from its first: `rpmod` is `rustix/src/path/mod.rs` before
@@ -18,18 +19,22 @@
 //! covers the name's start (`cop` in `fs_copy.rs`). The name must hold two
 //! of the word's letters ([`IN_NAME`]). The least cost of every way is found
 //! by dynamic programming over the word's positions and the path's word
-//! starts, suffix minima keeping it linear in the runs tried. Written here because no kept crate does it: nucleo and
-//! fzf score one alignment by bonuses, none says whether a word is an
-//! abbreviation.
+//! starts, suffix minima keeping it linear in the runs tried. Written here
+//! because no kept crate does it: nucleo and fzf score one alignment by
+//! bonuses, none says whether a word is an abbreviation.
+//!
+//! Pure: no I/O, no dependencies.
+
+#![deny(missing_docs)]
 
 /// What a way costs more when no run covers the name's start: more than a
 /// couple of folders passed over.
-pub(crate) const MID_NAME: u32 = 3;
+pub const MID_NAME: u32 = 3;
 
 /// How many of the word's letters the name must hold (all of a shorter
 /// word): a word is not an abbreviation of a path by its last letter alone
 /// (`parameter` of `p/a/r/a/m/e/t/e/x.rs`, by its `.rs`).
-pub(crate) const IN_NAME: usize = 2;
+pub const IN_NAME: usize = 2;
 
 const NONE: u32 = u32::MAX / 4;
 
@@ -42,7 +47,7 @@ const MAX_STEPS: usize = 1 << 14;
 /// A path read for abbreviations ([`Abbrev::load`]), then asked for each
 /// word ([`Abbrev::cost`]); its buffers reused from path to path.
 #[derive(Default)]
-pub(crate) struct Abbrev {
+pub struct Abbrev {
     /// The path's letters and digits, lowercased.
     units: Vec<u8>,
     /// The unit the name starts at.
@@ -73,7 +78,7 @@ impl Abbrev {
     /// Reads `text` (ASCII, as shown, its case kept for camelCase), whose
     /// name starts at byte `name_from`; false (and nothing read) when it is
     /// not ASCII.
-    pub(crate) fn load(&mut self, text: &[u8], name_from: usize) -> bool {
+    pub fn load(&mut self, text: &[u8], name_from: usize) -> bool {
         self.units.clear();
         self.starts.clear();
         self.lettered.clear();
@@ -132,7 +137,7 @@ impl Abbrev {
     /// `open`, the word may start before the path (its runs before it in
     /// folders not given): the cost is then the least of what the path
     /// holds, a bound for every path that ends in it.
-    pub(crate) fn cost(&mut self, word: &[u8], open: bool) -> Option<u32> {
+    pub fn cost(&mut self, word: &[u8], open: bool) -> Option<u32> {
         let n = word.len();
         let name = self.name;
         // A run starts with the word's first letter, and the last one ends
@@ -250,6 +255,17 @@ impl Abbrev {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Numbers below `n`, drawn by a xorshift generator from `seed`.
+    fn below(seed: u64) -> impl FnMut(usize) -> usize {
+        let mut state = seed.max(1);
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
 
     fn cost(word: &str, path: &str) -> Option<u32> {
         let from = path.trim_end_matches('/').rfind('/').map_or(0, |i| i + 1);
@@ -414,7 +430,7 @@ mod tests {
         let words = [
             "tfcop", "ts", "tst", "s", "fsc", "cop", "tcps", "x2", "2y", "hs", "stcs", "abc", "ttt",
         ];
-        let mut next = crate::testing::below(15);
+        let mut next = below(15);
         let mut ab = Abbrev::default();
         let mut found = 0;
         for _ in 0..3000 {
