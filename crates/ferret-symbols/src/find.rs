@@ -4,6 +4,7 @@
 //! exactly is looked for as a start, a part, and last fuzzily (nucleo's
 //! scoring, as `search` uses).
 
+use ferret_abbrev::Abbrev;
 use nucleo_matcher::{
     Config, Matcher, Utf32Str,
     pattern::{Atom, AtomKind, CaseMatching, Normalization},
@@ -133,6 +134,21 @@ impl NameQuery {
         let atom = self.atom.as_ref()?;
         atom.score(Utf32Str::new(folded, buf), matcher)
     }
+
+    /// What a name as a definition spells it (`getSymbolNames`) adds to its
+    /// fuzzy score when the name asked is an abbreviation of it (`gsns`,
+    /// `gesyna`): more than nucleo's scores differ by, less for each word
+    /// passed over ([`ferret_abbrev`]); 0 when it is none.
+    pub fn abbreviation_lead(&self, spelled: &str, abbrev: &mut Abbrev) -> u16 {
+        if self.atom.is_none() || !abbrev.load(spelled.as_bytes(), 0) {
+            return 0;
+        }
+        abbrev
+            .cost(self.folded.as_bytes(), false)
+            .map_or(0, |cost| {
+                (ABBREV_LEAD * 0.9f32.powi(cost.min(64) as i32)) as u16
+            })
+    }
 }
 
 impl NameQuery {
@@ -152,6 +168,10 @@ impl NameQuery {
         (d <= bound).then_some(d)
     }
 }
+
+/// What an abbreviation of the name at no cost adds to a fuzzy score (a
+/// name's fuzzy scores run to about 16 a letter).
+const ABBREV_LEAD: f32 = 240.0;
 
 /// A matcher for [`NameQuery::fuzzy`].
 pub fn matcher() -> Matcher {

@@ -711,14 +711,26 @@ impl Table {
             let mut m = matcher();
             let mut buf = Vec::new();
             let qm = mask(query.folded());
+            let mut abbrev = ferret_abbrev::Abbrev::default();
             for id in 0..self.names.len() {
                 if held.contains(&id) || !self.names.is_live(id) {
                     continue;
                 }
                 let folded = self.names.name(id);
-                // Fuzzy needs every letter asked; a typo may lack some.
+                // Fuzzy needs every letter asked; a typo may lack some. It
+                // scores the name as a definition spells it: its case and
+                // separators are where its words start (`gsn` is
+                // `get_symbol_name` more than `gasnet`), and a name the
+                // query abbreviates leads.
                 let score = if self.names.mask_of(id) & qm == qm {
-                    query.fuzzy(folded, &mut m, &mut buf)
+                    let spelled = self.names.postings(id).iter().find_map(|&(slot, i)| {
+                        let file = self.files[slot as usize].as_ref()?;
+                        Some(self.strings.get(file.defs[i as usize].name))
+                    });
+                    let spelled = spelled.unwrap_or(folded);
+                    query
+                        .fuzzy(spelled, &mut m, &mut buf)
+                        .map(|s| s.saturating_add(query.abbreviation_lead(spelled, &mut abbrev)))
                 } else {
                     None
                 };
@@ -973,6 +985,37 @@ mod tests {
         // The caller's filter is applied.
         let only_y = table.search(&q, |p, _| p == "y.rs", 0, 10);
         assert!(only_y.hits.iter().all(|h| h.path == "y.rs"));
+    }
+
+    /// Initials and word starts find the name whose words they start, as
+    /// its definition spells it, before a compact run of the letters.
+    #[test]
+    fn a_fuzzy_guess_reads_the_names_words() {
+        let mut table = Table::new(Limits::default());
+        let files: HashMap<&str, &str> = [
+            ("a.rs", "fn gasnet() {}\nfn get_symbol_name() {}\n"),
+            ("b.py", "def gasnets(): pass\ndef getSymbolName(): pass\n"),
+        ]
+        .into_iter()
+        .collect();
+        let sources: Vec<Source> = files.keys().map(|p| src(p, 1)).collect();
+        table.refresh(&sources, 100, 1, |p| Some(files[p].as_bytes().to_vec()));
+        let names = |q: &str| {
+            let found = table.search(&NameQuery::new(q), |_, _| true, 0, 10);
+            let mut names: Vec<(String, Tier)> = found
+                .hits
+                .iter()
+                .map(|h| (h.symbol.name.clone(), h.tier))
+                .collect();
+            names[..2].sort();
+            names
+        };
+        let fuzzy = |n: &str| (n.to_string(), Tier::Fuzzy);
+        let gsn = names("gsn");
+        assert_eq!(gsn[..2], [fuzzy("getSymbolName"), fuzzy("get_symbol_name")]);
+        assert_eq!(gsn.len(), 4);
+        let gesyna = names("gesyna");
+        assert_eq!(gesyna, [fuzzy("getSymbolName"), fuzzy("get_symbol_name")]);
     }
 
     #[test]
