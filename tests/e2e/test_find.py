@@ -133,6 +133,31 @@ def test_plain_search_falls_back_to_fuzzy_and_says_so(project):
     assert s["total"] == 0 and "fuzzy" not in s, s
 
 
+def test_a_guess_of_initials_finds_the_file_they_abbreviate(tmp_path):
+    # Initials of the folders and the name's start: the file whose words
+    # they start comes first, not a path that merely holds the letters close
+    # together (nucleo's score alone puts `typenum/README.md` first).
+    files = [
+        "typenum-1.20.1/README.md",
+        "tokio-1.54.1/src/process/unix/reap.rs",
+        "cc-1.11.3/src/detect_compiler_family.c",
+        "clap_complete-4.6.12/examples/completion-derive.rs",
+        "rustix-1.1.6/src/path/mod.rs",
+        "rustix-1.1.6/src/backend/linux_raw/pid/mod.rs",
+    ]
+    for f in files:
+        p = tmp_path / f
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+    for guess, want in [
+        ("tpurea", "tokio-1.54.1/src/process/unix/reap.rs"),
+        ("ccecom", "clap_complete-4.6.12/examples/completion-derive.rs"),
+        ("rpmod", "rustix-1.1.6/src/path/mod.rs"),
+    ]:
+        _, s, _, _ = ask(tmp_path, "search", {"query": guess, "limit": 5})
+        assert shown(s)[0] == want and s["fuzzy"], (guess, s)
+
+
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_not_found_suggests_the_paths_meant(project, era):
     is_error, s, text, _ = ask(project, "read", {"path": "src/user_servce.rs"}, era)

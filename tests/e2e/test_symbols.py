@@ -74,6 +74,7 @@ def make_tree(base: Path) -> Path:
     (root / "src" / "store.rs").write_text(RUST)
     (root / "py" / "widget.py").write_text(PYTHON)
     (root / "main.go").write_text(GO)
+    (root / "src" / "names.rs").write_text("pub fn gasnet() {}\n\npub fn get_symbol_name() {}\n")
     (root / "notes.md").write_text("parse_query is described here\n")
     # Sensitive by name: never read, even though it is Python.
     (root / "secrets.py").write_text("def leaked_secret_fn():\n    pass\n")
@@ -141,6 +142,13 @@ def test_symbols_finds_definitions_by_name(symtree, transport, era, start_http):
             # Fuzzy: letters in order.
             _, s, _, _ = await call(c, "symbols", {"query": "insentry"})
             assert s["results"][0]["name"] == "insert_entry" and s["results"][0]["match"] == "fuzzy", s
+            # A guess of the words' initials: the name they start, not a
+            # compact run of the letters (`gasnet`).
+            _, s, _, _ = await call(c, "symbols", {"query": "gsn"})
+            assert [(r["name"], r["match"]) for r in s["results"][:2]] == [
+                ("get_symbol_name", "fuzzy"),
+                ("gasnet", "fuzzy"),
+            ], s
             # Sensitive and binary files are never read.
             for hidden in ("leaked_secret_fn", "hidden_in_binary"):
                 _, s, _, raw = await call(c, "symbols", {"query": hidden})
