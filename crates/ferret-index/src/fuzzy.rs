@@ -2177,6 +2177,25 @@ mod tests {
         assert_eq!(found.hits[0].path, "deep/er/still/report.md");
     }
 
+    /// Bounded work weighs a name that can end an abbreviation before the
+    /// shallower paths that merely spread the word over their folders: with
+    /// more of those than it can weigh, the file the guess abbreviates is
+    /// still found, and first.
+    #[test]
+    fn a_name_that_ends_an_abbreviation_is_weighed_first() {
+        let pad = "x".repeat(40);
+        let mut paths: Vec<String> = (0..MAX_SCORED + 100)
+            .map(|i| format!("rm{pad}/mou{pad}/f{i}"))
+            .collect();
+        paths.push("a/b/c/d/rustix/src/mount/mount_unmount.rs".into());
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let s = store(&refs);
+        assert_eq!(
+            find(&s, "rmmou")[0],
+            "a/b/c/d/rustix/src/mount/mount_unmount.rs"
+        );
+    }
+
     /// Reading the candidates by name finds exactly the set the walk down
     /// the tree finds, changes since the orders were built (new entries, a
     /// renamed folder) included, over many queries of every kind.
