@@ -473,11 +473,6 @@ const FILE_BONUS: f32 = 4.0;
 /// name that starts with the word, above the subsequence scores that tell
 /// such a path from a compact scattering of its letters.
 const ABBREV_BONUS: f32 = 0.6 * PREFIX_BONUS;
-/// The share of [`ABBREV_BONUS`] each unit of an abbreviation's cost keeps
-/// (a lettered word passed over between two runs; three for the name's
-/// start passed over).
-const ABBREV_DECAY: f32 = 0.9;
-
 /// How many parts of a path (its name and the folders above it) an
 /// abbreviation may span: `tucdec` spans five of
 /// `tokio-util/src/codec/decoder.rs`.
@@ -485,7 +480,7 @@ const ABBREV_PARTS: usize = 8;
 
 /// The lead of an abbreviation of this cost.
 fn abbrev_lead(cost: u32) -> f32 {
-    ABBREV_BONUS * ABBREV_DECAY.powi(cost.min(64) as i32)
+    ABBREV_BONUS * ferret_abbrev::share(cost)
 }
 
 /// How much of the query a path spells out word for word, for the lead of

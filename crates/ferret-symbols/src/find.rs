@@ -145,9 +145,7 @@ impl NameQuery {
         }
         abbrev
             .cost(self.folded.as_bytes(), false)
-            .map_or(0, |cost| {
-                (ABBREV_LEAD * 0.9f32.powi(cost.min(64) as i32)) as u16
-            })
+            .map_or(0, |cost| (ABBREV_LEAD * ferret_abbrev::share(cost)) as u16)
     }
 }
 
