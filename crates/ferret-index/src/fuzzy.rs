@@ -508,6 +508,10 @@ struct Cover {
     /// thread).
     abbrev: RefCell<Abbrev>,
     leads: RefCell<Vec<f32>>,
+    /// The last name asked whether it can end an abbreviation (by
+    /// [`Cover::lead_bound`], then by [`Cover::bonus`] for the same
+    /// candidate), the words passed over, and the answer: worked out once.
+    ends: RefCell<(Vec<u8>, u64, bool)>,
 }
 
 /// What a name one edit from a word (a letter dropped, added, changed or
@@ -566,6 +570,7 @@ impl Cover {
             letters,
             abbrev: RefCell::default(),
             leads: RefCell::default(),
+            ends: RefCell::default(),
         }
     }
 
@@ -658,6 +663,11 @@ impl Cover {
         let mut abbrevs = self.leads.borrow_mut();
         let skip = if starts { self.starting(&sq, typo) } else { 0 };
         let abbreviated = self.abbrevs(name, 0, typo | skip, true, &mut abbrevs);
+        let mut ends = self.ends.borrow_mut();
+        ends.0.clear();
+        ends.0.extend_from_slice(name);
+        (ends.1, ends.2) = (typo | skip, abbreviated);
+        drop(ends);
         if !starts && !self.typed.iter().any(|(_, long)| *long) && !abbreviated {
             return 0.0;
         }
@@ -683,17 +693,28 @@ impl Cover {
         // prefixes of it, kept below as lengths.
         let sq = squeeze(name);
         let name_from = memchr::memrchr(b'/', shown).map_or(0, |i| i + 1);
+        let mut abbrevs = self.leads.borrow_mut();
+        // The name alone first (short; known when `lead_bound` just asked):
+        // a path abbreviates a word only where its name could end one.
+        let skip = typo | self.starting(&sq, typo);
+        let own = &shown[name_from..];
+        let ends = {
+            let e = self.ends.borrow();
+            (e.0 == own && e.1 == skip).then_some(e.2)
+        };
+        let ends = ends.unwrap_or_else(|| self.abbrevs(own, 0, skip, true, &mut abbrevs));
         // An abbreviation spans the last few parts of the path at most: the
         // work stays bounded in a deep tree.
-        let from = memchr::memrchr_iter(b'/', shown)
-            .nth(ABBREV_PARTS - 1)
-            .map_or(0, |i| i + 1);
-        let mut abbrevs = self.leads.borrow_mut();
-        // The name alone first (short): a path abbreviates a word only
-        // where its name could end one.
-        let skip = typo | self.starting(&sq, typo);
-        let abbreviated = self.abbrevs(&shown[name_from..], 0, skip, true, &mut abbrevs)
-            && self.abbrevs(&shown[from..], name_from - from, skip, false, &mut abbrevs);
+        let abbreviated = ends && {
+            let from = memchr::memrchr_iter(b'/', shown)
+                .nth(ABBREV_PARTS - 1)
+                .map_or(0, |i| i + 1);
+            self.abbrevs(&shown[from..], name_from - from, skip, false, &mut abbrevs)
+        };
+        if !abbreviated {
+            abbrevs.clear();
+            abbrevs.resize(self.words.len(), 0.0);
+        }
         if !abbreviated && !self.some_way(&sq, name, typo) {
             return 0.0;
         }
