@@ -717,32 +717,43 @@ impl Table {
                     continue;
                 }
                 let folded = self.names.name(id);
-                // Fuzzy needs every letter asked; a typo may lack some. It
-                // scores the name as a definition spells it: its case and
-                // separators are where its words start (`gsn` is
-                // `get_symbol_name` more than `gasnet`), and a name the
-                // query abbreviates leads.
-                let score = if self.names.mask_of(id) & qm == qm {
-                    let spelled = self.names.postings(id).iter().find_map(|&(slot, i)| {
-                        let file = self.files[slot as usize].as_ref()?;
-                        Some(self.strings.get(file.defs[i as usize].name))
-                    });
-                    let spelled = spelled.unwrap_or(folded);
-                    query
-                        .fuzzy(spelled, &mut m, &mut buf)
-                        .map(|s| s.saturating_add(query.abbreviation_lead(spelled, &mut abbrev)))
-                } else {
+                // Fuzzy needs every letter asked; a typo may lack some.
+                let letters = self.names.mask_of(id) & qm == qm
+                    && query.fuzzy(folded, &mut m, &mut buf).is_some();
+                let typo = if letters {
                     None
+                } else {
+                    match query.typo(folded) {
+                        Some(d) => Some((Tier::Typo, u16::MAX - d as u16)),
+                        None => continue,
+                    }
                 };
-                let tier = match score {
-                    Some(s) => Some((Tier::Fuzzy, s)),
-                    None => query
-                        .typo(folded)
-                        .map(|d| (Tier::Typo, u16::MAX - d as u16)),
-                };
-                if let Some(tier) = tier {
-                    each(&mut all, id, &mut |_, _| Some(tier));
-                }
+                // Each definition is scored as it spells its name: its case
+                // and separators are where its words start (`gsn` is
+                // `get_symbol_name` more than `gasnet`), and a name the
+                // query abbreviates leads. Once a spelling.
+                let mut spellings: Vec<(String, Option<(Tier, u16)>)> = Vec::new();
+                each(&mut all, id, &mut |name, _| {
+                    if !letters {
+                        return typo;
+                    }
+                    if let Some((_, t)) = spellings.iter().find(|(s, _)| s == name) {
+                        return *t;
+                    }
+                    let t = query
+                        .fuzzy(name, &mut m, &mut buf)
+                        .map(|s| {
+                            let lead = query.abbreviation_lead(name, &mut abbrev);
+                            (Tier::Fuzzy, s.saturating_add(lead))
+                        })
+                        .or_else(|| {
+                            query
+                                .typo(folded)
+                                .map(|d| (Tier::Typo, u16::MAX - d as u16))
+                        });
+                    spellings.push((name.to_string(), t));
+                    t
+                });
             }
         }
         let total = all.len();
@@ -1016,6 +1027,22 @@ mod tests {
         assert_eq!(gsn.len(), 4);
         let gesyna = names("gesyna");
         assert_eq!(gesyna, [fuzzy("getSymbolName"), fuzzy("get_symbol_name")]);
+        // Two spellings of one name, each scored as it is spelled, whichever
+        // the table holds first.
+        for order in [["c.rs", "d.py"], ["d.py", "c.rs"]] {
+            let mut table = Table::new(Limits::default());
+            let files: HashMap<&str, &str> = [
+                ("c.rs", "fn get_symbol_name() {}\n"),
+                ("d.py", "def getsymbolname(): pass\n"),
+            ]
+            .into_iter()
+            .collect();
+            let sources: Vec<Source> = order.iter().map(|p| src(p, 1)).collect();
+            table.refresh(&sources, 100, 1, |p| Some(files[p].as_bytes().to_vec()));
+            let found = table.search(&NameQuery::new("gsn"), |_, _| true, 0, 10);
+            let names: Vec<&str> = found.hits.iter().map(|h| h.symbol.name.as_str()).collect();
+            assert_eq!(names, ["get_symbol_name", "getsymbolname"], "{order:?}");
+        }
     }
 
     #[test]
