@@ -7,27 +7,31 @@ A hit: a result in the top 1 / top 5 has the name asked for (case and
 separators left out; a name defined several times counts wherever it is).
 
     python3 bench/symbols_abbrev.py --bin target/release/ferret [--per 150] [--misses 20]
+    python3 bench/symbols_abbrev.py --bin BIN --times DIR   # the fuzzy pass's cost
+
+`--times DIR` instead times `symbols` over MCP on DIR (the table built
+first): names a definition has, guesses and a name none has (the fuzzy and
+typo pass over every distinct name), median of 9 calls each.
 
 The corpora are bench/symbols.py's (tokio, clap_builder, syn from the cargo
 registry; pydantic from the venv; zod/src from the test clients)."""
 import argparse
 import random
-import re
 import shutil
+import statistics
+import time
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import symbols as S  # noqa: E402
+from retrieval import words_of  # noqa: E402
 
 
 def words(name):
-    """A name's words: split at `_`, `-`, `.`, then at camelCase and digits."""
-    out = []
-    for p in re.split(r"[_\-.]+", name):
-        out += re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", p)
-    return [w.lower() for w in out if w]
+    """A name's words, lowercased (split as bench/retrieval.py splits them)."""
+    return [w.lower() for w in words_of(name)]
 
 
 def queries(defs, rng, per):
@@ -42,13 +46,38 @@ def queries(defs, rng, per):
     return out
 
 
+TIMED = ["ts_parser_parse", "gsn", "tpurea", "rbf", "json_loads", "HashMap", "new", "qzxwvk",
+         "trnsition", "poll_read_priv"]
+
+
+def times(binary, root):
+    state = Path(tempfile.mkdtemp(prefix="ferret-symbols-abbrev-"))
+    s = S.Server(binary, root, state)
+    try:
+        s.wait()
+        s.call("symbols", {"query": "x_build", "limit": 5})
+        for q in TIMED:
+            ms = []
+            for _ in range(9):
+                t = time.perf_counter()
+                s.call("symbols", {"query": q, "limit": 20})
+                ms.append((time.perf_counter() - t) * 1000)
+            print(f"{q:18} {statistics.median(ms):7.1f} ms")
+    finally:
+        s.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--per", type=int, default=150, help="queries of each kind per corpus")
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--misses", type=int, default=0, help="list this many misses per corpus")
+    ap.add_argument("--times", metavar="DIR", help="time symbols on DIR instead")
     args = ap.parse_args()
+    if args.times:
+        return times(args.bin, args.times)
     ctags = S.ensure_ctags()
     corpora = [(c, S.newest(c)) for c in ("tokio", "clap_builder", "syn")]
     corpora += [("pydantic", str(S.SITE / "pydantic")), ("zod/src", str(S.NODE / "zod/src"))]

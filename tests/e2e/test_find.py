@@ -9,6 +9,14 @@ from conftest import call, connect, run, shown
 from mcp.shared.exceptions import MCPError
 
 
+def make_files(root, files):
+    """Each of `files` (relative paths) under `root`, with a line of text."""
+    for f in files:
+        p = root / f
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
@@ -25,10 +33,7 @@ def project(tmp_path_factory):
         "node_modules/libc/index.js",
         "old/deep/er/still/libcx.txt",
     ]
-    for f in files:
-        p = root / f
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("x\n")
+    make_files(root, files)
     # An old file, so recency does not decide everything.
     old = root / "config" / "dev.yaml"
     os.utime(old, (time.time() - 400 * 86400, time.time() - 400 * 86400))
@@ -137,18 +142,17 @@ def test_a_guess_of_initials_finds_the_file_they_abbreviate(tmp_path):
     # Initials of the folders and the name's start: the file whose words
     # they start comes first, not a path that merely holds the letters close
     # together (nucleo's score alone puts `typenum/README.md` first).
-    files = [
-        "typenum-1.20.1/README.md",
-        "tokio-1.54.1/src/process/unix/reap.rs",
-        "cc-1.11.3/src/detect_compiler_family.c",
-        "clap_complete-4.6.12/examples/completion-derive.rs",
-        "rustix-1.1.6/src/path/mod.rs",
-        "rustix-1.1.6/src/backend/linux_raw/pid/mod.rs",
-    ]
-    for f in files:
-        p = tmp_path / f
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("x\n")
+    make_files(
+        tmp_path,
+        [
+            "typenum-1.20.1/README.md",
+            "tokio-1.54.1/src/process/unix/reap.rs",
+            "cc-1.11.3/src/detect_compiler_family.c",
+            "clap_complete-4.6.12/examples/completion-derive.rs",
+            "rustix-1.1.6/src/path/mod.rs",
+            "rustix-1.1.6/src/backend/linux_raw/pid/mod.rs",
+        ],
+    )
     for guess, want in [
         ("tpurea", "tokio-1.54.1/src/process/unix/reap.rs"),
         ("ccecom", "clap_complete-4.6.12/examples/completion-derive.rs"),
