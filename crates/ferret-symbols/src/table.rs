@@ -1028,12 +1028,12 @@ mod tests {
         let gesyna = names("gesyna");
         assert_eq!(gesyna, [fuzzy("getSymbolName"), fuzzy("get_symbol_name")]);
         // Two spellings of one name, each scored as it is spelled, whichever
-        // the table holds first.
-        for order in [["c.rs", "d.py"], ["d.py", "c.rs"]] {
+        // the table holds first (the other one's path would win a tie).
+        for order in [["z.rs", "a.py"], ["a.py", "z.rs"]] {
             let mut table = Table::new(Limits::default());
             let files: HashMap<&str, &str> = [
-                ("c.rs", "fn get_symbol_name() {}\n"),
-                ("d.py", "def getsymbolname(): pass\n"),
+                ("z.rs", "fn get_symbol_name() {}\n"),
+                ("a.py", "def getsymbolname(): pass\n"),
             ]
             .into_iter()
             .collect();
