@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FERRET, HttpServer, call, connect, run, shown
+from conftest import ERAS, FERRET, HttpServer, call, connect, run, shown
 from mcp.shared.exceptions import MCPError
 
 
@@ -183,6 +183,39 @@ def test_changes_on_disk_reach_search_and_the_journal(tmp_path):
             with pytest.raises(MCPError) as info:
                 await c.call_tool("changes", {"since": "last tuesday"})
             assert info.value.error.code == -32602
+
+    run(go())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_change_just_before_the_call_is_answered_as_it_now_is(tmp_path, era):
+    # No waiting between the change and the call: `search` and `changes` pass
+    # the watcher's barrier first. (Before they did, the watcher's 5 ms batch
+    # window made an immediate search miss nearly every one of these.)
+    root = tmp_path / "live"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "seed.txt").write_text("x\n")
+
+    async def go():
+        async with connect("stdio", era, ["--root", str(root), "--no-persist"]) as c:
+            async def found(q):
+                _, s, _, _ = await call(c, "search", {"query": q})
+                return paths(s)
+
+            await wait_for(lambda: found("seed"))
+            for i in range(10):
+                (root / "a" / f"made-{i}.md").write_text("new\n")
+                assert await found(f"made-{i}.md") == [f"a/made-{i}.md"], i
+                (root / "a" / f"made-{i}.md").rename(root / "a" / f"renamed-{i}.md")
+                assert await found(f"renamed-{i}.md") == [f"a/renamed-{i}.md"], i
+                (root / "a" / f"renamed-{i}.md").unlink()
+                assert await found(f"renamed-{i}.md") == [], i
+                (root / "new" / str(i)).mkdir(parents=True)
+                (root / "new" / str(i) / "inside.rs").write_text("fn x() {}\n")
+                assert f"new/{i}/inside.rs" in await found("inside.rs"), i
+                (root / "a" / f"journalled-{i}.md").write_text("j\n")
+                _, s, _, _ = await call(c, "changes", {"name": f"journalled-{i}"})
+                assert [(ch["action"], ch["path"]) for ch in s["changes"]] == [("created", f"a/journalled-{i}.md")], i
 
     run(go())
 

@@ -457,7 +457,15 @@ pub fn find(
     meter: &Meter,
     show: Option<&dyn Fn(&str) -> String>,
 ) -> Result<Found, CallToolResult> {
-    wait_for_first_build(index, meter, &FIRST_BUILD_WAIT);
+    if wait_for_first_build(index, meter, &FIRST_BUILD_WAIT) {
+        // The watcher's barrier: a file created, renamed or removed before
+        // the call is answered as it now is, not as the index held it a
+        // batch ago (the watcher applies events in batches of up to 5 ms; a
+        // barrier is applied at once, so an idle watcher costs a few tens of
+        // microseconds). A busy one is waited for at most `CATCH_UP_WAIT`,
+        // then the index answers as it stands.
+        index.sync(ferret_index::CATCH_UP_WAIT);
+    }
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
