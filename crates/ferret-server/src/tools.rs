@@ -183,7 +183,19 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
             e.path
         ));
     }
+    // A capped walk read a part of the folder in the order the disk gave it:
+    // its page, total and order are of that part. Said so, with the call that
+    // covers every entry (the index holds them all, in any order asked).
+    let warning = outcome.walk_capped.then(|| {
+        format!(
+            "the walk stopped after {} entries: this page, its total and its order cover only those, read in the order the disk gave them; `search` with `path` set to this folder (and `sort`) covers every entry the index holds",
+            roots.policy.limits.max_walk_entries
+        )
+    });
     let mut text = format!("{}: {}\n", outcome.path, outcome.summary);
+    if let Some(w) = &warning {
+        text.push_str(&format!("warning: {w}\n"));
+    }
     text.push_str(&frame(&lines));
     if let Some(next) = outcome.next_offset {
         text.push_str(&format!(
@@ -222,6 +234,7 @@ pub fn list(roots: &Roots, path: &str, request: &ListRequest, details: bool) -> 
         "summary": outcome.summary,
         "skipped": without_zeros(skipped),
         "walk_capped": outcome.walk_capped,
+        "warning": warning,
         "data_note": render::data_note("entries"),
     });
     // A task's result cut short by tasks/cancel is marked so where every
@@ -314,4 +327,56 @@ pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
     // Per-path errors never fail the whole call; the count is in the structure.
     let structured = json!({"results": results, "errors": failures});
     render::ok(render::compact(structured), frame(&text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ContentBlock;
+
+    #[test]
+    fn a_listing_past_the_walk_limit_says_what_it_covers_and_what_covers_all() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::create_dir_all(d.join("big")).unwrap();
+        std::fs::create_dir_all(d.join("small")).unwrap();
+        for i in 0..30 {
+            std::fs::write(d.join(format!("big/f{i:02}.txt")), "x").unwrap();
+        }
+        std::fs::write(d.join("small/one.txt"), "x").unwrap();
+        let mut policy = ferret_fs::Policy::default();
+        policy.limits.max_walk_entries = 10;
+        let roots = Roots::open(&[d.display().to_string().parse().unwrap()], policy).unwrap();
+        let listed = |path: &str| {
+            let args = json!({"path": path, "sort": "modified", "descending": true});
+            let (path, request, details) = parse_list(args.as_object()).unwrap();
+            list(&roots, &path, &request, details)
+        };
+        let capped = listed("big");
+        let s = capped.structured_content.as_ref().unwrap();
+        assert_eq!(s["walk_capped"], true, "{s}");
+        assert_eq!(s["entries"].as_array().unwrap().len(), 10, "{s}");
+        let warning = s["warning"].as_str().unwrap();
+        assert!(
+            warning.contains("stopped after 10 entries")
+                && warning.contains("its order cover only those")
+                && warning.contains("`search` with `path`"),
+            "{warning}"
+        );
+        let text = match &capped.content[0] {
+            ContentBlock::Text(t) => t.text.clone(),
+            other => panic!("text expected, got {other:?}"),
+        };
+        assert!(
+            text.contains("\nwarning: the walk stopped after 10"),
+            "{text}"
+        );
+        // A walk that read everything has nothing to say.
+        let whole = listed("small");
+        let s = whole.structured_content.as_ref().unwrap();
+        assert!(
+            s.get("walk_capped").is_none() && s.get("warning").is_none(),
+            "{s}"
+        );
+    }
 }
