@@ -416,6 +416,7 @@ impl Index {
         let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s);
         let hears_all = s.ready
+            && !s.reconciling
             && s.watcher.starts_with("watching")
             && !s.watch_limit_reached
             && s.missing_roots.is_empty()
@@ -718,7 +719,8 @@ impl Index {
         self.hears_every_change() && self.sync(timeout)
     }
 
-    /// Whether the watcher hears every change: built, watching every folder
+    /// Whether the watcher hears every change: built, not comparing the
+    /// index with the disk (`Status::reconciling`), watching every folder
     /// of every root, none missing, none on a network or FUSE file system.
     /// (A flag kept with the status, not a copy of it.)
     pub fn hears_every_change(&self) -> bool {

@@ -18,7 +18,9 @@ pub struct Status {
     pub entries: u64,
     /// The index holds a complete picture (built, or loaded and being checked).
     pub ready: bool,
-    /// Loaded from a snapshot and still being compared with the disk.
+    /// Being compared with the disk: loaded from a snapshot and not yet
+    /// checked, or reading the roots again after the watcher lost events (a
+    /// queue overflow). Changes made meanwhile may be missing until it ends.
     pub reconciling: bool,
     pub updated_at: Option<String>,
     pub build_ms: Option<u64>,

@@ -9,9 +9,10 @@
 //! applied. Barriers alternate between writing a byte (`IN_MODIFY`) and
 //! changing the mode (`IN_ATTRIB`), so that two in a row are never merged into
 //! one event by the kernel, and each counts: the *n*-th barrier waits until
-//! *n* such events have been applied. A queue overflow loses events, so it
-//! starts a new file and watch, and barriers waiting on the old one give up
-//! (their callers treat the index as possibly behind).
+//! *n* such events have been applied. A queue overflow loses events, so once
+//! the roots have been read again it starts a new file and watch, and
+//! barriers waiting on the old one start again on the new one (within their
+//! time; past it their callers treat the index as possibly behind).
 
 use std::{
     os::fd::{AsFd, OwnedFd},
@@ -33,7 +34,8 @@ struct State {
     file: Option<OwnedFd>,
     /// The watch descriptor of `file`.
     wd: Option<i32>,
-    /// Bumped when the file is replaced: barriers on the old one give up.
+    /// Bumped when the file is replaced: barriers on the old one start again
+    /// on the new one, or give up when there is none.
     generation: u64,
     /// Barriers started, and their events applied, in this generation.
     poked: u64,
@@ -70,7 +72,8 @@ pub(crate) fn private_file(dirs: &[std::path::PathBuf]) -> std::io::Result<Owned
 
 impl SyncPoint {
     /// Use `file`, watched as `wd`, from now on (at start, and after an
-    /// overflow): barriers waiting on the previous file give up.
+    /// overflow, once the roots were read again): barriers waiting on the
+    /// previous file start again on this one (give up when `None`).
     pub fn install(&self, file: Option<(OwnedFd, i32)>) {
         let mut s = self.lock();
         let (file, wd) = match file {
@@ -107,40 +110,106 @@ impl SyncPoint {
     pub fn wait(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut s = self.lock();
-        let Some(file) = s.file.as_ref() else {
-            return false;
-        };
-        let n = s.poked + 1;
-        let poked = if !n.is_multiple_of(2) {
-            rustix::io::pwrite(file.as_fd(), b"s", 0).map(|_| ())
-        } else {
-            let mode = if (n / 2).is_multiple_of(2) {
-                0o600
-            } else {
-                0o400
+        loop {
+            let Some(file) = s.file.as_ref() else {
+                return false;
             };
-            rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))
-        };
-        if poked.is_err() {
-            return false;
-        }
-        s.poked = n;
-        let generation = s.generation;
-        while s.generation == generation && s.applied < n {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let n = s.poked + 1;
+            let poked = if !n.is_multiple_of(2) {
+                rustix::io::pwrite(file.as_fd(), b"s", 0).map(|_| ())
+            } else {
+                let mode = if (n / 2).is_multiple_of(2) {
+                    0o600
+                } else {
+                    0o400
+                };
+                rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))
+            };
+            if poked.is_err() {
                 return false;
             }
-            s = self
-                .applied
-                .wait_timeout(s, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            s.poked = n;
+            let generation = s.generation;
+            while s.generation == generation && s.applied < n {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                s = self
+                    .applied
+                    .wait_timeout(s, left)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            if s.generation == generation {
+                return true;
+            }
+            // The file was replaced: events were lost, and the new file is
+            // installed once the roots have been read again. A barrier on it
+            // says whether everything since is applied.
         }
-        s.generation == generation
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> Option<(OwnedFd, i32)> {
+        Some((private_file(&[std::env::temp_dir()]).unwrap(), 1))
+    }
+
+    /// Apply barrier events until `waiter` ends (the applier's part, played
+    /// by hand: every event poked so far counts as applied).
+    fn apply_until_done(point: &SyncPoint, waiter: &std::thread::ScopedJoinHandle<'_, bool>) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !waiter.is_finished() && Instant::now() < until {
+            point.reached(1);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_barrier_passes_once_its_event_is_applied() {
+        let point = SyncPoint::default();
+        assert!(!point.wait(Duration::ZERO), "no file: nothing to confirm");
+        point.install(file());
+        assert!(!point.wait(Duration::from_millis(20)), "nothing applied");
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| point.wait(Duration::from_secs(10)));
+            apply_until_done(&point, &waiter);
+            assert!(waiter.join().unwrap());
+        });
+    }
+
+    #[test]
+    fn a_barrier_on_a_replaced_file_starts_again_on_the_new_one() {
+        let point = SyncPoint::default();
+        point.install(file());
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| point.wait(Duration::from_secs(10)));
+            // Events were lost (its own among them) and the roots read again:
+            // a new file. The waiter's barrier on it is what passes.
+            while point.lock().poked == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            point.install(file());
+            apply_until_done(&point, &waiter);
+            assert!(waiter.join().unwrap());
+        });
+        // Handed over (no file): a waiter gives up.
+        let before = point.lock().poked;
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| point.wait(Duration::from_secs(10)));
+            while point.lock().poked == before {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            point.install(None);
+            assert!(!waiter.join().unwrap());
+        });
     }
 }

@@ -144,8 +144,9 @@ pub(crate) fn run(index: Index) {
                     applier.settle_now();
                 }
                 match (&watcher, overflowed) {
-                    // Barrier events may be lost: a new file, and the
-                    // barriers waiting on the old one give up.
+                    // Barrier events may be lost: a new file (the roots
+                    // were read again above), on which the barriers waiting
+                    // on the old one start again.
                     (Some(w), true) => {
                         if let Some(old) = barrier {
                             w.unwatch_barrier(old);
@@ -397,6 +398,9 @@ impl<'a> Applier<'a> {
         let mut written: Vec<String> = Vec::new();
         let followed = self.index.touches_followed();
         let mut opened = Opened::default();
+        // Events were lost: until the roots are read again the index is
+        // being compared with the disk, as after a restart.
+        let mut lost = false;
         for raw in batch {
             let Some(event) = self.watcher.and_then(|w| w.translate(raw)) else {
                 continue;
@@ -404,7 +408,11 @@ impl<'a> Applier<'a> {
             match event {
                 FsEvent::Overflow => {
                     tracing::warn!("inotify queue overflowed; rescanning the roots");
-                    self.index.set_status(|s| s.overflow_rescans += 1);
+                    lost = true;
+                    self.index.set_status(|s| {
+                        s.overflow_rescans += 1;
+                        s.reconciling = true;
+                    });
                     // Every root is read again after this batch: rename
                     // halves told before the loss are in that reading, and
                     // their partners may be lost.
@@ -508,6 +516,9 @@ impl<'a> Applier<'a> {
         written.sort();
         written.dedup();
         self.finish(changes, rescans);
+        if lost {
+            self.index.set_status(|s| s.reconciling = false);
+        }
         self.index.publish_touched(written);
     }
 

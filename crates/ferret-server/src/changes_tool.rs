@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{
     args::{ArgResult, Args},
-    render::{self, frame, index_block},
+    render::{self, frame},
     schema::{one_of, output_schema, read_only, schema},
 };
 
@@ -80,9 +80,7 @@ pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
 pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, ErrorData> {
     // Every change the watcher was told of before the call is journalled
     // first (as `search` does; see `index_tools::find`).
-    if index.wait_ready(std::time::Duration::ZERO) {
-        index.sync(ferret_index::CATCH_UP_WAIT);
-    }
+    let behind = index.hears_every_change() && !index.sync(ferret_index::CATCH_UP_WAIT);
     let (rows, total) = index
         .changes(query)
         .map_err(|e| ErrorData::internal_error(e, None))?;
@@ -113,12 +111,18 @@ pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, Er
         item["at"] = json!(at);
         items.push(item);
     }
-    let rendered = format!("{} of {} changes\n{}", rows.len(), total, frame(&text))
-        + &if truncated {
-            format!("\nmore: changes with offset {end}")
-        } else {
-            String::new()
-        };
+    let status = index.status();
+    let rendered = format!(
+        "{} of {} changes{}\n{}",
+        rows.len(),
+        total,
+        render::index_state_words(&status, behind),
+        frame(&text)
+    ) + &if truncated {
+        format!("\nmore: changes with offset {end}")
+    } else {
+        String::new()
+    };
     Ok(render::ok(
         render::compact(json!({
             "changes": items,
@@ -126,7 +130,7 @@ pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, Er
             "total": total,
             "truncated": truncated,
             "next_offset": truncated.then_some(end),
-            "index": index_block(index),
+            "index": render::index_block_of(&status, behind),
             "data_note": render::data_note("paths"),
         })),
         rendered,

@@ -445,6 +445,8 @@ pub struct Found {
     fell_back: Option<&'static str>,
     documents_skipped: u64,
     status: ferret_index::Status,
+    /// The watcher's barrier was not passed in time.
+    behind: bool,
 }
 
 /// The search `call` asks for (its paths passed through `show`, when given:
@@ -457,15 +459,17 @@ pub fn find(
     meter: &Meter,
     show: Option<&dyn Fn(&str) -> String>,
 ) -> Result<Found, CallToolResult> {
-    if wait_for_first_build(index, meter, &FIRST_BUILD_WAIT) {
-        // The watcher's barrier: a file created, renamed or removed before
-        // the call is answered as it now is, not as the index held it a
-        // batch ago (the watcher applies events in batches of up to 5 ms; a
-        // barrier is applied at once, so an idle watcher costs a few tens of
-        // microseconds). A busy one is waited for at most `CATCH_UP_WAIT`,
-        // then the index answers as it stands.
-        index.sync(ferret_index::CATCH_UP_WAIT);
-    }
+    // The watcher's barrier: a file created, renamed or removed before the
+    // call is answered as it now is, not as the index held it a batch ago
+    // (the watcher applies events in batches of up to 5 ms; a barrier is
+    // applied at once, so an idle watcher costs a few tens of microseconds).
+    // A busy one is waited for at most `CATCH_UP_WAIT`, then the index
+    // answers as it stands and says it is behind. Not where the watcher
+    // cannot hear every change (reading the disk again after lost events,
+    // a watch limit reached): its index block says so without the wait.
+    let behind = wait_for_first_build(index, meter, &FIRST_BUILD_WAIT)
+        && index.hears_every_change()
+        && !index.sync(ferret_index::CATCH_UP_WAIT);
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {
@@ -588,6 +592,7 @@ pub fn find(
         fell_back,
         documents_skipped,
         status: index.status(),
+        behind,
     })
 }
 
@@ -601,6 +606,7 @@ impl Found {
             fell_back,
             documents_skipped,
             status,
+            behind,
         } = self;
         let documents_skipped = *documents_skipped;
         let hits = &outcome.hits[..shown.min(outcome.hits.len())];
@@ -639,7 +645,7 @@ impl Found {
                 "matches"
             },
             status.entries,
-            if status.ready { "" } else { ", still building" },
+            render::index_state_words(status, *behind),
         );
         if let Some(w) = warning {
             rendered.push_str(&format!("warning: {w}\n"));
@@ -665,7 +671,7 @@ impl Found {
             "total": outcome.total,
             "truncated": truncated,
             "next_offset": truncated.then_some(end),
-            "index": render::index_block_of(status),
+            "index": render::index_block_of(status, *behind),
             "warning": warning,
             "fuzzy": fell_back,
             "note": note,

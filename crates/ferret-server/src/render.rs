@@ -190,21 +190,40 @@ pub fn human_size(bytes: u64) -> String {
 }
 
 /// How fresh an index answer is, only when the agent should know: while the
-/// first build runs (the answer may be missing entries) or while the index
-/// reconciles with the disk after a restart. `None` when it is current.
+/// first build runs (the answer may be missing entries), while the index
+/// reconciles with the disk (after a restart, or after the watcher lost
+/// events). `None` when it is current.
 pub fn index_block(index: &Index) -> Option<Value> {
-    index_block_of(&index.status())
+    index_block_of(&index.status(), false)
 }
 
-/// [`index_block`] of a status already read.
-pub(crate) fn index_block_of(s: &ferret_index::Status) -> Option<Value> {
-    (!s.ready || s.reconciling).then(|| {
+/// [`index_block`] of a status already read; `behind` when the watcher's
+/// barrier was not passed in time (changes made just before the call may be
+/// missing from the answer).
+pub(crate) fn index_block_of(s: &ferret_index::Status, behind: bool) -> Option<Value> {
+    let behind = behind && s.ready && !s.reconciling;
+    (!s.ready || s.reconciling || behind).then(|| {
         json!({
             "entries": s.entries,
             "ready": s.ready,
             "reconciling": s.reconciling,
+            "behind": behind,
         })
     })
+}
+
+/// The index's state in an answer's first line, when it is not current
+/// (see [`index_block_of`]).
+pub(crate) fn index_state_words(s: &ferret_index::Status, behind: bool) -> &'static str {
+    if !s.ready {
+        ", still building"
+    } else if s.reconciling {
+        ", being compared with the disk: changes made meanwhile may be missing"
+    } else if behind {
+        ", behind: the watcher has not applied the latest changes; ask again for them"
+    } else {
+        ""
+    }
 }
 
 /// Counters with only those that counted something.
