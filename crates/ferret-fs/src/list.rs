@@ -340,6 +340,18 @@ impl Walk<'_> {
                 self.skipped.ignored += 1;
                 continue;
             }
+            let shown_path = shown.join(&name_os);
+            let kind = kind_of(file_type);
+            // An entry the kind or glob leaves out is not read further (no
+            // stat, no strings): a glob over a folder of a million names
+            // costs the names. Symlinks are matched after their target is
+            // checked, so those leading outside the root are still counted.
+            if !file_type.is_symlink() && !self.matches(kind, &name, &shown_path) {
+                if is_dir && level < self.request.depth {
+                    subdirs.push((real, shown_path));
+                }
+                continue;
+            }
             // Symlinks are described by their target, which must stay inside the root.
             let meta = if file_type.is_symlink() {
                 let target = self.roots.resolve_links(root, &real, &name).and_then(|t| {
@@ -358,14 +370,12 @@ impl Walk<'_> {
             } else {
                 entry.metadata().ok()
             };
-            let shown_path = shown.join(&name_os);
             let rel_shown = shown_path.to_string_lossy().replace('\\', "/");
             let display = if self.roots.is_multi() {
                 format!("{}/{}", root.name, rel_shown)
             } else {
                 rel_shown
             };
-            let kind = kind_of(file_type);
             let entry = ListEntry {
                 path: display,
                 kind,
@@ -379,7 +389,7 @@ impl Walk<'_> {
                     .map(|t| t.into_std()),
                 location: is_dir.then(|| (index, real.clone())),
             };
-            if self.matches(&entry, &shown_path, level) {
+            if self.matches(entry.kind, &entry.name, &shown_path) {
                 self.entries.push(entry);
             }
             if is_dir && level < self.request.depth {
@@ -401,12 +411,12 @@ impl Walk<'_> {
         }
     }
 
-    fn matches(&self, entry: &ListEntry, shown_path: &Path, _level: u32) -> bool {
+    fn matches(&self, kind: Kind, name: &str, shown_path: &Path) -> bool {
         let kind_ok = match self.request.kind {
             KindFilter::Any => true,
-            KindFilter::File => entry.kind == Kind::File,
-            KindFilter::Dir => entry.kind == Kind::Dir,
-            KindFilter::Symlink => entry.kind == Kind::Symlink,
+            KindFilter::File => kind == Kind::File,
+            KindFilter::Dir => kind == Kind::Dir,
+            KindFilter::Symlink => kind == Kind::Symlink,
         };
         let glob_ok = match &self.glob {
             None => true,
@@ -419,7 +429,7 @@ impl Walk<'_> {
             {
                 g.is_match(shown_path)
             }
-            Some(g) => g.is_match(&entry.name),
+            Some(g) => g.is_match(name),
         };
         kind_ok && glob_ok
     }
