@@ -162,6 +162,34 @@ def test_a_guess_of_initials_finds_the_file_they_abbreviate(tmp_path):
         assert shown(s)[0] == want and s["fuzzy"], (guess, s)
 
 
+def test_a_search_under_a_folder_answers_what_it_holds_not_the_folder(tmp_path):
+    # As `in:` does: the folder `path` names is not among its own results,
+    # in any order, plain or fuzzy (it was: `docs/` first by date, counted
+    # in `total`).
+    make_files(tmp_path, ["docs/guide/intro.md", "docs/docs.md", "other/docs.txt"])
+    os.utime(tmp_path / "docs", (2_000_000_000, 2_000_000_000))
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(tmp_path), "--no-persist"]) as c:
+            out = []
+            for args in [
+                {"query": "", "path": "docs", "sort": "modified", "descending": True},
+                {"query": "", "path": "docs"},
+                {"query": "docs", "path": "docs"},
+                {"query": "docs", "path": "docs", "fuzzy": True},
+                {"query": "in:docs"},
+            ]:
+                _, s, _, _ = await call(c, "search", args)
+                out.append((args, s["total"], shown(s)))
+            return out
+
+    answers = run(go())
+    for args, total, got in answers:
+        assert "docs/" not in got and total == len(got), (args, total, got)
+    assert sorted(answers[1][2]) == ["docs/docs.md", "docs/guide/", "docs/guide/intro.md"], answers[1]
+    assert answers[2][2] == ["docs/docs.md"], answers[2]
+
+
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_not_found_suggests_the_paths_meant(project, era):
     is_error, s, text, _ = ask(project, "read", {"path": "src/user_servce.rs"}, era)

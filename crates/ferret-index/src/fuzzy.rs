@@ -1426,7 +1426,9 @@ fn test_entry(
     }
     // Below `under` and past the filter before anything is cut, so
     // bounded work never spends itself on entries the answer drops.
-    if request.under.is_none_or(|u| store.is_within(child, u))
+    if request
+        .under
+        .is_none_or(|u| child != u && store.is_within(child, u))
         && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
     {
         found.pre -= name_len as i32;

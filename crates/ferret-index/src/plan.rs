@@ -521,8 +521,11 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// Whether `id` lies below `under` (not `under` itself: a search under a
+    /// folder answers what it holds, as `in:` does).
     pub(crate) fn under_ok(&self, id: EntryId) -> bool {
-        self.under().is_none_or(|u| self.store.is_within(id, u))
+        self.under()
+            .is_none_or(|u| id != u && self.store.is_within(id, u))
     }
 
     /// Whether a base entry produced by the driver matches (false for every
@@ -534,10 +537,7 @@ impl<'a> Plan<'a> {
         if !self.names_guaranteed && !self.name_ok(id) {
             return false;
         }
-        if let Some(u) = self.under()
-            && !matches!(self.driver, Driver::Subtrees(_))
-            && !self.store.is_within(id, u)
-        {
+        if !matches!(self.driver, Driver::Subtrees(_)) && !self.under_ok(id) {
             return false;
         }
         let residual = match &self.inside {
@@ -566,7 +566,7 @@ impl<'a> Plan<'a> {
             .delta_entries()
             .take_while(|_| self.halt.go())
             .filter(|&id| self.name_ok(id))
-            .filter(|&id| self.under().is_none_or(|u| store.is_within(id, u)))
+            .filter(|&id| self.under_ok(id))
             .filter(|&id| self.rest.is_match_all() || self.rest.matches(&store.entry(id)))
             .collect()
     }
@@ -636,8 +636,8 @@ impl<'a> Plan<'a> {
             }
             let below = self.residual.assuming_path_prefix(&decorated);
             let below_needs_path = below.needs_path();
-            // Below a top inside `under`, everything is inside it.
-            let all_inside = self.under_ok(top);
+            // Below a top at or inside `under`, everything is inside it.
+            let all_inside = self.under().is_none_or(|u| store.is_within(top, u));
             if !is_root_entry(store, top) && self.name_ok(top) && self.under_ok(top) {
                 let ok = self.residual.is_match_all()
                     || if needs_path {

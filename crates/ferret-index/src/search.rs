@@ -935,7 +935,7 @@ mod tests {
         let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
         let mut all: Vec<EntryId> = (0..s.capacity_ids() as EntryId)
             .filter(|&i| s.is_live(i) && s.parent(i) != NONE)
-            .filter(|&i| under.is_none_or(|u| s.is_within(i, u)))
+            .filter(|&i| under.is_none_or(|u| i != u && s.is_within(i, u)))
             .filter(|&i| q.matches(&s.entry(i)))
             .collect();
         for sort in [
