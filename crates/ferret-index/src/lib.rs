@@ -703,8 +703,9 @@ impl Index {
     /// Wait until the watcher has applied every change the kernel queued
     /// before this call (and published it on [`Index::touches`]), at most
     /// `timeout`. `false` when that is not known: no watcher, not following
-    /// yet, events lost to a queue overflow, or the watcher busy past the
-    /// timeout. Takes well under a millisecond when the watcher is idle.
+    /// yet (or handed over), or the watcher busy past the timeout (reading
+    /// the roots again after events were lost to a queue overflow, say).
+    /// Takes well under a millisecond when the watcher is idle.
     pub fn sync(&self, timeout: Duration) -> bool {
         self.shared.sync.wait(timeout)
     }
