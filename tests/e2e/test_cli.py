@@ -33,6 +33,15 @@ def test_duplicate_root_names_are_refused(tmp_path):
     assert p.returncode == 1 and "two roots are named `same`" in p.stderr and "--root" in p.stderr
 
 
+def test_a_root_inside_another_is_refused_with_the_fix(tmp_path):
+    # One inotify watch a folder: served twice, one copy would go stale
+    # (search and grep missed a file made in it).
+    (tmp_path / "outer" / "inner").mkdir(parents=True)
+    p = ferret("serve", "--stdio", "--root", str(tmp_path / "outer"), "--root", str(tmp_path / "outer" / "inner"))
+    assert p.returncode == 1, p.stderr
+    assert "root `inner`" in p.stderr and "lies inside root `outer`" in p.stderr and "serve only one of them" in p.stderr
+
+
 def test_unreadable_root_is_refused(tmp_path):
     """As an account that cannot read it (root reads everything, so the test
     switches to nobody when it runs as root: see test_permissions.py)."""

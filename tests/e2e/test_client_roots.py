@@ -104,6 +104,26 @@ def test_the_clients_roots_are_served_not_the_folder_it_starts_in(tmp_path):
     run(go())
 
 
+def test_a_client_folder_inside_another_it_names_is_served_once(tmp_path):
+    # A workspace of nested folders: the inner one is served under the outer
+    # one (two copies would share one inotify watch, and one go stale).
+    here = project(tmp_path, "here", "started_here")
+    alpha = project(tmp_path, "alpha", "alpha_marker")
+    inner = alpha / "src"
+
+    async def go():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            async with stdio(here, roots=[inner, alpha]) as c:
+                _, d, _, _ = await call(c, "diagnostics", {})
+                assert [r["name"] for r in d["roots"]] == ["alpha"], d["roots"]
+                assert await found(c, "alpha_marker") == ["src/alpha_marker.rs"]
+                (inner / "made_later.rs").write_text("x\n")
+                assert await found(c, "made_later") == ["src/made_later.rs"]
+
+    run(go())
+
+
 def test_roots_added_and_dropped_while_serving(tmp_path):
     """A `roots/list_changed` adds the new folder (searchable within 5 s) and
     drops the old one at once: a read there is refused from the first call

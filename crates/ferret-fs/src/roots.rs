@@ -178,6 +178,28 @@ impl Roots {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "root".into()),
             };
+            // One folder served twice (a root inside another, or the same
+            // one under two names): the kernel's watcher gives a folder one
+            // watch, so one of its two copies in the index would go deaf
+            // and answer stale, grep included.
+            if let Some(other) = roots
+                .iter()
+                .find(|r| canonical.starts_with(&r.path) || r.path.starts_with(&canonical))
+            {
+                let (inner, outer) = if canonical.starts_with(&other.path) {
+                    ((&name, &canonical), (&other.name, &other.path))
+                } else {
+                    ((&other.name, &other.path), (&name, &canonical))
+                };
+                return Err(RootError(format!(
+                    "root `{}` ({}) lies inside root `{}` ({}), so its files would be indexed and watched twice and one copy would miss changes; serve only one of them (the outer one serves the inner one's files under `{}/…`)",
+                    inner.0,
+                    inner.1.display(),
+                    outer.0,
+                    outer.1.display(),
+                    outer.0,
+                )));
+            }
             if let Some(other) = roots.iter().find(|r| r.name == name) {
                 return Err(RootError(format!(
                     "two roots are named `{name}` ({} and {}); name them apart, e.g. --root {name}2={}",
@@ -282,5 +304,38 @@ mod tests {
         let err = Roots::open(&specs, Policy::default()).unwrap_err();
         assert!(err.0.contains("two roots are named `same`"), "{err}");
         assert!(Roots::open(&[], Policy::default()).is_err());
+    }
+
+    #[test]
+    fn a_folder_is_served_once_not_inside_another_root_or_under_two_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("outer/inner")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("outer2")).unwrap();
+        let spec = |s: String| -> RootSpec { s.parse().unwrap() };
+        let at = |p: &str| tmp.path().join(p).display().to_string();
+        for specs in [
+            vec![spec(at("outer")), spec(at("outer/inner"))],
+            vec![spec(at("outer/inner")), spec(at("outer"))],
+        ] {
+            let err = Roots::open(&specs, Policy::default()).unwrap_err();
+            assert!(
+                err.0.contains("root `inner`")
+                    && err.0.contains("lies inside root `outer`")
+                    && err.0.contains("serve only one of them"),
+                "{err}"
+            );
+        }
+        let twice = [
+            spec(format!("x={}", at("outer"))),
+            spec(format!("y={}", at("outer/"))),
+        ];
+        assert!(
+            Roots::open(&twice, Policy::default())
+                .unwrap_err()
+                .0
+                .contains("lies inside")
+        );
+        // A name that merely starts alike is another folder.
+        assert!(Roots::open(&[spec(at("outer")), spec(at("outer2"))], Policy::default()).is_ok());
     }
 }

@@ -158,7 +158,7 @@ impl ferret_server::OpenServed for ClientRootOpener {
         folders: &[(Option<String>, std::path::PathBuf)],
     ) -> Result<ferret_server::Served, String> {
         let mut specs = Vec::new();
-        let paths: Vec<_> = folders.iter().map(|(_, p)| p.clone()).collect();
+        let paths = outermost(folders.iter().map(|(_, p)| p.clone()).collect());
         name_folders(&mut specs, &paths);
         for spec in &mut specs {
             spec.writable = self.writable;
@@ -186,6 +186,35 @@ impl ferret_server::OpenServed for ClientRootOpener {
             content,
         })
     }
+}
+
+/// The folders a client named, without those inside another of them (or
+/// named twice): `Roots::open` refuses a folder served twice (its copies
+/// would share one watch, and one would go stale), and the outer folder
+/// serves the inner one's files already. A client's workspace may well nest
+/// folders, so they are dropped here, with a log line, not refused.
+fn outermost(folders: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
+    let real: Vec<std::path::PathBuf> = folders
+        .iter()
+        .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
+        .collect();
+    let kept: Vec<std::path::PathBuf> = folders
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| {
+            !real.iter().enumerate().any(|(j, other)| {
+                j != i && real[i].starts_with(other) && (real[i] != *other || j < i)
+            })
+        })
+        .map(|(_, f)| f.clone())
+        .collect();
+    if kept.len() < folders.len() {
+        tracing::warn!(
+            dropped = folders.len() - kept.len(),
+            "folders the client named lie inside others it named: each is served once, under the outer one"
+        );
+    }
+    kept
 }
 
 /// The name a root will be served under: its own, or its folder's (as
@@ -298,4 +327,26 @@ pub(crate) fn as_defined(name: &str) -> clap::Command {
         .find_subcommand(name)
         .cloned()
         .unwrap_or_else(|| clap::Command::new("none"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_folder_inside_another_is_served_under_the_outer_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let at = |p: &str| tmp.path().join(p);
+        for p in ["ws/sub", "ws2", "other"] {
+            std::fs::create_dir_all(at(p)).unwrap();
+        }
+        let kept = outermost(vec![
+            at("ws/sub"),
+            at("ws"),
+            at("ws2"),
+            at("ws"),
+            at("other"),
+        ]);
+        assert_eq!(kept, vec![at("ws"), at("ws2"), at("other")]);
+    }
 }
