@@ -376,6 +376,28 @@ def test_everything_json_api(site):
     assert {"type": "folder", "name": "reports"} in folders["results"]
 
 
+def test_everything_json_api_answers_a_change_made_just_before(site):
+    root, server = site
+
+    made = root / "notes" / "made-just-now.txt"
+    # One connection kept open: the request arrives within the watcher's
+    # 5 ms batch, as a script's would.
+    with httpx.Client(base_url=server.base, headers=server.auth, timeout=10) as http:
+
+        def total(name):
+            return http.get("/", params={"search": name, "json": 1}).json()["totalResults"]
+
+        total("warm")
+        try:
+            for i in range(20):
+                made.write_text("x\n")
+                assert total("made-just-now") == 1, i
+                made.unlink()
+                assert total("made-just-now") == 0, i
+        finally:
+            made.unlink(missing_ok=True)
+
+
 def test_no_ui_leaves_slash_to_mcp_and_downloads_need_their_flag(site, start_http):
     root, server = site
     download = {"path": "notes/todo.txt"}
