@@ -26,31 +26,24 @@ impl Index {
         let store = self.read_store();
         if folder.is_empty() && store.roots().len() > 1 {
             // The first component names a root.
-            let names: Vec<(bool, String)> = store
-                .roots()
-                .iter()
-                .map(|&r| (true, String::from_utf8_lossy(store.name(r)).into_owned()))
-                .collect();
-            drop(store);
-            return rank(names, "", stem, limit);
+            return rank(
+                store.roots().iter().map(|&r| (true, store.name(r))),
+                "",
+                stem,
+                limit,
+            );
         }
         drop(store);
         let Some(folder_id) = self.folder(folder) else {
             return Completion::default();
         };
         let store = self.read_store();
-        let names: Vec<(bool, String)> = store
+        let names = store
             .children(folder_id)
             .iter()
             .copied()
             .filter(|&c| !dirs_only || store.kind(c) == Kind::Dir)
-            .map(|c| {
-                (
-                    store.kind(c) == Kind::Dir,
-                    String::from_utf8_lossy(store.name(c)).into_owned(),
-                )
-            })
-            .collect();
+            .map(|c| (store.kind(c) == Kind::Dir, store.name(c)));
         let prefix = if folder.is_empty() {
             String::new()
         } else {
@@ -83,10 +76,19 @@ impl Index {
 /// Order `names` (with whether each is a folder) for the typed `stem`: names
 /// that start with it first (in name order), then the names it fits as a
 /// subsequence, best fit first (the fuzzy search's scoring, `nucleo-matcher`),
-/// so `usrsvc` completes to `user_service.rs`.
-fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> Completion {
+/// so `usrsvc` completes to `user_service.rs`. Names are borrowed, and only
+/// the `limit` shown are ordered and written out: a folder of a million
+/// entries is one pass over its names.
+fn rank<'a>(
+    names: impl Iterator<Item = (bool, &'a [u8])>,
+    prefix: &str,
+    stem: &str,
+    limit: usize,
+) -> Completion {
     use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
     use nucleo_matcher::{Config, Matcher, Utf32Str};
+    use std::borrow::Cow;
+    use std::cmp::Ordering;
     let lower_stem = stem.to_ascii_lowercase();
     let atom = Atom::new(
         stem,
@@ -97,11 +99,12 @@ fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> C
     );
     let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
     let mut buf = Vec::new();
-    let mut starts = Vec::new();
-    let mut fits = Vec::new();
-    for (is_dir, name) in names {
-        let lower = name.to_ascii_lowercase();
-        if lower.starts_with(&lower_stem) {
+    let mut starts: Vec<(bool, Cow<'a, str>)> = Vec::new();
+    let mut fits: Vec<(u16, bool, Cow<'a, str>)> = Vec::new();
+    for (is_dir, bytes) in names {
+        let name = String::from_utf8_lossy(bytes);
+        let head = name.as_bytes().get(..lower_stem.len());
+        if head.is_some_and(|h| h.eq_ignore_ascii_case(lower_stem.as_bytes())) {
             starts.push((is_dir, name));
         } else if !lower_stem.is_empty()
             && let Some(score) = atom.score(Utf32Str::new(&name, &mut buf), &mut matcher)
@@ -109,21 +112,34 @@ fn rank(names: Vec<(bool, String)>, prefix: &str, stem: &str, limit: usize) -> C
             fits.push((score, is_dir, name));
         }
     }
-    let order = |a: &(bool, String), b: &(bool, String)| {
-        a.1.to_ascii_lowercase()
-            .cmp(&b.1.to_ascii_lowercase())
-            .then_with(|| a.1.cmp(&b.1))
+    // By name ignoring ASCII case, then by name.
+    let order = |a: &str, b: &str| {
+        a.bytes()
+            .map(|c| c.to_ascii_lowercase())
+            .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+            .then_with(|| a.cmp(b))
     };
-    starts.sort_by(order);
-    fits.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| order(&(a.1, a.2.clone()), &(b.1, b.2.clone())))
-    });
     let total = starts.len() + fits.len();
+    // The first `n` of `items` in `cmp`'s order, sorted.
+    fn first<T>(items: &mut Vec<T>, n: usize, cmp: impl Fn(&T, &T) -> Ordering) {
+        if items.len() > n && n > 0 {
+            items.select_nth_unstable_by(n - 1, &cmp);
+        }
+        items.truncate(n);
+        items.sort_by(cmp);
+    }
+    // (Names in one folder differ; the kind only makes the order total.)
+    first(&mut starts, limit, |a, b| {
+        order(&a.1, &b.1).then(a.0.cmp(&b.0))
+    });
+    first(&mut fits, limit.saturating_sub(starts.len()), |a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| order(&a.2, &b.2))
+            .then(a.1.cmp(&b.1))
+    });
     let values = starts
         .into_iter()
         .chain(fits.into_iter().map(|(_, d, n)| (d, n)))
-        .take(limit)
         .map(|(is_dir, name)| {
             let slash = if is_dir { "/" } else { "" };
             format!("{prefix}{name}{slash}")
@@ -189,6 +205,60 @@ mod tests {
         assert_eq!((all.files, all.dirs, all.bytes), (3, 2, 3));
         let a = index.tally(index.folder("a"));
         assert_eq!((a.files, a.dirs, a.bytes), (2, 1, 2));
+    }
+
+    #[test]
+    fn only_the_shown_are_ordered_yet_they_are_the_first_of_every_match() {
+        // Names that start alike in both cases, and ones a stem only fits:
+        // each page is the front of the whole order (sorted as it was before
+        // only the shown were ordered).
+        let mut names = Vec::new();
+        let mut x = 7u32;
+        for i in 0..400 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let word = ["Ab", "ab", "aB", "ba", "xab", "a_b", "AB"][(x >> 16) as usize % 7];
+            names.push((i % 5 == 0, format!("{word}{}", (x >> 8) % 50)));
+        }
+        for stem in ["", "a", "ab", "AB", "b1", "x"] {
+            let every = rank(
+                names.iter().map(|(d, n)| (*d, n.as_bytes())),
+                "p/",
+                stem,
+                usize::MAX,
+            );
+            for limit in [0, 1, 3, 50, 1000] {
+                let page = rank(
+                    names.iter().map(|(d, n)| (*d, n.as_bytes())),
+                    "p/",
+                    stem,
+                    limit,
+                );
+                assert_eq!(page.total, every.total, "{stem} {limit}");
+                assert_eq!(
+                    page.values[..],
+                    every.values[..limit.min(every.values.len())],
+                    "{stem} {limit}"
+                );
+            }
+            // The whole order: starts by name (case ignored first), then fits.
+            let starts: Vec<&String> = every
+                .values
+                .iter()
+                .take_while(|v| {
+                    v[2..]
+                        .to_ascii_lowercase()
+                        .starts_with(&stem.to_ascii_lowercase())
+                })
+                .collect();
+            assert!(
+                starts.windows(2).all(|w| {
+                    let (x, y) = (w[0].trim_end_matches('/'), w[1].trim_end_matches('/'));
+                    let (a, b) = (x.to_ascii_lowercase(), y.to_ascii_lowercase());
+                    a < b || (a == b && x <= y)
+                }),
+                "{stem}"
+            );
+        }
     }
 
     #[test]
