@@ -109,9 +109,9 @@ pub async fn run(
         // As MCP's search does (`ferret_server::index_tools::find`): every
         // change made before the request is in its answer (the watcher's
         // barrier: tens of microseconds when it is idle, at most
-        // `CATCH_UP_WAIT` when busy; none while it cannot hear every change).
+        // `SEARCH_CATCH_UP_WAIT` when busy; none while it cannot hear every change).
         if index.hears_every_change() {
-            index.sync(ferret_index::CATCH_UP_WAIT);
+            index.sync(ferret_index::SEARCH_CATCH_UP_WAIT);
         }
         let stop = Stop::on(&cancel).within_cpu(SEARCH_CPU_BUDGET);
         let outcome = match &words {
