@@ -10,7 +10,7 @@
 //! kernel.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, VecDeque},
     os::fd::{AsFd, BorrowedFd, OwnedFd},
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -98,6 +98,13 @@ pub(crate) fn run(index: Index) {
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
     let snapshot_every = index.shared.config.snapshot_every;
+    // Events received while the orders were rebuilt, to apply before any
+    // still in the queue (see `rebuild_listening`).
+    let mut backlog: VecDeque<RawEvent> = VecDeque::new();
+    let next = |backlog: &mut VecDeque<RawEvent>, wait: Duration| match backlog.pop_front() {
+        Some(ev) => Ok(ev),
+        None => rx.recv_timeout(wait),
+    };
     while !index.shared.stop.load(Ordering::Relaxed) && !crate::adopt::asked(&index) {
         let wait = if !applier.pending_from.is_empty() {
             RENAME_PAIRING
@@ -106,7 +113,7 @@ pub(crate) fn run(index: Index) {
         } else {
             Duration::from_millis(200)
         };
-        match rx.recv_timeout(wait) {
+        match next(&mut backlog, wait) {
             Ok(first) => {
                 applier.batches += 1;
                 let barrier = index.shared.sync.wd();
@@ -115,8 +122,10 @@ pub(crate) fn run(index: Index) {
                 let deadline = Instant::now() + BATCH_WINDOW;
                 // A barrier's caller is waiting: apply what came before it now.
                 while barriers == 0
-                    && let Ok(ev) =
-                        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                    && let Ok(ev) = next(
+                        &mut backlog,
+                        deadline.saturating_duration_since(Instant::now()),
+                    )
                 {
                     barriers += u64::from(ev.is_barrier(barrier));
                     batch.push(ev);
@@ -130,6 +139,7 @@ pub(crate) fn run(index: Index) {
                 // would only delay the reading). The disk is read after the
                 // drop, so nothing dropped is missed.
                 if watcher.as_ref().is_some_and(Watcher::take_lost) {
+                    backlog.clear();
                     while rx.try_recv().is_ok() {}
                     batch.push(RawEvent::overflow());
                 }
@@ -186,7 +196,7 @@ pub(crate) fn run(index: Index) {
                 }
             }
         }
-        index.rebuild_if_needed();
+        rebuild_listening(&index, &applier, &rx, &mut backlog);
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
             if let Err(e) = index.save_snapshot() {
@@ -215,6 +225,52 @@ pub(crate) fn run(index: Index) {
             },
         );
     }
+}
+
+/// Rebuild the orders when the changes call for it, in a helper thread,
+/// while this one keeps listening: a barrier that comes before any other
+/// event (and with no rename half or stale corner waiting, which a barrier
+/// settles first) is passed at once, since every event before it was applied
+/// before the rebuild began. (The rebuild reads the whole store, a second at
+/// a million entries; a search asked meanwhile waited it out at the barrier
+/// and then answered `behind`.) Other events wait in `backlog`, in order, to
+/// be applied after it; past `EVENT_QUEUE` of them the queue is left to fill
+/// as it did before.
+fn rebuild_listening(
+    index: &Index,
+    applier: &Applier<'_>,
+    rx: &mpsc::Receiver<RawEvent>,
+    backlog: &mut VecDeque<RawEvent>,
+) {
+    if !index.read_store().needs_rebuild() {
+        return;
+    }
+    let barrier = index.shared.sync.wd();
+    let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
+    std::thread::scope(|scope| {
+        let job = scope.spawn(|| index.rebuild_if_needed());
+        while !job.is_finished() {
+            if backlog.len() >= crate::inotify_watch::EVENT_QUEUE {
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
+            match rx.recv_timeout(Duration::from_millis(2)) {
+                Ok(ev) if quiet && backlog.is_empty() && ev.is_barrier(barrier) => {
+                    index.shared.sync.reached(1);
+                }
+                Ok(ev) => backlog.push_back(ev),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+            }
+        }
+        if job.join().is_err() {
+            tracing::warn!(
+                "the index's orders could not be rebuilt (a panic); they are built again after the next changes"
+            );
+        }
+    });
 }
 
 /// The barrier's file (in the temporary folder, else the state folder),
