@@ -85,10 +85,10 @@ pub const CATCH_UP_WAIT: Duration = Duration::from_secs(1);
 /// How long a name search waits at the watcher's barrier before it answers
 /// from the index as it stands and says it may be behind. Shorter than
 /// [`CATCH_UP_WAIT`] (grep looks at the disk when the barrier is not
-/// passed; a name search has nothing else to look at): the watcher's thread
-/// also rebuilds the orders after large changes (a second at a million
-/// entries, renamed in one go), and a search then should not wait the
-/// rebuild out. An idle watcher passes a barrier in tens of microseconds.
+/// passed; a name search has nothing else to look at): changes that come
+/// while the orders are rebuilt (a second at a million entries) wait for the
+/// rebuild, and so does a barrier behind them; a search then should not wait
+/// it out. An idle watcher passes a barrier in tens of microseconds.
 pub const SEARCH_CATCH_UP_WAIT: Duration = Duration::from_millis(250);
 
 /// A path below a root: the root's number, the path's bytes.
