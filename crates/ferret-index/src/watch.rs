@@ -228,14 +228,9 @@ pub(crate) fn run(index: Index) {
 }
 
 /// Rebuild the orders when the changes call for it, in a helper thread,
-/// while this one keeps listening: a barrier that comes before any other
-/// event (and with no rename half or stale corner waiting, which a barrier
-/// settles first) is passed at once, since every event before it was applied
-/// before the rebuild began. (The rebuild reads the whole store, a second at
-/// a million entries; a search asked meanwhile waited it out at the barrier
-/// and then answered `behind`.) Other events wait in `backlog`, in order, to
-/// be applied after it; past `EVENT_QUEUE` of them the queue is left to fill
-/// as it did before.
+/// while this one keeps listening ([`listen_while`]). (The rebuild reads the
+/// whole store, a second at a million entries; a search asked meanwhile
+/// waited it out at the barrier and then answered `behind`.)
 fn rebuild_listening(
     index: &Index,
     applier: &Applier<'_>,
@@ -245,10 +240,28 @@ fn rebuild_listening(
     if !index.read_store().needs_rebuild() {
         return;
     }
-    let barrier = index.shared.sync.wd();
+    // A rename half or a stale corner waiting is settled by a barrier
+    // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
+    listen_while(index, quiet, rx, backlog, || index.rebuild_if_needed());
+}
+
+/// Run `work` (which changes nothing the events name) in a helper thread
+/// while this one keeps receiving events: with `quiet`, a barrier that comes
+/// before any other event is passed at once, since every event before it was
+/// applied before `work` began. Other events wait in `backlog`, in order, to
+/// be applied after it; past `EVENT_QUEUE` of them the queue is left to fill
+/// (and, full, to drop events, read again as after an overflow).
+fn listen_while(
+    index: &Index,
+    quiet: bool,
+    rx: &mpsc::Receiver<RawEvent>,
+    backlog: &mut VecDeque<RawEvent>,
+    work: impl FnOnce() + Send,
+) {
+    let barrier = index.shared.sync.wd();
     std::thread::scope(|scope| {
-        let job = scope.spawn(|| index.rebuild_if_needed());
+        let job = scope.spawn(work);
         while !job.is_finished() {
             if backlog.len() >= crate::inotify_watch::EVENT_QUEUE {
                 std::thread::sleep(Duration::from_millis(2));
@@ -1108,6 +1121,50 @@ mod tests {
         let watcher = Watcher::start(tx).unwrap();
         build(&index, Some(&watcher), &AtomicU64::new(0));
         (index, watcher, rx)
+    }
+
+    /// While the orders are rebuilt, a barrier with nothing before it is
+    /// passed at once; one behind a change waits, with the change, in order,
+    /// for the applier.
+    #[test]
+    fn a_barrier_is_passed_during_a_rebuild_only_when_no_change_came_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (index, _w, rx) = watched(tmp.path());
+        let mut backlog = VecDeque::new();
+        // The "rebuild" lasts until the barrier's caller has its answer.
+        let during =
+            |work_done: &std::sync::atomic::AtomicBool, backlog: &mut VecDeque<RawEvent>, wait| {
+                std::thread::scope(|scope| {
+                    let asked = scope.spawn(|| {
+                        let passed = index.sync(wait);
+                        work_done.store(true, Ordering::Release);
+                        passed
+                    });
+                    // Listening ends when the caller has its answer: the
+                    // barrier's event is received while the "rebuild" runs.
+                    listen_while(&index, true, &rx, backlog, || {
+                        while !work_done.load(Ordering::Acquire) {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    });
+                    asked.join().unwrap()
+                })
+            };
+        let done = std::sync::atomic::AtomicBool::new(false);
+        assert!(during(&done, &mut backlog, Duration::from_secs(10)));
+        assert!(backlog.is_empty());
+        std::fs::write(tmp.path().join("made.txt"), "x").unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        assert!(!during(&done, &mut backlog, Duration::from_millis(300)));
+        let barrier = index.shared.sync.wd();
+        assert!(
+            !backlog.is_empty() && !backlog[0].is_barrier(barrier),
+            "the change first"
+        );
+        assert!(
+            backlog.iter().any(|e| e.is_barrier(barrier)),
+            "then the barrier, held"
+        );
     }
 
     /// The raw events queued up to the move of a folder to `to`.
