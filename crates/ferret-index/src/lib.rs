@@ -729,6 +729,17 @@ impl Index {
         self.hears_every_change() && self.sync(timeout)
     }
 
+    /// What a name search (or a read of the journal) does first: where the
+    /// watcher hears every change, wait at its barrier, at most `timeout`;
+    /// whether the index is behind, i.e. the barrier was not passed in time
+    /// and changes made before this call may be missing. `false` at once
+    /// where the watcher cannot hear every change: the status says why
+    /// (building, `reconciling`, a watch limit), and there is nothing to
+    /// wait for.
+    pub fn behind_after_waiting(&self, timeout: Duration) -> bool {
+        self.hears_every_change() && !self.sync(timeout)
+    }
+
     /// Whether the watcher hears every change: built, not comparing the
     /// index with the disk (`Status::reconciling`), watching every folder
     /// of every root, none missing, none on a network or FUSE file system.

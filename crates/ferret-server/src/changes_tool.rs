@@ -80,7 +80,7 @@ pub fn parse_changes(args: Option<&JsonObject>) -> ArgResult<ChangesQuery> {
 pub fn changes(index: &Index, query: &ChangesQuery) -> Result<CallToolResult, ErrorData> {
     // Every change the watcher was told of before the call is journalled
     // first (as `search` does; see `index_tools::find`).
-    let behind = index.hears_every_change() && !index.sync(ferret_index::SEARCH_CATCH_UP_WAIT);
+    let behind = index.behind_after_waiting(ferret_index::SEARCH_CATCH_UP_WAIT);
     let (rows, total) = index
         .changes(query)
         .map_err(|e| ErrorData::internal_error(e, None))?;

@@ -459,17 +459,12 @@ pub fn find(
     meter: &Meter,
     show: Option<&dyn Fn(&str) -> String>,
 ) -> Result<Found, CallToolResult> {
+    wait_for_first_build(index, meter, &FIRST_BUILD_WAIT);
     // The watcher's barrier: a file created, renamed or removed before the
     // call is answered as it now is, not as the index held it a batch ago
     // (the watcher applies events in batches of up to 5 ms; a barrier is
-    // applied at once, so an idle watcher costs a few tens of microseconds).
-    // A busy one is waited for at most `SEARCH_CATCH_UP_WAIT`, then the index
-    // answers as it stands and says it is behind. Not where the watcher
-    // cannot hear every change (reading the disk again after lost events,
-    // a watch limit reached): its index block says so without the wait.
-    let behind = wait_for_first_build(index, meter, &FIRST_BUILD_WAIT)
-        && index.hears_every_change()
-        && !index.sync(ferret_index::SEARCH_CATCH_UP_WAIT);
+    // applied at once). Past the wait, the answer says it is behind.
+    let behind = index.behind_after_waiting(ferret_index::SEARCH_CATCH_UP_WAIT);
     let mut warning = None;
     let mut under = None;
     if let Some(path) = call.path.as_deref().filter(|p| !p.trim().is_empty()) {

@@ -106,13 +106,10 @@ pub async fn run(
     let outcome = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
         let index = source.index();
-        // As MCP's search does (`ferret_server::index_tools::find`): every
-        // change made before the request is in its answer (the watcher's
-        // barrier: tens of microseconds when it is idle, at most
-        // `SEARCH_CATCH_UP_WAIT` when busy; none while it cannot hear every change).
-        if index.hears_every_change() {
-            index.sync(ferret_index::SEARCH_CATCH_UP_WAIT);
-        }
+        // As MCP's search does: every change made before the request is in
+        // its answer (the page and Everything's API have no field to say the
+        // index was behind, so past the wait they answer as it stands).
+        index.behind_after_waiting(ferret_index::SEARCH_CATCH_UP_WAIT);
         let stop = Stop::on(&cancel).within_cpu(SEARCH_CPU_BUDGET);
         let outcome = match &words {
             Some(words) => index.fuzzy_until(
