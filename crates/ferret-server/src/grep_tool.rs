@@ -773,10 +773,7 @@ mod tests {
             warning.contains("stopped at 10 files") && warning.contains("--no-ignore"),
             "{warning}"
         );
-        let text = match &capped.content[0] {
-            ContentBlock::Text(t) => t.text.clone(),
-            other => panic!("text expected, got {other:?}"),
-        };
+        let text = render::first_text(&capped);
         assert!(
             text.contains("\nwarning: a folder the index does not hold"),
             "{text}"

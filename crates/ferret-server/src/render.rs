@@ -226,6 +226,15 @@ pub(crate) fn index_state_words(s: &ferret_index::Status, behind: bool) -> &'sta
     }
 }
 
+/// The text of a result's first block (tests read what the model is shown).
+#[cfg(test)]
+pub(crate) fn first_text(result: &CallToolResult) -> String {
+    match &result.content[0] {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("text expected, got {other:?}"),
+    }
+}
+
 /// Counters with only those that counted something.
 pub(crate) fn without_zeros(value: Value) -> Value {
     match value {

@@ -332,7 +332,6 @@ pub fn stat(roots: &Roots, paths: &[String]) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::ContentBlock;
 
     #[test]
     fn a_listing_past_the_walk_limit_says_what_it_covers_and_what_covers_all() {
@@ -363,10 +362,7 @@ mod tests {
                 && warning.contains("`search` with `path`"),
             "{warning}"
         );
-        let text = match &capped.content[0] {
-            ContentBlock::Text(t) => t.text.clone(),
-            other => panic!("text expected, got {other:?}"),
-        };
+        let text = render::first_text(&capped);
         assert!(
             text.contains("\nwarning: the walk stopped after 10"),
             "{text}"
