@@ -1000,17 +1000,21 @@ mod tests {
 
     /// Initials and word starts find the name whose words they start, as
     /// its definition spells it, before a compact run of the letters.
+    /// A table of `files` (path, text), read in the order given.
+    fn table_of(files: &[(&str, &str)]) -> Table {
+        let mut table = Table::new(Limits::default());
+        let text: HashMap<&str, &str> = files.iter().copied().collect();
+        let sources: Vec<Source> = files.iter().map(|(p, _)| src(p, 1)).collect();
+        table.refresh(&sources, 100, 1, |p| Some(text[p].as_bytes().to_vec()));
+        table
+    }
+
     #[test]
     fn a_fuzzy_guess_reads_the_names_words() {
-        let mut table = Table::new(Limits::default());
-        let files: HashMap<&str, &str> = [
+        let table = table_of(&[
             ("a.rs", "fn gasnet() {}\nfn get_symbol_name() {}\n"),
             ("b.py", "def gasnets(): pass\ndef getSymbolName(): pass\n"),
-        ]
-        .into_iter()
-        .collect();
-        let sources: Vec<Source> = files.keys().map(|p| src(p, 1)).collect();
-        table.refresh(&sources, 100, 1, |p| Some(files[p].as_bytes().to_vec()));
+        ]);
         let names = |q: &str| {
             let found = table.search(&NameQuery::new(q), |_, _| true, 0, 10);
             let mut names: Vec<(String, Tier)> = found
@@ -1029,19 +1033,20 @@ mod tests {
         assert_eq!(gesyna, [fuzzy("getSymbolName"), fuzzy("get_symbol_name")]);
         // Two spellings of one name, each scored as it is spelled, whichever
         // the table holds first (the other one's path would win a tie).
-        for order in [["z.rs", "a.py"], ["a.py", "z.rs"]] {
-            let mut table = Table::new(Limits::default());
-            let files: HashMap<&str, &str> = [
-                ("z.rs", "fn get_symbol_name() {}\n"),
-                ("a.py", "def getsymbolname(): pass\n"),
-            ]
-            .into_iter()
-            .collect();
-            let sources: Vec<Source> = order.iter().map(|p| src(p, 1)).collect();
-            table.refresh(&sources, 100, 1, |p| Some(files[p].as_bytes().to_vec()));
+        let (z, a) = (
+            ("z.rs", "fn get_symbol_name() {}\n"),
+            ("a.py", "def getsymbolname(): pass\n"),
+        );
+        for order in [[z, a], [a, z]] {
+            let table = table_of(&order);
             let found = table.search(&NameQuery::new("gsn"), |_, _| true, 0, 10);
             let names: Vec<&str> = found.hits.iter().map(|h| h.symbol.name.as_str()).collect();
-            assert_eq!(names, ["get_symbol_name", "getsymbolname"], "{order:?}");
+            assert_eq!(
+                names,
+                ["get_symbol_name", "getsymbolname"],
+                "{:?}",
+                order[0]
+            );
         }
     }
 
