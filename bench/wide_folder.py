@@ -14,8 +14,9 @@ for every call: its time over MCP (the median of `--runs`), whether it failed
 character, 2,000 characters, punctuation only, `*` alone, a lone surrogate,
 names differing in case and normalisation, plain and `fuzzy: true`; `list` of
 the folder sorted by name and by date, at its start and its end; `grep` in it;
-completion of a name in it; and a file made and removed in it while served,
-asked for at once (freshness). Prints a Markdown table; figures go to
+completion of names in it; a file made and removed in it while served,
+asked for at once (freshness); the folder renamed and searched at once; and
+a storm of 100,000 files made and removed, searched at once and 5 s later. Prints a Markdown table; figures go to
 docs/benchmarks.md by hand. The server is stopped by its PID at the end.
 """
 
@@ -103,6 +104,7 @@ def calls():
         ("list big/ by date", "list", {"path": "big", "sort": "modified", "descending": True, "limit": 50}),
         ("list big/, far page", "list", {"path": "big", "offset": 999_000, "limit": 50}),
         ("list big/, glob", "list", {"path": "big", "glob": "*needle*", "limit": 50}),
+        ("list big/, folders only", "list", {"path": "big", "kind": "dir", "limit": 50}),
         ("grep in big/", "grep", {"pattern": NEEDLE, "path": "big"}),
         ("stat big/", "stat", {"paths": ["big"]}),
     ]
@@ -125,6 +127,8 @@ def summary(r):
         first += " (fuzzy fallback)"
     if s.get("walk_capped"):
         first += " (walk capped)"
+    if s.get("index"):
+        first += f" (index: {json.dumps(s['index'])})"
     return "ok", total, first
 
 
@@ -174,12 +178,18 @@ def main():
                 times.append(took)
             ok, total, first = summary(r)
             print(f"| {label} | {statistics.median(times):.1f} | {max(times):.1f} | {ok} | {total} | {first} |", flush=True)
-        # Completion of a name inside the folder.
-        r, took = timed("completion/complete", {
-            "ref": {"type": "ref/resource", "uri": Path(os.path.realpath(args.dir)).as_uri() + "/{+path}"},
-            "argument": {"name": "path", "value": "big/needle"}})
-        vals = (r.get("completion") or {}).get("values", [])
-        print(f"| completion of `big/needle` | {took:.1f} | | {'error' if r.get('isError') else 'ok'} | {len(vals)} | {vals[:1]} |")
+        # Completion of names inside the folder.
+        template = Path(os.path.realpath(args.dir)).as_uri() + "/{+path}"
+        for value in ["big/needle", "big/", "big/alpha_re", "big/arep2"]:
+            times = []
+            for _ in range(args.runs):
+                r, took = timed("completion/complete", {
+                    "ref": {"type": "ref/resource", "uri": template},
+                    "argument": {"name": "path", "value": value}})
+                times.append(took)
+            c = r.get("completion") or {}
+            print(f"| completion of `{value}` | {statistics.median(times):.1f} | {max(times):.1f} | "
+                  f"{'error' if r.get('isError') else 'ok'} | {c.get('total')} | {c.get('values', [])[:1]} |")
         # Freshness: a file made in the folder, asked for at once, then removed
         # (`total` should be 1, then 0).
         fresh = args.dir / "big" / "fresh_zebra_file.md"
@@ -188,6 +198,36 @@ def main():
         at_once("the same, grep at once", "grep", {"pattern": f"{NEEDLE} fresh", "path": "big"})
         fresh.unlink()
         at_once("removed, searched at once", "search", {"query": "fresh_zebra_file", "limit": 5})
+        # The folder renamed in one go (the index's orders are rebuilt after
+        # it), asked at once, twice, then once the rebuild is done.
+        os.rename(args.dir / "big", args.dir / "big2")
+        at_once("`big/` renamed: `report` at once", "search", {"query": "report", "limit": 50})
+        at_once("and again at once", "search", {"query": "report", "limit": 50})
+        time.sleep(3)
+        at_once("and 3 s later", "search", {"query": "report", "limit": 50})
+        os.rename(args.dir / "big2", args.dir / "big")
+        time.sleep(3)
+        # A storm: 100,000 files made, then removed, at once (the kernel's
+        # queue overflows: the answers say so until the roots are read again).
+        fd = os.open(args.dir / "big", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for i in range(100_000):
+                os.close(os.open(f"storm_{i}.txt", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+            at_once("100,000 made: `storm_` at once", "search", {"query": "storm_", "limit": 0})
+            time.sleep(5)
+            at_once("and 5 s later", "search", {"query": "storm_", "limit": 0})
+            for i in range(100_000):
+                os.unlink(f"storm_{i}.txt", dir_fd=fd)
+            at_once("removed: `storm_` at once", "search", {"query": "storm_", "limit": 0})
+            time.sleep(5)
+            at_once("and 5 s later", "search", {"query": "storm_", "limit": 0})
+        finally:
+            for i in range(100_000):
+                try:
+                    os.unlink(f"storm_{i}.txt", dir_fd=fd)
+                except FileNotFoundError:
+                    pass
+            os.close(fd)
         st = s.proc_status()
         print(f"\nafter the calls: resident {st['VmRSS'] / 2**20:.0f} MiB, peak {st['VmHWM'] / 2**20:.0f} MiB")
     finally:
