@@ -65,6 +65,14 @@ const MIN_TYPO_WORD: usize = 5;
 /// How good a near-miss (one edit away) counts, against a perfect match.
 const TYPO_WEIGHT: f32 = 0.9;
 
+/// How good a name that holds every letter typed, with one more among them,
+/// counts at the least (`sgar` for `sugar.rs`, `urng` for `uring.rs`): a
+/// letter dropped in typing. The subsequence alone scores its gap as a
+/// stranger's would (below a changed letter's [`TYPO_WEIGHT`], so
+/// `swar.rs` came before `sugar.rs`), though such a name is spelled out
+/// by every letter typed, as a changed or added letter's is not.
+const DROPPED_WEIGHT: f32 = 0.92;
+
 /// A word cut (at a character) so that folded it fits the byte offsets the
 /// walk keeps (`u8`): 64 characters of four bytes each would not.
 fn fit_folded_len(mut word: String) -> String {
@@ -253,6 +261,7 @@ fn fuzzy_with(
     let mut rejected = 0usize;
     let cover = Cover::new(&words, &folded);
     let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
+    let mut folded_name = Vec::new();
     'candidates: for c in found {
         if !halt.go() {
             break;
@@ -318,7 +327,17 @@ fn fuzzy_with(
                 a.score(haystack, &mut matcher)
             };
             match s {
-                Some(s) => total += s as f32,
+                Some(s) => {
+                    let floor = perfect[w] * DROPPED_WEIGHT;
+                    total += if (s as f32) < floor
+                        && typo_words[w]
+                        && one_letter_more(store.name(id), &folded[w], &mut folded_name)
+                    {
+                        floor
+                    } else {
+                        s as f32
+                    };
+                }
                 None if typo => total += perfect[w] * TYPO_WEIGHT,
                 None => {
                     rejected += 1;
@@ -1849,6 +1868,16 @@ fn one_edit_long(name: &[u8], word: &[u8]) -> bool {
 
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
 /// neighbours) of `b`, on the whole name or on its stem.
+/// Whether `name` (or its stem), folded, is `word` (folded) with one letter
+/// more: the word typed with a letter dropped.
+fn one_letter_more(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> bool {
+    fold_into(name, buf);
+    let [whole, stem, _] = exact_forms(buf);
+    [whole, stem]
+        .into_iter()
+        .any(|n| n.len() == word.len() + 1 && one_edit(n, word))
+}
+
 pub(crate) fn within_one_edit(name: &[u8], word: &[u8]) -> bool {
     let [whole, stem, _] = exact_forms(name);
     [whole, stem].into_iter().any(|n| one_edit(n, word))
@@ -1972,6 +2001,20 @@ mod tests {
         .into_iter()
         .map(|h| h.path)
         .collect()
+    }
+
+    /// A name typed with a letter dropped comes before one a letter off
+    /// (`sgar.rs`: `sugar.rs` before `swar.rs`, though `swar.rs` lies higher),
+    /// and both before a name that merely holds the letters in order.
+    #[test]
+    fn a_dropped_letter_ranks_above_a_changed_one() {
+        let s = store(&["a/swar.rs", "b/c/d/sugar.rs", "b/c/d/sugarless_greater.rs"]);
+        assert_eq!(
+            find(&s, "sgar.rs"),
+            ["b/c/d/sugar.rs", "a/swar.rs", "b/c/d/sugarless_greater.rs"]
+        );
+        let s = store(&["a/rng.rs", "b/c/d/uring.rs"]);
+        assert_eq!(find(&s, "urng.rs"), ["b/c/d/uring.rs", "a/rng.rs"]);
     }
 
     #[test]
