@@ -51,7 +51,9 @@ on speed); the output names it. fzf is installed with apt-get when missing.
 `--dump FILE` writes the query set (JSON) and `--queries FILE` runs a dumped
 set instead of drawing one, so runs stay comparable when the tree changes
 (bench/queries/ holds the sets docs/benchmarks.md was measured with);
-`--only plain` reruns ferret plain alone after a ranking change; `--misses N`
+`--only plain` reruns ferret plain alone after a ranking change (a short
+plain answer's `close` names, one letter off its word, count after its
+results: the agent reads them in that order); `--misses N`
 lists queries that fzf answers first and ferret plain does not, a spread over
 the kinds; `--json` prints everything (per query too) as one JSON object.
 """
@@ -170,7 +172,10 @@ def ferret_top(server, query, fuzzy):
     s = r.get("structuredContent", {})
     if r.get("isError"):
         return [], s.get("error", {}).get("message", "error")
-    return [(p if isinstance(p, str) else p["path"]).rstrip("/") for p in s.get("results", [])], None
+    # A short plain answer names what is one letter off its word after its
+    # matches (`close`), shown to the agent in that order.
+    shown = s.get("results", []) + s.get("close", [])
+    return [(p if isinstance(p, str) else p["path"]).rstrip("/") for p in shown][:TOP], None
 
 
 def fzf_top(paths_file, query):

@@ -100,6 +100,34 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
     run(both())
 
 
+def test_a_short_answer_names_what_is_one_letter_off(tmp_path):
+    # `view.rs` is inside `overview.rs`, so the plain search answers that one
+    # match; the file meant, typed with a letter dropped, is named after it
+    # as close, apart from the matches and never counted among them.
+    make_files(tmp_path, ["bench/overview.rs", "src/views.rs", "src/stats.rs", "http/status.rs", "vie.rs"]
+               + [f"many/report_{i}.txt" for i in range(6)] + ["many/reports.txt"])
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(tmp_path), "--no-persist"]) as c:
+            _, s, text, _ = await call(c, "search", {"query": "view.rs"})
+            assert shown(s) == ["bench/overview.rs"] and s["total"] == 1, s
+            assert s["close"] == ["src/views.rs", "vie.rs"], s
+            assert "close:" in text and text.index("src/views.rs") > text.index("bench/overview.rs"), text
+            _, s, _, _ = await call(c, "search", {"query": "stats.rs"})
+            assert shown(s) == ["src/stats.rs"] and s["close"][0] == "http/status.rs", s
+            # Only on a first page with room, in the default order, for one word.
+            for args in [{"offset": 1}, {"limit": 1}, {"sort": "name"}]:
+                _, s, _, _ = await call(c, "search", {"query": "view.rs", **args})
+                assert "close" not in s, (args, s)
+            _, s, _, _ = await call(c, "search", {"query": "view.rs ext:md"})
+            assert s["total"] == 0 and "close" not in s, s
+            # Five matches or more: no room left, nothing close added.
+            _, s, _, _ = await call(c, "search", {"query": "report"})
+            assert s["total"] == 7 and "close" not in s, s
+
+    run(go())
+
+
 def test_plain_search_falls_back_to_fuzzy_and_says_so(project):
     # A typo, initials across word parts, words in another order, a folder
     # plus a word: no name holds the words, so the same call answers fuzzily.

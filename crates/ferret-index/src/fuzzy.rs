@@ -1784,6 +1784,122 @@ fn forgives_typo(i: usize, word: &str) -> bool {
     i < 64 && word.chars().count() >= MIN_TYPO_WORD && !word.contains('/')
 }
 
+/// At most this many entries bearing close names are ranked (a common
+/// word's neighbours can be thousands: the first in name order are taken).
+const CLOSE_MAX: usize = 4096;
+
+/// The entries whose name (or its stem) is one edit from the one word of a
+/// plain search that found few: a letter dropped, added or changed, or two
+/// swapped (`views.rs` and `vie.rs` for `view.rs`). Past the filter and
+/// below `under`, the paths in `skip` (the plain answer's) left out; at
+/// most `request.limit`. Names with one letter more come first (the word
+/// typed with a letter dropped, as [`DROPPED_WEIGHT`] reads it), then as
+/// plain searches rank equals: outside generated folders, then the bonus
+/// (recency, use, depth, length). Nothing for several words, or a word that
+/// forgives no typo (under five characters). Read off the trigram lists as
+/// the typo tier is, in proportion to the names near the word.
+pub fn close_until(
+    store: &Store,
+    request: &FuzzyRequest<'_>,
+    skip: &[&str],
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+) -> Result<Vec<Hit>, Stopped> {
+    let [word] = request.words else {
+        return Ok(Vec::new());
+    };
+    let word = fit_folded_len(word.chars().take(MAX_WORD).collect());
+    if !forgives_typo(0, &word) || request.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let halt = Halt::new(stop);
+    let words = [word];
+    let folded = fold_words(&words);
+    let Some(Some(near)) = near_names(store, &folded, &words).into_iter().next() else {
+        return Ok(Vec::new());
+    };
+    let b = &store.base;
+    let sorted = store.names.sorted_len();
+    let mut ids: Vec<EntryId> = Vec::new();
+    for &k in near.keys.iter().take_while(|&&k| k < sorted) {
+        let run = &b.by_name[b.named(k)];
+        let room = CLOSE_MAX.saturating_sub(ids.len());
+        ids.extend(
+            run.iter()
+                .copied()
+                .filter(|&id| !crate::orders::skipped(store, id))
+                .take(room),
+        );
+        if ids.len() >= CLOSE_MAX {
+            break;
+        }
+    }
+    // Names added since the orders were built are not in the lists near_names
+    // reads: their entries are the delta's, checked one by one.
+    let mut buf = Vec::new();
+    for id in store.delta_entries() {
+        if ids.len() >= CLOSE_MAX {
+            break;
+        }
+        let k = store.names_of[id as usize];
+        let close = if k < sorted {
+            near.keys.binary_search(&k).is_ok()
+        } else {
+            fold_into(store.name(id), &mut buf);
+            within_one_edit(&buf, &folded[0])
+        };
+        if close {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    if !halt.go() {
+        return halt.result(Vec::new());
+    }
+    let now = chrono::Utc::now().timestamp();
+    let mut ranker = Ranker::new(folded.clone(), now, uses);
+    ranker.prepare(store, ids.len());
+    let mut places = Places::default();
+    let mut ranked: Vec<(bool, crate::rank::Relevance, String, EntryId)> = Vec::new();
+    let (mut path, mut path_bytes) = (String::new(), Vec::new());
+    for id in ids {
+        if store.parent(id) == crate::store::NONE
+            || !request
+                .under
+                .is_none_or(|u| id != u && store.is_within(id, u))
+            || !(request.filter.is_match_all() || request.filter.matches(&store.entry(id)))
+        {
+            continue;
+        }
+        display_path_into(store, id, &mut path_bytes, &mut path);
+        if skip.contains(&path.as_str()) {
+            continue;
+        }
+        let (rel, _) = ranker.rank_fitted_len(
+            store,
+            id,
+            (NameFit::Anywhere, store.name(id).len()),
+            &mut places,
+        );
+        let more = one_letter_more(store.name(id), &folded[0], &mut buf);
+        ranked.push((more, rel, path.clone(), id));
+    }
+    ranked.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.generated.cmp(&b.1.generated))
+            .then(b.1.bonus.total_cmp(&a.1.bonus))
+            .then_with(|| a.2.cmp(&b.2))
+    });
+    halt.result(
+        ranked
+            .into_iter()
+            .take(request.limit)
+            .map(|(_, _, _, id)| hit(store, id))
+            .collect(),
+    )
+}
+
 /// For each word that forgives a typo, the sorted names within one edit of
 /// it (the names added since are read directly by [`NameFits`]).
 fn near_names(store: &Store, folded: &[Vec<u8>], words: &[String]) -> Vec<Option<Near>> {
@@ -2003,6 +2119,28 @@ mod tests {
         .collect()
     }
 
+    /// The close names of `word` below the store's root, `skip` left out.
+    fn close(s: &Store, word: &str, filter: &str, skip: &[&str], limit: usize) -> Vec<String> {
+        let filter = Query::compile(filter, &Options::default(), &Clock::system()).unwrap();
+        close_until(
+            s,
+            &FuzzyRequest {
+                words: &[word.to_string()],
+                filter: &filter,
+                under: None,
+                offset: 0,
+                limit,
+            },
+            skip,
+            None,
+            Stop::NEVER,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path)
+        .collect()
+    }
+
     /// A name typed with a letter dropped comes before one a letter off
     /// (`sgar.rs`: `sugar.rs` before `swar.rs`, though `swar.rs` lies higher),
     /// and both before a name that merely holds the letters in order.
@@ -2015,6 +2153,66 @@ mod tests {
         );
         let s = store(&["a/rng.rs", "b/c/d/uring.rs"]);
         assert_eq!(find(&s, "urng.rs"), ["b/c/d/uring.rs", "a/rng.rs"]);
+    }
+
+    /// Close names: every name one edit from the word (its stem too), a
+    /// letter more first, the plain answer's paths and the filter's misses
+    /// left out, names added since the orders were built included; none for
+    /// several words or a word too short to forgive a typo.
+    #[test]
+    fn close_names_are_one_edit_away() {
+        let mut s = store(&[
+            "x/overview.rs",
+            "x/views.rs",
+            "a/b/c/vie.rs",
+            "view.md",
+            "vuew.rs",
+            "viwe.rs",
+            "views_more.rs",
+            "dir/viewx.rs/inner.txt",
+        ]);
+        assert_eq!(
+            close(&s, "view.rs", "", &["x/overview.rs"], 10),
+            [
+                "x/views.rs",
+                "dir/viewx.rs",
+                "viwe.rs",
+                "vuew.rs",
+                "a/b/c/vie.rs"
+            ],
+        );
+        // The stem is one edit away too: `view` against `vie.rs` and `views.rs`.
+        assert_eq!(close(&s, "views", "", &[], 2), ["view.md", "x/views.rs"]);
+        assert_eq!(
+            close(&s, "view.rs", "file:", &["x/views.rs"], 10),
+            ["viwe.rs", "vuew.rs", "a/b/c/vie.rs"],
+            "the folder left out by the filter, the skipped path by `skip`"
+        );
+        assert_eq!(
+            close(&s, "view.rs", "ext:md", &[], 10),
+            Vec::<String>::new()
+        );
+        let root = s.roots()[0];
+        s.insert_new(root, b"viewz.rs", Kind::File, Meta::default());
+        assert!(close(&s, "view.rs", "", &[], 10).contains(&"viewz.rs".to_string()));
+        assert!(
+            close(&s, "view", "", &[], 10).is_empty(),
+            "a word under five letters"
+        );
+        let filter = Query::compile("", &Options::default(), &Clock::system()).unwrap();
+        let two = [String::from("view.rs"), String::from("x")];
+        let request = FuzzyRequest {
+            words: &two,
+            filter: &filter,
+            under: None,
+            offset: 0,
+            limit: 5,
+        };
+        assert!(
+            close_until(&s, &request, &[], None, Stop::NEVER)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

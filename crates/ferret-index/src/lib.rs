@@ -594,6 +594,18 @@ impl Index {
         fuzzy::fuzzy_until(&self.read_store(), request, Some(&uses), stop)
     }
 
+    /// The entries whose name is one edit from a plain search's one word
+    /// ([`fuzzy::close_until`]), the paths in `skip` left out.
+    pub fn close_until(
+        &self,
+        request: &fuzzy::FuzzyRequest<'_>,
+        skip: &[&str],
+        stop: Stop<'_>,
+    ) -> Result<Vec<Hit>, Stopped> {
+        let uses = self.shared.uses.read().unwrap_or_else(|p| p.into_inner());
+        fuzzy::close_until(&self.read_store(), request, skip, Some(&uses), stop)
+    }
+
     /// Apply the uses recorded while the scores were being read, if the scores
     /// can be written at once; otherwise they wait for the next writer.
     fn apply_pending_uses(&self) {

@@ -202,6 +202,50 @@ fn fall_back(
     ))
 }
 
+/// A plain answer with fewer matches than this names, after them, what is one
+/// edit from its word, up to this many in all (`view.rs` finding
+/// `overview.rs` also names `views.rs`): a short answer leaves room, and a
+/// name typed with a letter dropped, added or changed holds the word no
+/// more than the word holds it.
+const CLOSE_BELOW: usize = 5;
+
+/// What the close names are introduced by.
+const CLOSE_NOTE: &str = "close: names one letter off the word (not matches)";
+
+/// The close names of a short plain answer ([`CLOSE_BELOW`]): first page
+/// only, one word. A caller gone away or a spent budget gives none (the
+/// answer stands without them).
+fn close_names(
+    index: &Index,
+    call: &SearchCall,
+    request: &SearchRequest,
+    plain: &ferret_index::SearchOutcome,
+    words: &[String],
+    filter: &Query,
+    meter: &Meter,
+) -> Vec<ferret_index::Hit> {
+    let room = CLOSE_BELOW.min(call.limit);
+    let found = plain.total as usize;
+    if call.offset != 0 || found == 0 || found >= room || words.len() != 1 {
+        return Vec::new();
+    }
+    let skip: Vec<&str> = plain.hits.iter().map(|h| h.path.as_str()).collect();
+    let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+    index
+        .close_until(
+            &ferret_index::fuzzy::FuzzyRequest {
+                words,
+                filter,
+                under: request.under,
+                offset: 0,
+                limit: room - found,
+            },
+            &skip,
+            stop,
+        )
+        .unwrap_or_default()
+}
+
 /// What an answer whose fuzzy matches fit better says.
 const BETTER_NOTE: &str = "fuzzy matches: a name is exactly one of the words, the others in its path (names holding every word rank lower)";
 
@@ -443,6 +487,8 @@ pub struct Found {
     warning: Option<String>,
     /// The note when the fuzzy fallback answered.
     fell_back: Option<&'static str>,
+    /// For a short plain answer: names one edit from its word (not matches).
+    close: Vec<ferret_index::Hit>,
     documents_skipped: u64,
     status: ferret_index::Status,
     /// The watcher's barrier was not passed in time.
@@ -569,8 +615,14 @@ pub fn find(
         _ => outcome,
     };
     let mut outcome = outcome;
+    let mut close = match &call.fallback {
+        Some((words, filter)) if fell_back.is_none() && warning.is_none() => {
+            close_names(index, call, &request, &outcome, words, filter, meter)
+        }
+        _ => Vec::new(),
+    };
     if let Some(show) = show {
-        for h in &mut outcome.hits {
+        for h in outcome.hits.iter_mut().chain(&mut close) {
             h.path = show(&h.path);
         }
         if call.group_by == Some(GroupBy::Folder)
@@ -585,6 +637,7 @@ pub fn find(
         outcome,
         warning,
         fell_back,
+        close,
         documents_skipped,
         status: index.status(),
         behind,
@@ -599,6 +652,7 @@ impl Found {
             outcome,
             warning,
             fell_back,
+            close,
             documents_skipped,
             status,
             behind,
@@ -658,6 +712,14 @@ impl Found {
             rendered.push_str(&format!("note: {n}\n"));
         }
         rendered.push_str(&frame(&text));
+        if !close.is_empty() {
+            let mut lines = String::new();
+            for h in close {
+                lines.push_str(&render::shown_entry(&h.path, h.kind));
+                lines.push('\n');
+            }
+            rendered.push_str(&format!("\n{CLOSE_NOTE}:\n{}", frame(&lines)));
+        }
         if truncated {
             rendered.push_str(&format!("\nmore: search with offset {end}"));
         }
@@ -671,6 +733,14 @@ impl Found {
             "fuzzy": fell_back,
             "note": note,
         });
+        if !close.is_empty() {
+            structured["close"] = json!(
+                close
+                    .iter()
+                    .map(|h| render::shown_entry(&h.path, h.kind))
+                    .collect::<Vec<_>>()
+            );
+        }
         match groups {
             Some(groups) => structured["groups"] = json!(groups),
             None if call.details => structured["results"] = json!(hits),
