@@ -97,6 +97,27 @@ pub(crate) type RootPath = (usize, Vec<u8>);
 /// Uses kept while the scores are being read (see `Shared::pending_uses`).
 const PENDING_USES_MAX: usize = 10_000;
 
+/// One path of the change feed ([`Index::touches_with_moves`]): a change
+/// there, or, with `moved_from`, an entry moved or renamed from that path
+/// (the kernel said so: a rename, not a guess from what the disk now holds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touch {
+    /// The path as shown to agents.
+    pub path: String,
+    /// For a move or rename, where the entry was.
+    pub moved_from: Option<String>,
+    /// The entry is a folder (what lies below it moved with it).
+    pub folder: bool,
+}
+
+/// A follower of the change feed, as it asked for it.
+pub(crate) enum Listener {
+    /// [`Index::touches`]: paths, a move as its new path and its old one.
+    Paths(mpsc::Sender<Vec<String>>),
+    /// [`Index::touches_with_moves`].
+    Touches(mpsc::Sender<Vec<Touch>>),
+}
+
 pub(crate) struct Shared {
     pub config: IndexConfig,
     /// Each root's folder, opened once: every walk, watch and rescan starts from
@@ -122,7 +143,7 @@ pub(crate) struct Shared {
     /// ranking hint, and a read must not wait on a search).
     pub pending_uses: Mutex<Vec<(String, f64, i64)>>,
     /// Receivers of [`Index::touches`].
-    pub touch_listeners: Mutex<Vec<mpsc::Sender<Vec<String>>>>,
+    pub touch_listeners: Mutex<Vec<Listener>>,
     /// The watcher's barrier (see [`Index::sync`]).
     pub sync: sync::SyncPoint,
     /// Built, watching every folder of every root (no watch limit reached,
@@ -706,6 +727,19 @@ impl Index {
         }
     }
 
+    /// [`Index::touches`] with each move as one [`Touch`] (its path and its
+    /// old path), so that a follower can carry what it held under the old
+    /// path over to the new one instead of looking at it anew.
+    pub fn touches_with_moves(&self) -> mpsc::Receiver<Vec<Touch>> {
+        let (tx, rx) = mpsc::channel();
+        self.shared
+            .touch_listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Listener::Touches(tx));
+        rx
+    }
+
     /// A feed of the paths (as shown to agents) that changed on disk: every
     /// journalled change (its path and, for moves, its old path) and every file
     /// the watcher saw written even when its size and mtime second stayed the
@@ -717,7 +751,7 @@ impl Index {
             .touch_listeners
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(tx);
+            .push(Listener::Paths(tx));
         rx
     }
 
@@ -820,8 +854,8 @@ impl Index {
             .is_empty()
     }
 
-    pub(crate) fn publish_touched(&self, paths: Vec<String>) {
-        if paths.is_empty() {
+    pub(crate) fn publish_touched(&self, touches: Vec<Touch>) {
+        if touches.is_empty() {
             return;
         }
         let mut listeners = self
@@ -829,7 +863,17 @@ impl Index {
             .touch_listeners
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        listeners.retain(|tx| tx.send(paths.clone()).is_ok());
+        listeners.retain(|l| match l {
+            Listener::Touches(tx) => tx.send(touches.clone()).is_ok(),
+            Listener::Paths(tx) => tx
+                .send(
+                    touches
+                        .iter()
+                        .flat_map(|t| std::iter::once(t.path.clone()).chain(t.moved_from.clone()))
+                        .collect(),
+                )
+                .is_ok(),
+        });
     }
 
     /// Journal changes. What ferret's own changes (`by: ferret`) left on disk is
@@ -914,7 +958,11 @@ impl Index {
         if self.touches_followed() {
             self.publish_touched(
                 kept.iter()
-                    .flat_map(|c| std::iter::once(c.path.clone()).chain(c.old_path.clone()))
+                    .map(|c| Touch {
+                        path: c.path.clone(),
+                        moved_from: c.old_path.clone(),
+                        folder: c.kind == ferret_query::Kind::Dir,
+                    })
                     .collect(),
             );
         }

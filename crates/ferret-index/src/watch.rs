@@ -588,7 +588,16 @@ impl<'a> Applier<'a> {
         if lost {
             self.index.set_status(|s| s.reconciling = false);
         }
-        self.index.publish_touched(written);
+        self.index.publish_touched(
+            written
+                .into_iter()
+                .map(|path| crate::Touch {
+                    path,
+                    moved_from: None,
+                    folder: false,
+                })
+                .collect(),
+        );
     }
 
     fn root_gone(&mut self, root: usize) {
