@@ -43,6 +43,11 @@ impl RawEvent {
         wd == Some(self.wd) && self.mask.intersects(ReadFlags::MODIFY | ReadFlags::ATTRIB)
     }
 
+    /// The second half of a rename (its first is paired by the cookie).
+    pub fn is_moved_to(&self) -> bool {
+        self.mask.contains(ReadFlags::MOVED_TO)
+    }
+
     pub fn is_overflow(&self) -> bool {
         self.mask.contains(ReadFlags::QUEUE_OVERFLOW)
     }

@@ -40,6 +40,9 @@ const BATCH_WINDOW: Duration = Duration::from_millis(5);
 /// comes at all. (The kernel queues both halves together, so a half still alone
 /// after the next batch has been applied moved out of the roots.)
 const RENAME_PAIRING: Duration = Duration::from_millis(50);
+/// How long a barrier's batch waits for the second half of a rename whose
+/// first came before the barrier (see the loop in [`run`]).
+const PAIR_AFTER_BARRIER: Duration = Duration::from_millis(5);
 /// Quiet time after which a root whose picture went stale under churn is read
 /// again.
 const SETTLE_AFTER: Duration = Duration::from_millis(100);
@@ -143,8 +146,41 @@ pub(crate) fn run(index: Index) {
                     while rx.try_recv().is_ok() {}
                     batch.push(RawEvent::overflow());
                 }
-                let overflowed = batch.iter().any(RawEvent::is_overflow);
+                let mut overflowed = batch.iter().any(RawEvent::is_overflow);
                 applier.apply(batch);
+                // A rename under way as the barrier came can have its halves
+                // on either side of it (the kernel queues the two one after
+                // the other, and the barrier's write can land between): what
+                // is queued behind the barrier is applied too before a half
+                // left alone counts as a move out (which would journal a
+                // folder renamed as removed and created, and have its
+                // followers look at it anew).
+                if barriers > 0 && !applier.pending_from.is_empty() && !overflowed {
+                    let deadline = Instant::now() + PAIR_AFTER_BARRIER;
+                    let mut more = Vec::new();
+                    while !applier.pending_from.is_empty() && more.len() < 10_000 {
+                        match next(
+                            &mut backlog,
+                            deadline.saturating_duration_since(Instant::now()),
+                        ) {
+                            Ok(ev) if ev.is_overflow() => {
+                                overflowed = true;
+                                more.push(ev);
+                                break;
+                            }
+                            Ok(ev) => {
+                                barriers += u64::from(ev.is_barrier(barrier));
+                                let pairs = ev.is_moved_to();
+                                more.push(ev);
+                                if pairs {
+                                    applier.apply(std::mem::take(&mut more));
+                                }
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    applier.apply(more);
+                }
                 if barriers > 0 {
                     // A barrier's caller reads the index as it stands: a
                     // rename half still alone has no second half coming (the

@@ -79,3 +79,50 @@ fn ferrets_own_changes_reach_the_feed() {
     // A dropped receiver is forgotten, not an error.
     index.record(&[]);
 }
+
+/// A folder renamed while barriers are asked for all along (queries passing
+/// the watcher's barrier as the rename happens) is told as one move, its old
+/// path with it, every time: a barrier between the kernel's two halves of
+/// the rename does not split it into a removal and a creation.
+#[test]
+fn a_rename_under_way_at_a_barrier_stays_a_move() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(root.join("a/inner")).unwrap();
+    std::fs::write(root.join("a/inner/f.txt"), "x").unwrap();
+    let mut config = IndexConfig::new(vec![IndexRoot::new("r", &root)]);
+    config.snapshot_every = Duration::from_secs(3600);
+    let index = Index::open(config).unwrap();
+    let feed = index.touches_with_moves();
+    index.start();
+    assert!(index.wait_ready(Duration::from_secs(30)));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let asking = {
+        let (index, stop) = (index.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                index.sync(Duration::from_secs(1));
+            }
+        })
+    };
+    let (mut moves, rounds) = (0, 200);
+    for i in 0..rounds {
+        let (from, to) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+        std::fs::rename(root.join(from), root.join(to)).unwrap();
+        assert!(index.sync(Duration::from_secs(10)));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let batch = feed
+                .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+                .expect("the rename reached the feed");
+            if let Some(t) = batch.iter().find(|t| t.path == to) {
+                moves += usize::from(t.moved_from.as_deref() == Some(from) && t.folder);
+                break;
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    asking.join().unwrap();
+    assert_eq!(moves, rounds, "renames told as moves");
+    index.shutdown();
+}
