@@ -91,6 +91,26 @@ impl Denylist {
     }
 }
 
+impl Denylist {
+    /// Whether every file below a folder moved from `from` to `to` (paths
+    /// relative to their roots) is sensitive at its new path exactly when it
+    /// was at its old one. Only the rules that read folders can differ: a
+    /// secret folder or `.git/objects` on the way, or an operator's pattern
+    /// with a `/` (matched against the whole path). Answered from the two
+    /// paths alone, so `false` whenever one of them could matter (a folder
+    /// moved into or out of `.ssh`, or a tree with such patterns), never for
+    /// two paths those rules cannot tell apart.
+    pub fn same_below(&self, from: &RelPath, to: &RelPath) -> bool {
+        let plain = |p: &RelPath| {
+            p.components().all(|c| {
+                let c = c.to_ascii_lowercase();
+                !SECRET_FOLDERS.contains(&c.as_str()) && c != ".git" && c != "objects"
+            })
+        };
+        plain(from) && plain(to) && self.extra_patterns.iter().all(|p| !p.contains('/'))
+    }
+}
+
 fn is_secret_name(name: &str) -> bool {
     if SECRET_NAMES.contains(&name) {
         return true;
@@ -113,6 +133,34 @@ mod tests {
 
     fn p(s: &str) -> RelPath {
         RelPath::from_components(s.split('/'))
+    }
+
+    #[test]
+    fn a_move_keeps_sensitivity_unless_a_folder_rule_can_tell_the_paths_apart() {
+        let d = Denylist::default();
+        assert!(d.same_below(&p("src/old"), &p("lib/new")));
+        for (from, to) in [
+            ("src/a", "home/.ssh"),
+            (".SSH/x", "y"),
+            ("a/.git", "b"),
+            ("a", "objects/b"),
+        ] {
+            assert!(!d.same_below(&p(from), &p(to)), "{from} -> {to}");
+        }
+        let named = Denylist::with_patterns(&["*.secret".into()]).unwrap();
+        assert!(named.same_below(&p("a"), &p("b")));
+        let pathed = Denylist::with_patterns(&["private/**".into()]).unwrap();
+        assert!(!pathed.same_below(&p("a"), &p("b")));
+        // What the rule promises, file by file, for names of every kind.
+        for name in ["id_rsa", "x.pem", ".env", "a.txt", "objects", "config"] {
+            for (from, to) in [("src/old", "lib/new"), ("a", "b/c/d")] {
+                let file = |f: &str| p(&format!("{f}/{name}"));
+                assert_eq!(
+                    named.is_sensitive(&file(from)),
+                    named.is_sensitive(&file(to))
+                );
+            }
+        }
     }
 
     #[test]
