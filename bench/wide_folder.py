@@ -15,7 +15,8 @@ character, 2,000 characters, punctuation only, `*` alone, a lone surrogate,
 names differing in case and normalisation, plain and `fuzzy: true`; `list` of
 the folder sorted by name and by date, at its start and its end; `grep` in it;
 completion of names in it; a file made and removed in it while served,
-asked for at once (freshness); the folder renamed and searched at once; and
+asked for at once (freshness); the folder renamed, searched and grepped at
+once, and renamed back and grepped at once; and
 a storm of 100,000 files made and removed, searched at once and 5 s later. Prints a Markdown table; figures go to
 docs/benchmarks.md by hand. The server is stopped by its PID at the end.
 """
@@ -203,9 +204,14 @@ def main():
         os.rename(args.dir / "big", args.dir / "big2")
         at_once("`big/` renamed: `report` at once", "search", {"query": "report", "limit": 50})
         at_once("and again at once", "search", {"query": "report", "limit": 50})
+        at_once("and `grep` in it at once", "grep", {"pattern": NEEDLE, "path": "big2"})
         time.sleep(3)
         at_once("and 3 s later", "search", {"query": "report", "limit": 50})
+        at_once("and `grep` 3 s later", "grep", {"pattern": NEEDLE, "path": "big2"})
+        # Back, `grep` first (the content index carries a folder renamed
+        # over to its new path, or reads every file below it again).
         os.rename(args.dir / "big2", args.dir / "big")
+        at_once("renamed back: `grep` at once", "grep", {"pattern": NEEDLE, "path": "big"})
         time.sleep(3)
         # A storm: 100,000 files made, then removed, at once (the kernel's
         # queue overflows: the answers say so until the roots are read again).

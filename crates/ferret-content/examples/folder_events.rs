@@ -2,7 +2,8 @@
 //! (watching every folder) and a content index are built over DIR, then
 //! folders are created, renamed and removed in it, and each change is timed
 //! from the moment the file-system call returned until the content index
-//! holds it (the name index's barrier passed, no path pending), with the
+//! holds it (the name index's barrier passed, no path pending; each step
+//! after a pause of 3 s, the name index's rebuild of its orders done), with the
 //! files the index compared with the name index and read for it
 //! (`Status::files_compared`, `files_reread`).
 //!
@@ -35,6 +36,9 @@ use ferret_index::{Index, IndexConfig, IndexRoot};
 
 const TOP: &str = "ferret-folder-events";
 
+/// The pause before each step (see [`step`]).
+const PAUSE: Duration = Duration::from_secs(3);
+
 fn wait(what: &str, limit: Duration, f: impl Fn() -> bool) {
     let deadline = Instant::now() + limit;
     while !f() {
@@ -57,6 +61,11 @@ fn settled(index: &Index, content: &ContentIndex) {
 /// Run `change`, then time until the content index holds it.
 fn step(what: &str, index: &Index, content: &ContentIndex, change: impl FnOnce()) -> Status {
     settled(index, content);
+    // The name index rebuilds its orders after a change to its folders (a
+    // second or two at a million entries), and a change made meanwhile
+    // waits for that: each step starts once the last one's is done, so it
+    // times its own work.
+    std::thread::sleep(PAUSE);
     let before = content.status();
     let started = Instant::now();
     change();

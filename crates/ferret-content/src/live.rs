@@ -299,7 +299,23 @@ struct Reading {
 struct Pending {
     paths: HashMap<String, (u64, Instant)>,
     seq: u64,
+    /// Folders the feed said were moved, in order, not yet carried over:
+    /// old path, new path, and the sequence numbers their paths were made
+    /// pending with (both stay pending, searched directly, unless the move
+    /// is carried over: [`worker::carry_moves`]).
+    moves: Vec<Move>,
 }
+
+/// A folder moved ([`Pending::moves`]).
+struct Move {
+    from: (String, u64),
+    to: (String, u64),
+}
+
+/// How long a query waits for the index's thread to carry over the folders
+/// moved before it (a folder of a million files, renamed, takes about a
+/// second; searching it directly meanwhile, seconds).
+const MOVE_WAIT: Duration = Duration::from_millis(1000);
 
 /// What `diagnostics` and `doctor` show.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -352,6 +368,10 @@ pub struct Status {
     /// Files read again since the start (named by the change feed, or found
     /// new or changed by a comparison).
     pub files_reread: u64,
+    /// Folders moved on disk whose files were carried over to their new
+    /// paths (not compared, not read again), and those files.
+    pub folders_carried: u64,
+    pub files_carried: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -372,7 +392,9 @@ struct Shared {
     ready: AtomicBool,
     pending: Mutex<Pending>,
     /// The name index's change feed (from [`ContentIndex::start`]).
-    feed: Mutex<Option<std::sync::mpsc::Receiver<Vec<String>>>>,
+    feed: Mutex<Option<std::sync::mpsc::Receiver<Vec<ferret_index::Touch>>>>,
+    /// Told when the moves pending were carried over (or given up).
+    moved: std::sync::Condvar,
     status: Mutex<Status>,
     progress: Progress,
     building: AtomicBool,
@@ -458,6 +480,7 @@ impl ContentIndex {
                 ready: AtomicBool::new(false),
                 pending: Mutex::new(Pending::default()),
                 feed: Mutex::new(None),
+                moved: std::sync::Condvar::new(),
                 status: Mutex::new(Status {
                     state: "waiting for the name index".into(),
                     ..Status::default()
@@ -483,7 +506,7 @@ impl ContentIndex {
     /// the index fresh. Returns at once.
     pub fn start(&self) {
         *self.shared.feed.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(self.shared.index.touches());
+            Some(self.shared.index.touches_with_moves());
         let shared = self.shared.clone();
         let worker = std::thread::Builder::new()
             .name("ferret-content".into())
@@ -650,6 +673,7 @@ impl ContentIndex {
             self.catch_up()?;
         }
         drain_feed(s);
+        wait_for_moves(s, MOVE_WAIT);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         let hits = live
             .base
@@ -759,6 +783,7 @@ impl ContentIndex {
             self.catch_up()?;
         }
         drain_feed(s);
+        wait_for_moves(s, MOVE_WAIT);
         let live = s.live.read().unwrap_or_else(|p| p.into_inner());
         let pending = s.pending.lock().unwrap_or_else(|p| p.into_inner());
         let unsure = live.unvouched_count + pending.paths.len();
@@ -987,7 +1012,7 @@ mod worker;
 
 #[cfg(test)]
 use worker::name_index_files;
-use worker::{build_all, drain_feed, load, merge, reconcile, run, verify_loaded};
+use worker::{build_all, drain_feed, load, merge, reconcile, run, verify_loaded, wait_for_moves};
 
 #[cfg(test)]
 mod tests;

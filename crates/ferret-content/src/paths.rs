@@ -390,6 +390,117 @@ impl Paths {
         }
     }
 
+    /// The folder at `from` moved to `to` with all that lies below it (a
+    /// folder renamed on disk): its files keep their numbers and are looked
+    /// up by their new paths from now on, no longer by their old ones; the
+    /// folders above `to` are made if missing. Costs a hash of each folder
+    /// and live file below it: no file is read again. `false`, with nothing
+    /// changed, when no folder is held at `from`, when `to` is `from` or lies
+    /// below it, when a folder is already held at `to` (even one whose files
+    /// are all gone) or a live file is, or when there is no room for a name.
+    pub(crate) fn move_folder(&mut self, from: &str, to: &str) -> bool {
+        let Some(f) = self.folder_of(from) else {
+            return false;
+        };
+        if to == from
+            || to
+                .strip_prefix(from)
+                .is_some_and(|rest| rest.starts_with('/'))
+            || self.folder_of(to).is_some()
+            || self.get(to).is_some()
+        {
+            return false;
+        }
+        let (above, name) = split(to);
+        let Some(parent) = self.folder_path(above) else {
+            return false;
+        };
+        let Some(name) = self.add_name(name) else {
+            return false;
+        };
+        // The folders below (each after its parent) and their live files.
+        let mut below = vec![f];
+        let mut i = 0;
+        while let Some(&at) = below.get(i) {
+            let mut sub = self.folders[at as usize].first_folder;
+            while sub != END {
+                below.push(sub);
+                sub = self.folders[sub as usize].next;
+            }
+            i += 1;
+        }
+        let mut files = Vec::new();
+        for &at in &below {
+            let mut file = self.folders[at as usize].first_file;
+            while file != END {
+                if self.is_live(file) {
+                    files.push(file);
+                }
+                file = self.files[file as usize].next;
+            }
+        }
+        // Out of the tables under their old hashes…
+        for &id in &files {
+            self.remove_id(id);
+        }
+        for &at in &below {
+            let hash = self.folders[at as usize].hash;
+            if let Ok(e) = self.folder_at.find_entry(hash, |&x| x == at) {
+                e.remove();
+            }
+        }
+        // …out of the old parent's list, into the new one's…
+        let old_parent = self.folders[f as usize].parent;
+        let after = self.folders[f as usize].next;
+        if self.folders[old_parent as usize].first_folder == f {
+            self.folders[old_parent as usize].first_folder = after;
+        } else {
+            let mut at = self.folders[old_parent as usize].first_folder;
+            while at != END {
+                if self.folders[at as usize].next == f {
+                    self.folders[at as usize].next = after;
+                    break;
+                }
+                at = self.folders[at as usize].next;
+            }
+        }
+        let next = std::mem::replace(&mut self.folders[parent as usize].first_folder, f);
+        let node = &mut self.folders[f as usize];
+        node.parent = parent;
+        node.name = name;
+        node.next = next;
+        // …and back under their new hashes, parents first.
+        for &at in &below {
+            let node = &self.folders[at as usize];
+            let hash = self.child_hash(
+                self.folders[node.parent as usize].hash,
+                self.name(node.name),
+            );
+            self.folders[at as usize].hash = hash;
+            let folders = &self.folders;
+            self.folder_at
+                .insert_unique(hash, at, |&x| folders[x as usize].hash);
+        }
+        let Paths {
+            names,
+            folders,
+            files: all,
+            by_path,
+            seed,
+            ..
+        } = self;
+        let view = View {
+            names,
+            folders,
+            files: all,
+        };
+        for id in files {
+            let hash = view.hash(seed, all[id as usize]);
+            by_path.insert_unique(hash, id, |&x| view.hash(seed, all[x as usize]));
+        }
+        true
+    }
+
     /// Whether file `id` is looked up by its path.
     pub(crate) fn is_live(&self, id: u32) -> bool {
         let Some(&file) = self.files.get(id as usize) else {

@@ -226,12 +226,13 @@ fn a_changed_file_is_searched_until_read_again_then_answered() {
     assert_eq!(named(&s, &literal("module_5(")).unwrap(), ["src/moved.rs"]);
 }
 
-/// A folder renamed: the change feed names the folder, not its files. The
-/// index asked first names every file below it (pending) until it has read
-/// them under their new paths, then answers for them again; never a file
-/// left out.
+/// A folder renamed: the change feed names the folder (and its old path),
+/// not its files. Its files are carried over to their new paths, not read
+/// again, and a query asked the moment the name index has the move waits for
+/// that (or, failing it, names every file below the new path as pending):
+/// never a file left out.
 #[test]
-fn a_folder_renamed_is_searched_whole_until_its_files_are_read_again() {
+fn a_folder_renamed_is_carried_over_not_read_again() {
     let t = tree();
     fs::create_dir_all(t.path().join("src/inner/deep")).unwrap();
     fs::write(
@@ -244,10 +245,12 @@ fn a_folder_renamed_is_searched_whole_until_its_files_are_read_again() {
     until("the new files read", || {
         named(&s, &literal("inner_needle")) == Some(vec!["src/inner/deep/x.rs".into()])
     });
+    until("nothing pending", || s.content.status().pending_files == 0);
+    let before = s.content.status();
     let feed = s.index.touches();
     fs::rename(t.path().join("src/inner"), t.path().join("moved")).unwrap();
     // The moment the name index has it, the index names the file below the
-    // new folder, whether or not it has read it again.
+    // new folder, carried over or pending.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !feed
         .recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -257,10 +260,24 @@ fn a_folder_renamed_is_searched_whole_until_its_files_are_read_again() {
     {}
     let q = literal("inner_needle");
     assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
-    until("read again", || s.content.status().pending_files == 0);
-    assert_eq!(named(&s, &q).unwrap(), ["moved/deep/x.rs"]);
+    until("carried over", || s.content.status().folders_carried == 1);
     let a = s.content.answer(&q, None, false, true).unwrap().unwrap();
     assert!(a.pending.is_empty() && a.unvouched.is_empty(), "{a:?}");
+    assert_eq!(
+        a.hits.iter().map(|h| &*h.path).collect::<Vec<_>>(),
+        ["moved/deep/x.rs"]
+    );
+    let after = s.content.status();
+    assert_eq!(after.files_carried, 1);
+    assert_eq!(
+        after.files_reread, before.files_reread,
+        "no file read again"
+    );
+    assert_eq!(
+        held(&s.content),
+        fresh(&s),
+        "held as a fresh build holds it"
+    );
 }
 
 #[test]
@@ -731,12 +748,33 @@ fn a_folder_moved_within_the_root_out_and_back_in() {
     write_folder(&d.join("a/b"), 250, "moving");
     let s = serve(d, None);
     ready(&s);
-    // Within the root, deeper: every file held under its new path alone.
+    // Within the root, deeper: every file held under its new path alone,
+    // carried over (the new folders above it compared, nothing read).
+    event(&s, d, || fs::create_dir_all(d.join("x/y")).unwrap());
+    let read = s.content.status().files_reread;
     let compared = event(&s, d, || {
-        fs::create_dir_all(d.join("x/y")).unwrap();
         fs::rename(d.join("a/b"), d.join("x/y/b")).unwrap();
     });
+    at_most(compared, 0);
+    let status = s.content.status();
+    assert_eq!(
+        (
+            status.files_reread,
+            status.folders_carried,
+            status.files_carried
+        ),
+        (read, 1, 250)
+    );
+    // Into a folder whose name a sensitivity rule reads: compared and read
+    // again, as any folder event, then out again the same way.
+    let compared = event(&s, d, || {
+        fs::rename(d.join("x/y/b"), d.join("objects")).unwrap();
+    });
     at_most(compared, 4 * 250 + 50);
+    assert_eq!(s.content.status().folders_carried, 1);
+    event(&s, d, || {
+        fs::rename(d.join("objects"), d.join("x/y/b")).unwrap()
+    });
     // Out of the root, then back in under another name.
     let out = event(&s, d, || {
         fs::rename(d.join("x/y/b"), outside.path().join("b")).unwrap()

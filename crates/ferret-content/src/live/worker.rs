@@ -30,13 +30,15 @@ fn next_reconcile(
     }
 }
 
-/// Mark pending every path the change feed has reported so far.
+/// Mark pending every path the change feed has reported so far; a folder
+/// moved is also recorded as a move, for the index's thread to carry over
+/// ([`carry_moves`]).
 pub(super) fn drain_feed(s: &Shared) {
     let feed = s.feed.lock().unwrap_or_else(|p| p.into_inner());
     let Some(rx) = feed.as_ref() else { return };
     let mut batches = Vec::new();
-    while let Ok(paths) = rx.try_recv() {
-        batches.push(paths);
+    while let Ok(touches) = rx.try_recv() {
+        batches.push(touches);
     }
     drop(feed);
     if batches.is_empty() {
@@ -44,10 +46,115 @@ pub(super) fn drain_feed(s: &Shared) {
     }
     let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
     let now = Instant::now();
-    for path in batches.into_iter().flatten() {
+    let mark = |p: &mut Pending, path: String| {
         p.seq += 1;
         let seq = p.seq;
-        p.paths.insert(path, (seq, now));
+        p.paths.insert(path.clone(), (seq, now));
+        (path, seq)
+    };
+    for touch in batches.into_iter().flatten() {
+        let to = mark(&mut p, touch.path);
+        if let Some(old) = touch.moved_from {
+            let from = mark(&mut p, old);
+            if touch.folder {
+                p.moves.push(Move { from, to });
+            }
+        }
+    }
+}
+
+/// Carry the folders moved over to their new paths: their files keep what
+/// was read of them, under the new paths ([`Paths::move_folder`]), and
+/// neither path is left pending (unless the feed named it again since);
+/// paths pending below the old one follow it. A move is left to the
+/// comparison of both paths, as any folder event is, when the index holds
+/// nothing at the old path or something at the new one, or when the move
+/// may change which files below it are sensitive. Run only by the index's
+/// thread, between its other work: a build or a merge replaces the files
+/// held, and a move carried into the set being replaced would be lost.
+pub(super) fn carry_moves(s: &Shared) {
+    drain_feed(s);
+    if s.pending.lock().map_or(true, |p| p.moves.is_empty()) {
+        return;
+    }
+    let (mut folders, mut files) = (0u64, 0u64);
+    {
+        let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
+        let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for Move { from, to } in std::mem::take(&mut p.moves) {
+            if !same_sensitivity(&s.roots, &from.0, &to.0) {
+                continue;
+            }
+            let Some(held) = live.paths.folder_of(&from.0) else {
+                continue;
+            };
+            let count = live
+                .paths
+                .files_below(held)
+                .into_iter()
+                .filter(|&id| live.is_live(id))
+                .count() as u64;
+            if !live.paths.move_folder(&from.0, &to.0) {
+                continue;
+            }
+            let prefix = format!("{}/", from.0);
+            let below: Vec<String> = p
+                .paths
+                .keys()
+                .filter(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect();
+            for old in below {
+                if let Some(v) = p.paths.remove(&old) {
+                    p.paths
+                        .insert(format!("{}{}", to.0, &old[from.0.len()..]), v);
+                }
+            }
+            for (path, seq) in [&from, &to] {
+                if p.paths.get(path).is_some_and(|(now, _)| now == seq) {
+                    p.paths.remove(path);
+                }
+            }
+            folders += 1;
+            files += count;
+        }
+    }
+    s.moved.notify_all();
+    if folders > 0 {
+        set_status(s, |st| {
+            st.folders_carried += folders;
+            st.files_carried += files;
+        });
+    }
+}
+
+/// Whether every file below the folder moved from `from` to `to` (paths as
+/// shown) is as sensitive at its new path as at its old one.
+fn same_sensitivity(roots: &Roots, from: &str, to: &str) -> bool {
+    match (roots.resolve(from), roots.resolve(to)) {
+        (Ok(Target::In(_, from)), Ok(Target::In(_, to))) => {
+            roots.policy.deny.same_below(&from, &to)
+        }
+        _ => false,
+    }
+}
+
+/// Wait, at most `limit`, for the index's thread to carry over the moves
+/// the feed has named ([`carry_moves`]). A query calls it after draining
+/// the feed: a folder renamed a moment before is then answered from the
+/// index, not searched file by file. Past the limit (the thread busy with a
+/// build, a merge or a large batch), the moved paths stay pending.
+pub(in crate::live) fn wait_for_moves(s: &Shared, limit: Duration) {
+    let started = Instant::now();
+    let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
+    while !p.moves.is_empty() && !s.ended.load(Ordering::Acquire) {
+        let Some(left) = limit.checked_sub(started.elapsed()) else {
+            return;
+        };
+        p = match s.moved.wait_timeout(p, left.min(Duration::from_millis(50))) {
+            Ok((p, _)) => p,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
     }
 }
 
@@ -83,7 +190,9 @@ pub(super) fn run(s: &Shared) {
             }
             continue;
         }
+        carry_moves(s);
         let due = take_due(s);
+        carry_moves(s);
         if !due.is_empty() {
             refresh(s, due);
         }
@@ -127,10 +236,17 @@ pub(super) fn take_due(s: &Shared) -> Vec<(String, u64)> {
     drain_feed(s);
     let p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
     let first = p.paths.values().map(|(_, at)| *at).min();
+    // A folder moved is carried over first (see `run`), not compared.
+    let moving: HashSet<&str> = p
+        .moves
+        .iter()
+        .flat_map(|m| [m.from.0.as_str(), m.to.0.as_str()])
+        .collect();
     p.paths
         .iter()
-        .filter(|(_, (_, at))| {
-            at.elapsed() >= QUIET || first.is_some_and(|f| f.elapsed() >= MAX_WAIT)
+        .filter(|(path, (_, at))| {
+            (at.elapsed() >= QUIET || first.is_some_and(|f| f.elapsed() >= MAX_WAIT))
+                && !moving.contains(path.as_str())
         })
         .map(|(path, (seq, _))| (path.clone(), *seq))
         .take(4096)

@@ -216,3 +216,132 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_folder_moved_takes_its_files_to_their_new_paths() {
+    let mut p = Paths::new();
+    for path in [
+        "a/b/x.rs",
+        "a/b/c/y.rs",
+        "a/b/c/z.rs",
+        "a/keep.rs",
+        "q/r.rs",
+    ] {
+        p.push(path);
+    }
+    p.remove("a/b/c/z.rs");
+    assert!(p.move_folder("a/b", "n/e/w"));
+    assert_eq!(
+        all(&p),
+        [
+            "n/e/w/x.rs",
+            "n/e/w/c/y.rs",
+            "n/e/w/c/z.rs",
+            "a/keep.rs",
+            "q/r.rs"
+        ]
+    );
+    assert_eq!(
+        (p.get("n/e/w/x.rs"), p.get("n/e/w/c/y.rs")),
+        (Some(0), Some(1))
+    );
+    assert_eq!(
+        (p.get("a/b/x.rs"), p.get("n/e/w/c/z.rs"), p.folder_of("a/b")),
+        (None, None, None)
+    );
+    let mut below = p.files_below(p.folder_of("n/e/w").unwrap());
+    below.sort_unstable();
+    assert_eq!(below, [0, 1, 2]);
+    assert_eq!(p.files_below(p.folder_of("a").unwrap()), [3]);
+    // Refused, nothing changed: no such folder, into itself, onto a folder or
+    // a file held.
+    for (from, to) in [
+        ("a/b", "z"),
+        ("n/e", "n/e/w2/deeper"),
+        ("n/e", "n/e"),
+        ("n", "q"),
+        ("n", "a/keep.rs"),
+    ] {
+        assert!(!p.move_folder(from, to), "{from} -> {to}");
+    }
+    assert_eq!(p.live(), 4);
+    // Moved back, found as first added; a file added there later is found too.
+    assert!(p.move_folder("n/e/w", "a/b"));
+    assert_eq!(p.get("a/b/c/y.rs"), Some(1));
+    assert_eq!(p.push("a/b/c/new.rs"), Some(5));
+    assert_eq!(p.get_near("a/b/c/new.rs", &mut Near::default()), Some(5));
+}
+
+proptest! {
+    /// Folders moved among paths added and removed, against a map of strings
+    /// whose keys below the folder are renamed: every number's path, every
+    /// lookup, what lies below each folder, and the refusals.
+    #[test]
+    fn a_move_renames_what_lies_below(ops in prop::collection::vec(
+        (0u8..3, prop::collection::vec(prop::sample::select(vec!["", "a", "b", "ab", "ü"]), 1..4),
+         prop::collection::vec(prop::sample::select(vec!["", "a", "b", "c"]), 1..4)),
+        1..60,
+    )) {
+        let mut p = Paths::new();
+        let mut model: HashMap<String, u32> = HashMap::new();
+        let mut added: Vec<String> = Vec::new();
+        let mut folders: std::collections::HashSet<String> = Default::default();
+        let prefixes = |path: &str| -> Vec<String> {
+            path.match_indices('/').map(|(i, _)| path[..i].to_string()).collect()
+        };
+        for (op, parts, other) in ops {
+            let path = parts.join("/");
+            match op {
+                0 => {
+                    let id = p.push(&path).unwrap();
+                    prop_assert_eq!(id as usize, added.len());
+                    folders.extend(prefixes(&path));
+                    added.push(path.clone());
+                    model.insert(path, id);
+                }
+                1 => {
+                    prop_assert_eq!(p.remove(&path), model.remove(&path));
+                }
+                _ => {
+                    let (from, to) = (path, other.join("/"));
+                    let inside = |x: &str, f: &str| x.strip_prefix(f).is_some_and(|r| r.starts_with('/'));
+                    let allowed = folders.contains(&from)
+                        && to != from
+                        && !inside(&to, &from)
+                        && !folders.contains(&to)
+                        && !model.contains_key(&to);
+                    prop_assert_eq!(p.move_folder(&from, &to), allowed, "{:?} -> {:?}", from, to);
+                    if allowed {
+                        let moved = |x: &str| -> Option<String> {
+                            if x == from { Some(to.clone()) } else if inside(x, &from) { Some(format!("{to}{}", &x[from.len()..])) } else { None }
+                        };
+                        folders = folders.iter().map(|g| moved(g).unwrap_or_else(|| g.clone())).collect();
+                        folders.extend(prefixes(&to));
+                        // A file is moved by what lies above it, never by its own path.
+                        let below = |x: &str| inside(x, &from).then(|| moved(x)).flatten();
+                        for a in added.iter_mut() {
+                            if let Some(n) = below(a) { *a = n; }
+                        }
+                        model = model.into_iter().map(|(k, v)| (below(&k).unwrap_or(k), v)).collect();
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(p.live(), model.len());
+        for (id, path) in added.iter().enumerate() {
+            prop_assert_eq!(&p.path(id as u32), path);
+            prop_assert_eq!(p.get(path), model.get(path).copied());
+            prop_assert_eq!(p.get_near(path, &mut Near::default()), model.get(path).copied());
+        }
+        for folder in &folders {
+            let f = p.folder_of(folder);
+            prop_assert!(f.is_some(), "{:?}", folder);
+            let mut got = p.files_below(f.unwrap());
+            got.sort_unstable();
+            let want: Vec<u32> = (0..added.len() as u32)
+                .filter(|&id| added[id as usize].starts_with(&format!("{folder}/")))
+                .collect();
+            prop_assert_eq!(got, want, "below {:?}", folder);
+        }
+    }
+}
