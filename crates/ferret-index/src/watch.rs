@@ -155,7 +155,13 @@ pub(crate) fn run(index: Index) {
                 // left alone counts as a move out (which would journal a
                 // folder renamed as removed and created, and have its
                 // followers look at it anew).
+                // The halves alone before the barrier are of this batch and
+                // older; what comes after it counts as a later batch, whose
+                // first halves are left to pair as usual.
+                let mut alone_before = None;
                 if barriers > 0 && !applier.pending_from.is_empty() && !overflowed {
+                    applier.batches += 1;
+                    alone_before = Some(applier.batches);
                     let deadline = Instant::now() + PAIR_AFTER_BARRIER;
                     let mut more = Vec::new();
                     while !applier.pending_from.is_empty() && more.len() < 10_000 {
@@ -180,13 +186,25 @@ pub(crate) fn run(index: Index) {
                         }
                     }
                     applier.apply(more);
+                    // Events dropped meanwhile (the queue full): the roots are
+                    // read again after this batch, as when the loss is found
+                    // at its start, before any barrier counted here is passed.
+                    if watcher.as_ref().is_some_and(Watcher::take_lost) {
+                        backlog.clear();
+                        while rx.try_recv().is_ok() {}
+                        applier.apply(vec![RawEvent::overflow()]);
+                        overflowed = true;
+                    }
                 }
                 if barriers > 0 {
                     // A barrier's caller reads the index as it stands: a
                     // rename half still alone has no second half coming (the
                     // kernel queued both before the barrier), and a corner
                     // whose picture went stale is read again, first.
-                    applier.expire_renames_now();
+                    match alone_before {
+                        Some(batch) => applier.expire_renames_before(batch),
+                        None => applier.expire_renames_now(),
+                    }
                     applier.settle_now();
                 }
                 match (&watcher, overflowed) {
