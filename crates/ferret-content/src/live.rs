@@ -310,6 +310,10 @@ struct Pending {
 struct Move {
     from: (String, u64),
     to: (String, u64),
+    /// Each path was pending before the move was (for a change of its own,
+    /// not compared yet).
+    from_was: bool,
+    to_was: bool,
 }
 
 /// How long a query waits for the index's thread to carry over the folders
@@ -393,8 +397,12 @@ struct Shared {
     pending: Mutex<Pending>,
     /// The name index's change feed (from [`ContentIndex::start`]).
     feed: Mutex<Option<std::sync::mpsc::Receiver<Vec<ferret_index::Touch>>>>,
-    /// Told when the moves pending were carried over (or given up).
+    /// Told when the moves pending were carried over (or given up), and when
+    /// the thread is no longer busy.
     moved: std::sync::Condvar,
+    /// The index's thread is in a refresh, a comparison or a merge (it
+    /// carries moves only between them).
+    busy: AtomicBool,
     status: Mutex<Status>,
     progress: Progress,
     building: AtomicBool,
@@ -481,6 +489,7 @@ impl ContentIndex {
                 pending: Mutex::new(Pending::default()),
                 feed: Mutex::new(None),
                 moved: std::sync::Condvar::new(),
+                busy: AtomicBool::new(false),
                 status: Mutex::new(Status {
                     state: "waiting for the name index".into(),
                     ..Status::default()
@@ -511,8 +520,17 @@ impl ContentIndex {
         let worker = std::thread::Builder::new()
             .name("ferret-content".into())
             .spawn(move || {
-                run(&shared);
-                shared.ended.store(true, Ordering::Release);
+                // Set however `run` ends (a panic too): queries stop waiting
+                // on the thread (`wait_for_moves`).
+                struct Ended(Arc<Shared>);
+                impl Drop for Ended {
+                    fn drop(&mut self) {
+                        self.0.ended.store(true, Ordering::Release);
+                        self.0.moved.notify_all();
+                    }
+                }
+                let ended = Ended(shared);
+                run(&ended.0);
             })
             .ok();
         *self.shared.worker.lock().unwrap_or_else(|p| p.into_inner()) = worker;

@@ -795,6 +795,86 @@ fn a_folder_moved_within_the_root_out_and_back_in() {
     });
 }
 
+/// A folder moved in and renamed at once, before the index read any of its
+/// files: whether the move is carried (some of its files read) or left to a
+/// comparison (none), every answer on the way names every file holding the
+/// needle, and the index settles as a fresh build.
+#[test]
+fn a_folder_moved_in_and_renamed_before_it_was_read() {
+    let t = bigger_tree();
+    let d = t.path();
+    let outside = tempfile::tempdir().unwrap();
+    let s = serve(d, None);
+    ready(&s);
+    for round in 0..3 {
+        let (came, went) = (format!("came{round}"), format!("went{round}"));
+        write_folder(&outside.path().join(&came), 120, "arrived");
+        settles_as_built(&s, d);
+        fs::rename(outside.path().join(&came), d.join(&came)).unwrap();
+        fs::rename(d.join(&came), d.join(&went)).unwrap();
+        let deadline = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < deadline {
+            if s.index.sync(Duration::from_secs(5)) {
+                sound(&s, d);
+            }
+        }
+        settles_as_built(&s, d);
+    }
+}
+
+/// Moves whose old path held something else a moment before, or receives
+/// something else a moment after: `mv A B; mv C A` and a file of the new `A`
+/// changed; `rm -rf build; mv build.tmp build; mv build release`. Made in one
+/// go (the index's thread carries moves every 10 ms), each answer on the way
+/// names every file holding the needle, and the index settles as a fresh
+/// build: what the index held at the old path is never carried as the
+/// new path's.
+#[test]
+fn moves_onto_paths_just_emptied_or_filled() {
+    let t = bigger_tree();
+    let d = t.path();
+    let s = serve(d, None);
+    ready(&s);
+    let watch = |s: &Served| {
+        let deadline = Instant::now() + Duration::from_millis(800);
+        while Instant::now() < deadline {
+            if s.index.sync(Duration::from_secs(5)) {
+                sound(s, d);
+            }
+        }
+    };
+    for round in 0..3 {
+        let (a, b, c) = (
+            format!("a{round}"),
+            format!("b{round}"),
+            format!("c{round}"),
+        );
+        write_folder(&d.join(&a), 30, "first");
+        write_folder(&d.join(&c), 30, "second");
+        settles_as_built(&s, d);
+        fs::rename(d.join(&a), d.join(&b)).unwrap();
+        fs::rename(d.join(&c), d.join(&a)).unwrap();
+        fs::write(d.join(&a).join("s0/f1.txt"), "now a needle\n").unwrap();
+        watch(&s);
+        settles_as_built(&s, d);
+
+        let (build, tmp, release) = (
+            format!("build{round}"),
+            format!("tmp{round}"),
+            format!("release{round}"),
+        );
+        write_folder(&d.join(&build), 30, "old");
+        write_folder(&d.join(&tmp), 30, "new");
+        fs::write(d.join(&tmp).join("s0/only_new.txt"), "a needle only here\n").unwrap();
+        settles_as_built(&s, d);
+        fs::remove_dir_all(d.join(&build)).unwrap();
+        fs::rename(d.join(&tmp), d.join(&build)).unwrap();
+        fs::rename(d.join(&build), d.join(&release)).unwrap();
+        watch(&s);
+        settles_as_built(&s, d);
+    }
+}
+
 #[test]
 fn a_folder_removed() {
     let t = bigger_tree();

@@ -46,18 +46,24 @@ pub(super) fn drain_feed(s: &Shared) {
     }
     let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
     let now = Instant::now();
+    // A path's seq, and whether it was pending already.
     let mark = |p: &mut Pending, path: String| {
         p.seq += 1;
         let seq = p.seq;
-        p.paths.insert(path.clone(), (seq, now));
-        (path, seq)
+        let was = p.paths.insert(path.clone(), (seq, now)).is_some();
+        ((path, seq), was)
     };
     for touch in batches.into_iter().flatten() {
-        let to = mark(&mut p, touch.path);
+        let (to, to_was) = mark(&mut p, touch.path);
         if let Some(old) = touch.moved_from {
-            let from = mark(&mut p, old);
+            let (from, from_was) = mark(&mut p, old);
             if touch.folder {
-                p.moves.push(Move { from, to });
+                p.moves.push(Move {
+                    from,
+                    to,
+                    from_was,
+                    to_was,
+                });
             }
         }
     }
@@ -81,8 +87,33 @@ pub(super) fn carry_moves(s: &Shared) {
     {
         let mut live = s.live.write().unwrap_or_else(|p| p.into_inner());
         let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
-        for Move { from, to } in std::mem::take(&mut p.moves) {
-            if !same_sensitivity(&s.roots, &from.0, &to.0) {
+        for Move {
+            from,
+            to,
+            from_was,
+            to_was,
+        } in std::mem::take(&mut p.moves)
+        {
+            let prefix = format!("{}/", from.0);
+            // What the index holds at the old path may be behind the disk
+            // there (the old path, or a folder above it, was pending before
+            // the move: `rm -rf build; mv new build; mv build release` would
+            // carry the removed tree), or a path below it was named after the
+            // move (a change to whatever came there since, which is not what
+            // moved): then both paths are compared instead.
+            let above_pending = from
+                .0
+                .match_indices('/')
+                .any(|(i, _)| p.paths.contains_key(&from.0[..i]));
+            let named_since = p
+                .paths
+                .iter()
+                .any(|(k, (seq, _))| *seq > from.1 && k.starts_with(&prefix));
+            if from_was
+                || above_pending
+                || named_since
+                || !same_sensitivity(&s.roots, &from.0, &to.0)
+            {
                 continue;
             }
             let Some(held) = live.paths.folder_of(&from.0) else {
@@ -97,7 +128,6 @@ pub(super) fn carry_moves(s: &Shared) {
             if !live.paths.move_folder(&from.0, &to.0) {
                 continue;
             }
-            let prefix = format!("{}/", from.0);
             let below: Vec<String> = p
                 .paths
                 .keys()
@@ -110,7 +140,14 @@ pub(super) fn carry_moves(s: &Shared) {
                         .insert(format!("{}{}", to.0, &old[from.0.len()..]), v);
                 }
             }
-            for (path, seq) in [&from, &to] {
+            // The old path names nothing now. The new one needs no look
+            // unless it was pending before the move (for a change of its own,
+            // not compared yet).
+            let mut done = vec![&from];
+            if !to_was {
+                done.push(&to);
+            }
+            for (path, seq) in done {
                 if p.paths.get(path).is_some_and(|(now, _)| now == seq) {
                     p.paths.remove(path);
                 }
@@ -125,6 +162,24 @@ pub(super) fn carry_moves(s: &Shared) {
             st.folders_carried += folders;
             st.files_carried += files;
         });
+    }
+}
+
+/// Marks the index's thread busy (a refresh, a comparison, a merge) while
+/// held: queries do not wait for it to carry moves meanwhile.
+struct Busy<'a>(&'a Shared);
+
+impl<'a> Busy<'a> {
+    fn on(s: &'a Shared) -> Busy<'a> {
+        s.busy.store(true, Ordering::Release);
+        Busy(s)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+        self.0.moved.notify_all();
     }
 }
 
@@ -147,11 +202,15 @@ fn same_sensitivity(roots: &Roots, from: &str, to: &str) -> bool {
 pub(in crate::live) fn wait_for_moves(s: &Shared, limit: Duration) {
     let started = Instant::now();
     let mut p = s.pending.lock().unwrap_or_else(|p| p.into_inner());
-    while !p.moves.is_empty() && !s.ended.load(Ordering::Acquire) {
+    // Only while the thread is between its tasks (it carries moves within
+    // 10 ms then): behind a refresh, a comparison or a merge, the moved
+    // paths are searched directly, as before moves were carried.
+    while !p.moves.is_empty() && !s.ended.load(Ordering::Acquire) && !s.busy.load(Ordering::Acquire)
+    {
         let Some(left) = limit.checked_sub(started.elapsed()) else {
             return;
         };
-        p = match s.moved.wait_timeout(p, left.min(Duration::from_millis(50))) {
+        p = match s.moved.wait_timeout(p, left.min(Duration::from_millis(10))) {
             Ok((p, _)) => p,
             Err(poisoned) => poisoned.into_inner().0,
         };
@@ -194,13 +253,17 @@ pub(super) fn run(s: &Shared) {
         let due = take_due(s);
         carry_moves(s);
         if !due.is_empty() {
+            let _busy = Busy::on(s);
             refresh(s, due);
         }
         // A queue overflow may have lost a rewrite that kept size and
         // mtime second: check every file's full version again.
         let now_overflows = s.index.overflow_rescans();
         if now_overflows != overflows || last_reconcile.elapsed() >= reconcile_every {
-            let found = reconcile(s, now_overflows != overflows);
+            let found = {
+                let _busy = Busy::on(s);
+                reconcile(s, now_overflows != overflows)
+            };
             reconcile_every = next_reconcile(
                 reconcile_every,
                 found,
@@ -220,7 +283,10 @@ pub(super) fn run(s: &Shared) {
             || (since > 0 && since * 100 >= base_docs && last_merge.elapsed() >= MERGE_EVERY)
             || super::adopt::file_due(s, last_merge);
         if due && merge_failed.is_none_or(|at| at.elapsed() >= RETRY_AFTER) {
-            merge_failed = (!merge(s)).then(Instant::now);
+            merge_failed = {
+                let _busy = Busy::on(s);
+                (!merge(s)).then(Instant::now)
+            };
             last_merge = Instant::now();
             if merge_failed.is_none() {
                 super::adopt::file_written(s);
