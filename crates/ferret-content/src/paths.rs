@@ -284,19 +284,8 @@ impl Paths {
         let name = self.add_name(name)?;
         let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
         self.files.push(File { folder, name, next });
-        let Paths {
-            names,
-            folders,
-            files,
-            by_path,
-            seed,
-            ..
-        } = self;
-        let view = View {
-            names,
-            folders,
-            files,
-        };
+        let (view, by_path, seed) = self.files_table();
+        let files = view.files;
         let this = files[id as usize];
         let same = |&other: &u32| view.same(files[other as usize], this);
         match by_path.find_mut(hash, same) {
@@ -481,24 +470,34 @@ impl Paths {
             self.folder_at
                 .insert_unique(hash, at, |&x| folders[x as usize].hash);
         }
+        let (view, by_path, seed) = self.files_table();
+        for id in files {
+            let hash = view.hash(seed, view.files[id as usize]);
+            by_path.insert_unique(hash, id, |&x| view.hash(seed, view.files[x as usize]));
+        }
+        true
+    }
+
+    /// The files' lookup table, to change, with what its hashes are made
+    /// from, to read.
+    fn files_table(&mut self) -> (View<'_>, &mut HashTable<u32>, &foldhash::fast::RandomState) {
         let Paths {
             names,
             folders,
-            files: all,
+            files,
             by_path,
             seed,
             ..
         } = self;
-        let view = View {
-            names,
-            folders,
-            files: all,
-        };
-        for id in files {
-            let hash = view.hash(seed, all[id as usize]);
-            by_path.insert_unique(hash, id, |&x| view.hash(seed, all[x as usize]));
-        }
-        true
+        (
+            View {
+                names,
+                folders,
+                files,
+            },
+            by_path,
+            seed,
+        )
     }
 
     /// Whether file `id` is looked up by its path.

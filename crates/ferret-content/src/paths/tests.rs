@@ -8,6 +8,21 @@ fn all(p: &Paths) -> Vec<String> {
     (0..p.len() as u32).map(|id| p.path(id)).collect()
 }
 
+/// What `files_below` gives for the folder at `folder` (`None`: no such
+/// folder), beside every number whose path, as `added` says it is, lies
+/// below it.
+fn below(p: &Paths, added: &[String], folder: &str) -> (Option<Vec<u32>>, Option<Vec<u32>>) {
+    let got = p.folder_of(folder).map(|f| {
+        let mut got = p.files_below(f);
+        got.sort_unstable();
+        got
+    });
+    let want = (0..added.len() as u32)
+        .filter(|&id| added[id as usize].starts_with(&format!("{folder}/")))
+        .collect();
+    (got, Some(want))
+}
+
 #[test]
 fn paths_come_back_as_they_were_added() {
     let mut p = Paths::new();
@@ -193,13 +208,7 @@ proptest! {
             let mut folder = path.as_str();
             while let Some((up, _)) = folder.rsplit_once('/') {
                 folder = up;
-                let f = p.folder_of(folder);
-                prop_assert!(f.is_some(), "{:?}", folder);
-                let mut got = p.files_below(f.unwrap());
-                got.sort_unstable();
-                let want: Vec<u32> = (0..added.len() as u32)
-                    .filter(|&id| added[id as usize].starts_with(&format!("{folder}/")))
-                    .collect();
+                let (got, want) = below(&p, &added, folder);
                 prop_assert_eq!(got, want, "below {:?}", folder);
             }
         }
@@ -334,13 +343,7 @@ proptest! {
             prop_assert_eq!(p.get_near(path, &mut Near::default()), model.get(path).copied());
         }
         for folder in &folders {
-            let f = p.folder_of(folder);
-            prop_assert!(f.is_some(), "{:?}", folder);
-            let mut got = p.files_below(f.unwrap());
-            got.sort_unstable();
-            let want: Vec<u32> = (0..added.len() as u32)
-                .filter(|&id| added[id as usize].starts_with(&format!("{folder}/")))
-                .collect();
+            let (got, want) = below(&p, &added, folder);
             prop_assert_eq!(got, want, "below {:?}", folder);
         }
     }
