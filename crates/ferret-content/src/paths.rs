@@ -387,10 +387,9 @@ impl Paths {
     /// changed, when no folder is held at `from`, when `to` is `from` or lies
     /// below it, when a folder is already held at `to` (even one whose files
     /// are all gone) or a live file is, or when there is no room for a name.
-    pub(crate) fn move_folder(&mut self, from: &str, to: &str) -> bool {
-        let Some(f) = self.folder_of(from) else {
-            return false;
-        };
+    /// `Some` number of live files moved, `None` when refused.
+    pub(crate) fn move_folder(&mut self, from: &str, to: &str) -> Option<usize> {
+        let f = self.folder_of(from)?;
         if to == from
             || to
                 .strip_prefix(from)
@@ -398,15 +397,11 @@ impl Paths {
             || self.folder_of(to).is_some()
             || self.get(to).is_some()
         {
-            return false;
+            return None;
         }
         let (above, name) = split(to);
-        let Some(parent) = self.folder_path(above) else {
-            return false;
-        };
-        let Some(name) = self.add_name(name) else {
-            return false;
-        };
+        let parent = self.folder_path(above)?;
+        let name = self.add_name(name)?;
         // The folders below (each after its parent) and their live files.
         let mut below = vec![f];
         let mut i = 0;
@@ -470,12 +465,13 @@ impl Paths {
             self.folder_at
                 .insert_unique(hash, at, |&x| folders[x as usize].hash);
         }
+        let moved = files.len();
         let (view, by_path, seed) = self.files_table();
         for id in files {
             let hash = view.hash(seed, view.files[id as usize]);
             by_path.insert_unique(hash, id, |&x| view.hash(seed, view.files[x as usize]));
         }
-        true
+        Some(moved)
     }
 
     /// The files' lookup table, to change, with what its hashes are made

@@ -116,18 +116,9 @@ pub(super) fn carry_moves(s: &Shared) {
             {
                 continue;
             }
-            let Some(held) = live.paths.folder_of(&from.0) else {
+            let Some(count) = live.paths.move_folder(&from.0, &to.0) else {
                 continue;
             };
-            let count = live
-                .paths
-                .files_below(held)
-                .into_iter()
-                .filter(|&id| live.is_live(id))
-                .count() as u64;
-            if !live.paths.move_folder(&from.0, &to.0) {
-                continue;
-            }
             let below: Vec<String> = p
                 .paths
                 .keys()
@@ -153,7 +144,7 @@ pub(super) fn carry_moves(s: &Shared) {
                 }
             }
             folders += 1;
-            files += count;
+            files += count as u64;
         }
     }
     s.moved.notify_all();

@@ -239,7 +239,11 @@ fn a_folder_moved_takes_its_files_to_their_new_paths() {
         p.push(path);
     }
     p.remove("a/b/c/z.rs");
-    assert!(p.move_folder("a/b", "n/e/w"));
+    assert_eq!(
+        p.move_folder("a/b", "n/e/w"),
+        Some(2),
+        "the live files moved"
+    );
     assert_eq!(
         all(&p),
         [
@@ -271,11 +275,11 @@ fn a_folder_moved_takes_its_files_to_their_new_paths() {
         ("n", "q"),
         ("n", "a/keep.rs"),
     ] {
-        assert!(!p.move_folder(from, to), "{from} -> {to}");
+        assert_eq!(p.move_folder(from, to), None, "{from} -> {to}");
     }
     assert_eq!(p.live(), 4);
     // Moved back, found as first added; a file added there later is found too.
-    assert!(p.move_folder("n/e/w", "a/b"));
+    assert_eq!(p.move_folder("n/e/w", "a/b"), Some(2));
     assert_eq!(p.get("a/b/c/y.rs"), Some(1));
     assert_eq!(p.push("a/b/c/new.rs"), Some(5));
     assert_eq!(p.get_near("a/b/c/new.rs", &mut Near::default()), Some(5));
@@ -319,7 +323,14 @@ proptest! {
                         && !inside(&to, &from)
                         && !folders.contains(&to)
                         && !model.contains_key(&to);
-                    prop_assert_eq!(p.move_folder(&from, &to), allowed, "{:?} -> {:?}", from, to);
+                    let live_below = model.keys().filter(|k| inside(k, &from)).count();
+                    prop_assert_eq!(
+                        p.move_folder(&from, &to),
+                        allowed.then_some(live_below),
+                        "{:?} -> {:?}",
+                        from,
+                        to
+                    );
                     if allowed {
                         let moved = |x: &str| -> Option<String> {
                             if x == from { Some(to.clone()) } else if inside(x, &from) { Some(format!("{to}{}", &x[from.len()..])) } else { None }
