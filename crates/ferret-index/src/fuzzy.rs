@@ -1445,11 +1445,7 @@ fn test_entry(
     }
     // Below `under` and past the filter before anything is cut, so
     // bounded work never spends itself on entries the answer drops.
-    if request
-        .under
-        .is_none_or(|u| child != u && store.is_within(child, u))
-        && (request.filter.is_match_all() || request.filter.matches(&store.entry(child)))
-    {
+    if in_scope(store, child, request) {
         found.pre -= name_len as i32;
         Some(found)
     } else {
@@ -1864,12 +1860,7 @@ pub fn close_until(
     let mut ranked: Vec<(bool, crate::rank::Relevance, String, EntryId)> = Vec::new();
     let (mut path, mut path_bytes) = (String::new(), Vec::new());
     for id in ids {
-        if store.parent(id) == crate::store::NONE
-            || !request
-                .under
-                .is_none_or(|u| id != u && store.is_within(id, u))
-            || !(request.filter.is_match_all() || request.filter.matches(&store.entry(id)))
-        {
+        if store.parent(id) == crate::store::NONE || !in_scope(store, id, request) {
             continue;
         }
         display_path_into(store, id, &mut path_bytes, &mut path);
@@ -1984,6 +1975,15 @@ fn one_edit_long(name: &[u8], word: &[u8]) -> bool {
 
 /// Whether `a` is within one edit (insert, delete, substitute, swap of two
 /// neighbours) of `b`, on the whole name or on its stem.
+/// Whether entry `id` lies below the request's `under` (not `under` itself)
+/// and passes its filter.
+fn in_scope(store: &Store, id: EntryId, request: &FuzzyRequest<'_>) -> bool {
+    request
+        .under
+        .is_none_or(|u| id != u && store.is_within(id, u))
+        && (request.filter.is_match_all() || request.filter.matches(&store.entry(id)))
+}
+
 /// Whether `name` (or its stem), folded, is `word` (folded) with one letter
 /// more: the word typed with a letter dropped.
 fn one_letter_more(name: &[u8], word: &[u8], buf: &mut Vec<u8>) -> bool {
