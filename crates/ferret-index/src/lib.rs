@@ -731,12 +731,17 @@ impl Index {
     /// old path), so that a follower can carry what it held under the old
     /// path over to the new one instead of looking at it anew.
     pub fn touches_with_moves(&self) -> mpsc::Receiver<Vec<Touch>> {
+        self.follow(Listener::Touches)
+    }
+
+    /// A new follower of the change feed, as `listener` wraps its sender.
+    fn follow<T>(&self, listener: impl FnOnce(mpsc::Sender<T>) -> Listener) -> mpsc::Receiver<T> {
         let (tx, rx) = mpsc::channel();
         self.shared
             .touch_listeners
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(Listener::Touches(tx));
+            .push(listener(tx));
         rx
     }
 
@@ -746,13 +751,7 @@ impl Index {
     /// same. Batches arrive as the watcher applies them; a path may repeat.
     /// The feed ends when the receiver is dropped.
     pub fn touches(&self) -> mpsc::Receiver<Vec<String>> {
-        let (tx, rx) = mpsc::channel();
-        self.shared
-            .touch_listeners
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Listener::Paths(tx));
-        rx
+        self.follow(Listener::Paths)
     }
 
     /// Wait until the watcher has applied every change the kernel queued
