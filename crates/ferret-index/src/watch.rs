@@ -141,10 +141,8 @@ pub(crate) fn run(index: Index) {
                 // than that reading and is let go unapplied (replaying it
                 // would only delay the reading). The disk is read after the
                 // drop, so nothing dropped is missed.
-                if watcher.as_ref().is_some_and(Watcher::take_lost) {
-                    backlog.clear();
-                    while rx.try_recv().is_ok() {}
-                    batch.push(RawEvent::overflow());
+                if let Some(lost) = take_loss(watcher.as_ref(), &rx, &mut backlog) {
+                    batch.push(lost);
                 }
                 let mut overflowed = batch.iter().any(RawEvent::is_overflow);
                 applier.apply(batch);
@@ -162,37 +160,15 @@ pub(crate) fn run(index: Index) {
                 if barriers > 0 && !applier.pending_from.is_empty() && !overflowed {
                     applier.batches += 1;
                     alone_before = Some(applier.batches);
-                    let deadline = Instant::now() + PAIR_AFTER_BARRIER;
-                    let mut more = Vec::new();
-                    while !applier.pending_from.is_empty() && more.len() < 10_000 {
-                        match next(
-                            &mut backlog,
-                            deadline.saturating_duration_since(Instant::now()),
-                        ) {
-                            Ok(ev) if ev.is_overflow() => {
-                                overflowed = true;
-                                more.push(ev);
-                                break;
-                            }
-                            Ok(ev) => {
-                                barriers += u64::from(ev.is_barrier(barrier));
-                                let pairs = ev.is_moved_to();
-                                more.push(ev);
-                                if pairs {
-                                    applier.apply(std::mem::take(&mut more));
-                                }
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    applier.apply(more);
-                    // Events dropped meanwhile (the queue full): the roots are
-                    // read again after this batch, as when the loss is found
-                    // at its start, before any barrier counted here is passed.
-                    if watcher.as_ref().is_some_and(Watcher::take_lost) {
-                        backlog.clear();
-                        while rx.try_recv().is_ok() {}
-                        applier.apply(vec![RawEvent::overflow()]);
+                    overflowed = read_behind_barrier(
+                        &mut applier,
+                        &rx,
+                        &mut backlog,
+                        barrier,
+                        &mut barriers,
+                    );
+                    if let Some(lost) = take_loss(watcher.as_ref(), &rx, &mut backlog) {
+                        applier.apply(vec![lost]);
                         overflowed = true;
                     }
                 }
@@ -279,6 +255,57 @@ pub(crate) fn run(index: Index) {
             },
         );
     }
+}
+
+/// The events queued behind a barrier, applied while a rename half from
+/// before it is still alone (at most [`PAIR_AFTER_BARRIER`], 10,000 events),
+/// each rename's second half as it comes; barriers among them are counted
+/// into `barriers`. Whether the kernel's queue overflowed among them.
+fn read_behind_barrier(
+    applier: &mut Applier<'_>,
+    rx: &mpsc::Receiver<RawEvent>,
+    backlog: &mut VecDeque<RawEvent>,
+    barrier: Option<i32>,
+    barriers: &mut u64,
+) -> bool {
+    let deadline = Instant::now() + PAIR_AFTER_BARRIER;
+    let mut more = Vec::new();
+    let mut overflowed = false;
+    while !applier.pending_from.is_empty() && more.len() < 10_000 {
+        let next = match backlog.pop_front() {
+            Some(ev) => Ok(ev),
+            None => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+        };
+        let Ok(ev) = next else { break };
+        if ev.is_overflow() {
+            overflowed = true;
+            more.push(ev);
+            break;
+        }
+        *barriers += u64::from(ev.is_barrier(barrier));
+        let pairs = ev.is_moved_to();
+        more.push(ev);
+        if pairs {
+            applier.apply(std::mem::take(&mut more));
+        }
+    }
+    applier.apply(more);
+    overflowed
+}
+
+/// When the watcher dropped events (its queue full), what still waits is let
+/// go, and the overflow event that has the roots read again is returned.
+fn take_loss(
+    watcher: Option<&Watcher>,
+    rx: &mpsc::Receiver<RawEvent>,
+    backlog: &mut VecDeque<RawEvent>,
+) -> Option<RawEvent> {
+    if !watcher.is_some_and(Watcher::take_lost) {
+        return None;
+    }
+    backlog.clear();
+    while rx.try_recv().is_ok() {}
+    Some(RawEvent::overflow())
 }
 
 /// Rebuild the orders when the changes call for it, in a helper thread,
