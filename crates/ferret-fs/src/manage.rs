@@ -8,6 +8,7 @@
 //! to follow any link that leads out of its root, wherever it lives).
 
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 use cap_std::fs::{Metadata, MetadataExt};
 
@@ -77,42 +78,28 @@ pub struct ManageOutcome {
 }
 
 /// Everything below `base` (a real folder), parents before children; symlinks
-/// are listed, never entered.
-fn walk(root: &Root, base: &RelPath, shown: &str) -> FsResult<Vec<(String, Kind)>> {
+/// are listed, never entered. Each path is relative to `base`, its names as
+/// they are on disk (shown escaped where they are not UTF-8).
+fn walk(root: &Root, base: &RelPath, shown: &str) -> FsResult<Vec<(RelPath, Kind)>> {
     let mut out = Vec::new();
-    let mut stack = vec![String::new()];
+    let mut stack = vec![RelPath::root()];
     while let Some(sub) = stack.pop() {
-        let here = if sub.is_empty() {
-            base.clone()
-        } else {
-            base.join(&sub)
-        };
+        let here = base.join_rel(&sub);
         let entries = root
             .dir()
             .read_dir(here.as_os_path())
             .map_err(|e| FsError::from_io(&e, shown))?;
         for entry in entries {
             let entry = entry.map_err(|e| FsError::from_io(&e, shown))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
-                return Err(FsError::new(
-                    ErrorCode::IoError,
-                    format!("`{shown}` holds a name that is not valid UTF-8"),
-                ));
-            };
             let kind = kind_of(entry.file_type().map_err(|e| FsError::from_io(&e, shown))?);
-            let child = if sub.is_empty() {
-                name.to_string()
-            } else {
-                format!("{sub}/{name}")
-            };
+            let child = sub.join_bytes(entry.file_name().as_bytes());
             if kind == Kind::Dir {
                 stack.push(child.clone());
             }
             out.push((child, kind));
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
     Ok(out)
 }
 
@@ -160,7 +147,7 @@ fn locate_entry(
 ) -> FsResult<(RelPath, Metadata)> {
     let (parent, leaf) = split_parent(rel);
     let real_parent = roots.resolve_links(root, parent.as_os_path(), shown)?;
-    let real = real_parent.join(&leaf);
+    let real = real_parent.join_bytes(leaf.as_bytes());
     let meta = root
         .dir()
         .symlink_metadata(real.as_os_path())
@@ -172,15 +159,18 @@ fn locate_entry(
 fn check_tree(
     roots: &Roots,
     bases: &[&RelPath],
-    entries: &[(String, Kind)],
+    entries: &[(RelPath, Kind)],
     shown: &str,
 ) -> FsResult<()> {
     for (sub, kind) in entries {
         for base in bases {
-            if crate::replace::sensitive_target(roots, &base.join(sub), *kind == Kind::Dir) {
+            if crate::replace::sensitive_target(roots, &base.join_rel(sub), *kind == Kind::Dir) {
                 return Err(FsError::new(
                     ErrorCode::PathDenied,
-                    format!("`{shown}` holds a sensitive file (`{sub}`); nothing was changed"),
+                    format!(
+                        "`{shown}` holds a sensitive file (`{}`); nothing was changed",
+                        sub.as_str()
+                    ),
                 )
                 .hint("ferret never moves, copies or deletes keys and credentials; ask the user to do it"));
             }
@@ -696,7 +686,7 @@ fn copy_tree(
     sreal: &RelPath,
     droot: &Root,
     dreal: &RelPath,
-    tree: &[(String, Kind)],
+    tree: &[(RelPath, Kind)],
     keep_owner: bool,
     to_shown: &str,
     meter: Option<&crate::Meter>,
@@ -708,8 +698,8 @@ fn copy_tree(
         if let Some(m) = meter {
             m.tick();
         }
-        let from = sreal.join(sub);
-        let to = dreal.join(sub);
+        let from = sreal.join_rel(sub);
+        let to = dreal.join_rel(sub);
         let err = |e: io::Error| FsError::from_io(&e, to_shown);
         match kind {
             Kind::Dir => match droot.dir().create_dir(to.as_os_path()) {

@@ -7,51 +7,128 @@
 use std::path::Path;
 
 /// A path relative to a root, made only of normal components (no `.`, `..`, or
-/// separators at either end). The empty path is the root itself.
+/// separators at either end). The empty path is the root itself. Shown as a
+/// string; on disk, where a name is not UTF-8, its bytes (see
+/// [`ferret_names`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct RelPath(String);
+pub struct RelPath {
+    shown: String,
+    /// The path's bytes on disk, when they differ from `shown`'s: some name
+    /// in it is not UTF-8.
+    os: Option<Box<[u8]>>,
+}
 
 impl RelPath {
     pub fn root() -> Self {
-        RelPath(String::new())
+        RelPath::default()
     }
 
     pub fn is_root(&self) -> bool {
-        self.0.is_empty()
+        self.shown.is_empty()
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.shown
     }
 
-    /// The path to hand to cap-std: `.` for the root itself.
+    /// The path to hand to the file system: `.` for the root itself.
     pub fn as_os_path(&self) -> &Path {
-        if self.0.is_empty() {
-            Path::new(".")
-        } else {
-            Path::new(&self.0)
+        use std::os::unix::ffi::OsStrExt;
+        match &self.os {
+            Some(bytes) => Path::new(std::ffi::OsStr::from_bytes(bytes)),
+            None if self.shown.is_empty() => Path::new("."),
+            None => Path::new(&self.shown),
         }
     }
 
+    /// The path below this one named `name` (as shown, standing for itself).
     pub fn join(&self, name: &str) -> RelPath {
-        if self.0.is_empty() {
-            RelPath(name.to_string())
-        } else {
-            RelPath(format!("{}/{name}", self.0))
+        self.join_bytes(name.as_bytes())
+    }
+
+    /// The path below this one whose name on disk is `name`: shown escaped
+    /// when it is not UTF-8.
+    pub fn join_bytes(&self, name: &[u8]) -> RelPath {
+        let mut shown = self.shown.clone();
+        if !shown.is_empty() {
+            shown.push('/');
+        }
+        ferret_names::push_shown(&mut shown, name);
+        let os = match (&self.os, std::str::from_utf8(name).is_ok()) {
+            (None, true) => None,
+            _ => {
+                let mut os = self.as_os_bytes().to_vec();
+                if !self.shown.is_empty() {
+                    os.push(b'/');
+                }
+                os.extend_from_slice(name);
+                Some(os.into_boxed_slice())
+            }
+        };
+        RelPath { shown, os }
+    }
+
+    /// The path `sub` (relative to this one) below this one.
+    pub fn join_rel(&self, sub: &RelPath) -> RelPath {
+        if sub.is_root() {
+            return self.clone();
+        }
+        if self.is_root() {
+            return sub.clone();
+        }
+        let os = (self.os.is_some() || sub.os.is_some()).then(|| {
+            [self.as_os_bytes(), b"/", sub.as_os_bytes()]
+                .concat()
+                .into_boxed_slice()
+        });
+        RelPath {
+            shown: format!("{}/{}", self.shown, sub.shown),
+            os,
+        }
+    }
+
+    fn as_os_bytes(&self) -> &[u8] {
+        self.os.as_deref().unwrap_or(self.shown.as_bytes())
+    }
+
+    /// Each name of the path: as shown, and its bytes on disk.
+    pub fn names(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        let not_empty = |c: &&[u8]| !c.is_empty();
+        self.components()
+            .zip(self.as_os_bytes().split(|&b| b == b'/').filter(not_empty))
+    }
+
+    /// The folder the path is in, and its last name's bytes on disk (the
+    /// root and an empty name for the root).
+    pub fn split_last(&self) -> (RelPath, std::ffi::OsString) {
+        use std::os::unix::ffi::OsStringExt;
+        let names: Vec<(&str, &[u8])> = self.names().collect();
+        match names.split_last() {
+            Some(((_, leaf), parent)) => (
+                parent
+                    .iter()
+                    .fold(RelPath::root(), |p, (_, name)| p.join_bytes(name)),
+                std::ffi::OsString::from_vec(leaf.to_vec()),
+            ),
+            None => (RelPath::root(), std::ffi::OsString::new()),
         }
     }
 
     pub fn components(&self) -> impl Iterator<Item = &str> {
-        self.0.split('/').filter(|c| !c.is_empty())
+        self.shown.split('/').filter(|c| !c.is_empty())
     }
 
     pub fn file_name(&self) -> &str {
-        self.0.rsplit('/').next().unwrap_or("")
+        self.shown.rsplit('/').next().unwrap_or("")
     }
 
-    /// Build from components that were already checked to be normal.
+    /// Build from components that were already checked to be normal (each
+    /// standing for itself).
     pub(crate) fn from_components<'a>(parts: impl IntoIterator<Item = &'a str>) -> RelPath {
-        RelPath(parts.into_iter().collect::<Vec<_>>().join("/"))
+        RelPath {
+            shown: parts.into_iter().collect::<Vec<_>>().join("/"),
+            os: None,
+        }
     }
 }
 

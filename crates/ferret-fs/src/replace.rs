@@ -20,6 +20,7 @@
 use std::{
     hash::{BuildHasher, Hasher},
     io::{self, Read, Write},
+    os::unix::ffi::OsStrExt,
     sync::atomic::{AtomicU64, Ordering},
 };
 
@@ -92,15 +93,10 @@ pub fn read_only(root: &Root) -> FsError {
     ))
 }
 
-pub(crate) fn split_parent(rel: &RelPath) -> (RelPath, String) {
-    let parts: Vec<&str> = rel.components().collect();
-    match parts.split_last() {
-        Some((leaf, parent)) => (
-            RelPath::from_components(parent.iter().copied()),
-            leaf.to_string(),
-        ),
-        None => (RelPath::root(), String::new()),
-    }
+/// The folder `rel` is in, and its last name's bytes (see
+/// [`RelPath::split_last`]).
+pub(crate) fn split_parent(rel: &RelPath) -> (RelPath, std::ffi::OsString) {
+    rel.split_last()
 }
 
 /// Where a write lands once symlinks inside the root are resolved.
@@ -158,10 +154,12 @@ pub(crate) fn land(
     }
     let (parent, leaf) = split_parent(rel);
     // The deepest folder of the path that exists; the rest must be created.
-    let parts: Vec<&str> = parent.components().collect();
+    let parts: Vec<&[u8]> = parent.names().map(|(_, bytes)| bytes).collect();
     let mut found = None;
     for keep in (0..=parts.len()).rev() {
-        let prefix = RelPath::from_components(parts[..keep].iter().copied());
+        let prefix = parts[..keep]
+            .iter()
+            .fold(RelPath::root(), |p, name| p.join_bytes(name));
         match roots.resolve_links(root, prefix.as_os_path(), shown) {
             Ok(real) => {
                 found = Some((keep, real));
@@ -187,16 +185,16 @@ pub(crate) fn land(
     let landing = if keep < parts.len() {
         let mut missing_dirs = Vec::new();
         for part in &parts[keep..] {
-            real_parent = real_parent.join(part);
+            real_parent = real_parent.join_bytes(part);
             missing_dirs.push(real_parent.clone());
         }
         Landing {
-            real: real_parent.join(&leaf),
+            real: real_parent.join_bytes(leaf.as_bytes()),
             existing: None,
             missing_dirs,
         }
     } else {
-        let direct = real_parent.join(&leaf);
+        let direct = real_parent.join_bytes(leaf.as_bytes());
         match root.dir().symlink_metadata(direct.as_os_path()) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Landing {
                 real: direct,
@@ -331,7 +329,7 @@ pub(crate) fn remove_stale_temp(
         _ => return Ok(false),
     };
     let (parent, leaf) = split_parent(&rel);
-    match temp_owner(&leaf) {
+    match leaf.to_str().and_then(temp_owner) {
         Some(pid) if pid != std::process::id() && !process_runs(pid) => {}
         _ => return Ok(false),
     }
@@ -371,7 +369,7 @@ fn temp_name() -> String {
 
 /// Open the folder holding `real` (which contains no symlink) through the
 /// root; a component swapped for a symlink since it was resolved fails the open.
-pub(crate) fn open_parent(root: &Root, real: &RelPath) -> io::Result<(Dir, String)> {
+pub(crate) fn open_parent(root: &Root, real: &RelPath) -> io::Result<(Dir, std::ffi::OsString)> {
     let (parent, leaf) = split_parent(real);
     let dir = crate::open::folder(root.dir(), parent.as_os_path())?;
     Ok((dir, leaf))

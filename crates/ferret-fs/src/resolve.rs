@@ -24,10 +24,41 @@ pub(crate) fn resolve<'a>(roots: &'a Roots, input: &str) -> FsResult<Target<'a>>
         Refusal::WindowsPath => FsError::outside(shown)
             .hint("drive letters and UNC paths do not exist here; use a path relative to a root"),
     })?;
-    match requested {
+    let target = match requested {
         Requested::Relative(parts) => resolve_relative(roots, &parts, shown),
         Requested::Absolute(parts) => resolve_absolute(roots, &parts, shown),
+    }?;
+    Ok(match target {
+        Target::In(root, rel) => Target::In(root, unescape(root, rel)),
+        other => other,
+    })
+}
+
+/// `rel` with its escaped names (see [`ferret_names`]) read as the bytes
+/// they stand for where a name of those bytes exists and none as written
+/// does: what was reachable by its name as written stays so, and nothing is
+/// ever created under a name that is not UTF-8. (A file-system call for each
+/// escaped name only.)
+fn unescape(root: &Root, rel: RelPath) -> RelPath {
+    if !rel.as_str().contains('%') {
+        return rel;
     }
+    let exists = |p: &RelPath| root.dir().symlink_metadata(p.as_os_path()).is_ok();
+    let mut out = RelPath::root();
+    for part in rel.components() {
+        out = match ferret_names::escaped_bytes(part) {
+            Some(bytes) if !exists(&out.join(part)) => {
+                let named = out.join_bytes(&bytes);
+                if exists(&named) {
+                    named
+                } else {
+                    out.join(part)
+                }
+            }
+            _ => out.join(part),
+        };
+    }
+    out
 }
 
 fn resolve_relative<'a>(roots: &'a Roots, parts: &[String], shown: &str) -> FsResult<Target<'a>> {
@@ -95,31 +126,32 @@ pub(crate) fn real_path(root: &Root, rel: &RelPath, shown: &str) -> FsResult<Rel
 /// absolute target is accepted only when it lies inside this root. The result
 /// holds no symlink, and every later open still goes through the handle.
 pub(crate) fn resolve_links(root: &Root, path: &Path, shown: &str) -> FsResult<RelPath> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
     const MAX_HOPS: usize = 40;
-    let mut done: Vec<String> = Vec::new();
-    let mut todo: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    // Names as bytes: a name that is not UTF-8 is followed like any other
+    // (and shown escaped in the result, see `ferret_names`).
+    let mut done: Vec<Vec<u8>> = Vec::new();
+    let mut todo: std::collections::VecDeque<Vec<u8>> = std::collections::VecDeque::new();
     for c in path.components() {
         match c {
-            std::path::Component::Normal(s) => {
-                todo.push_back(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
-            }
+            std::path::Component::Normal(s) => todo.push_back(s.as_bytes().to_vec()),
             std::path::Component::CurDir => {}
             _ => return Err(FsError::outside(shown)),
         }
     }
     let mut hops = 0;
     while let Some(part) = todo.pop_front() {
-        if part == "." {
+        if part == b"." {
             continue;
         }
-        if part == ".." {
+        if part == b".." {
             if done.pop().is_none() {
                 return Err(FsError::outside(shown));
             }
             continue;
         }
         done.push(part);
-        let candidate = done.join("/");
+        let candidate = std::ffi::OsString::from_vec(done.join(&b'/'));
         let meta = root
             .dir()
             .symlink_metadata(&candidate)
@@ -145,17 +177,15 @@ pub(crate) fn resolve_links(root: &Root, path: &Path, shown: &str) -> FsResult<R
             .dir()
             .read_link_contents(&candidate)
             .map_err(|e| FsError::from_io(&e, shown))?;
-        let mut parts: Vec<String> = Vec::new();
+        let mut parts: Vec<Vec<u8>> = Vec::new();
         if target.is_absolute() {
             parts = target_parts_from_root(&target, root).ok_or_else(|| FsError::outside(shown))?;
             done.clear();
         } else {
             for c in target.components() {
                 match c {
-                    std::path::Component::Normal(s) => {
-                        parts.push(s.to_str().ok_or_else(|| not_utf8(shown))?.to_string())
-                    }
-                    std::path::Component::ParentDir => parts.push("..".into()),
+                    std::path::Component::Normal(s) => parts.push(s.as_bytes().to_vec()),
+                    std::path::Component::ParentDir => parts.push(b"..".to_vec()),
                     _ => {}
                 }
             }
@@ -164,29 +194,26 @@ pub(crate) fn resolve_links(root: &Root, path: &Path, shown: &str) -> FsResult<R
             todo.push_front(p);
         }
     }
-    Ok(RelPath::from_components(done.iter().map(String::as_str)))
-}
-
-fn not_utf8(shown: &str) -> FsError {
-    FsError::new(
-        ErrorCode::IoError,
-        format!("`{shown}` goes through a name that is not valid UTF-8"),
-    )
+    Ok(done
+        .iter()
+        .fold(RelPath::root(), |rel, name| rel.join_bytes(name)))
 }
 
 /// The components of an absolute symlink target below the root, keeping `..` so
 /// that the resolver applies them physically. `None` when it starts elsewhere.
-fn target_parts_from_root(target: &Path, root: &Root) -> Option<Vec<String>> {
+fn target_parts_from_root(target: &Path, root: &Root) -> Option<Vec<Vec<u8>>> {
+    use std::os::unix::ffi::OsStrExt;
     for base in [&root.path, &root.given] {
         if let Ok(rest) = target.strip_prefix(base) {
-            return rest
-                .components()
-                .map(|c| match c {
-                    std::path::Component::Normal(s) => s.to_str().map(str::to_string),
-                    std::path::Component::ParentDir => Some("..".into()),
-                    _ => Some(".".into()),
-                })
-                .collect();
+            return Some(
+                rest.components()
+                    .map(|c| match c {
+                        std::path::Component::Normal(s) => s.as_bytes().to_vec(),
+                        std::path::Component::ParentDir => b"..".to_vec(),
+                        _ => b".".to_vec(),
+                    })
+                    .collect(),
+            );
         }
     }
     None
@@ -333,5 +360,61 @@ mod link_tests {
         assert_eq!(real("missing/x").unwrap_err().code, ErrorCode::NotFound);
         assert_eq!(real("loop").unwrap_err().code, ErrorCode::IoError);
         assert_eq!(real("rel/x").unwrap_err().code, ErrorCode::NotDirectory);
+    }
+
+    /// A name that is not UTF-8 is reached by its shown form, through a
+    /// symlink too; a name as written comes first, and a path that names
+    /// nothing stays as written.
+    #[test]
+    fn escaped_names_read_back_as_their_bytes() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let bytes = |b: &[u8]| root.join(OsStr::from_bytes(b));
+        std::fs::create_dir_all(bytes(b"d\xff")).unwrap();
+        std::fs::write(bytes(b"d\xff/caf\xe9.txt"), "x").unwrap();
+        std::fs::write(bytes(b"tw\xe9in"), "escaped").unwrap();
+        std::fs::write(root.join("tw%E9in"), "literal").unwrap();
+        symlink(OsStr::from_bytes(b"d\xff/caf\xe9.txt"), root.join("link")).unwrap();
+        let spec: RootSpec = root.display().to_string().parse().unwrap();
+        let roots = Roots::open(&[spec], Policy::default()).unwrap();
+        let os = |p: &str| match roots.resolve(p).unwrap() {
+            Target::In(_, rel) => (
+                rel.as_str().to_string(),
+                rel.as_os_path().as_os_str().as_bytes().to_vec(),
+            ),
+            Target::AllRoots => unreachable!(),
+        };
+        assert_eq!(
+            os("d%FF/caf%E9.txt"),
+            ("d%FF/caf%E9.txt".into(), b"d\xff/caf\xe9.txt".to_vec())
+        );
+        assert_eq!(os("tw%E9in"), ("tw%E9in".into(), b"tw%E9in".to_vec()));
+        assert_eq!(
+            os("d%FF/new%E9.txt"),
+            ("d%FF/new%E9.txt".into(), b"d\xff/new%E9.txt".to_vec())
+        );
+        assert_eq!(os("new%E9/x"), ("new%E9/x".into(), b"new%E9/x".to_vec()));
+        let r = &roots.roots()[0];
+        let real = roots.resolve_links(r, Path::new("link"), "link").unwrap();
+        assert_eq!(real.as_str(), "d%FF/caf%E9.txt");
+        assert_eq!(
+            real.as_os_path().as_os_str().as_bytes(),
+            b"d\xff/caf\xe9.txt"
+        );
+        let (parent, leaf) = real.split_last();
+        assert_eq!(
+            (parent.as_str(), leaf.as_bytes()),
+            ("d%FF", &b"caf\xe9.txt"[..])
+        );
+        assert_eq!(
+            parent
+                .join_rel(&RelPath::root().join_bytes(b"x\xe9"))
+                .as_os_path()
+                .as_os_str()
+                .as_bytes(),
+            b"d\xff/x\xe9"
+        );
     }
 }
