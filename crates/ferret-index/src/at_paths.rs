@@ -71,7 +71,7 @@ pub fn facts_at(
                         if !halt.go() {
                             break;
                         }
-                        let name = String::from_utf8_lossy(store.name(c));
+                        let name = ferret_names::shown(store.name(c));
                         let p = if single && prefix == "." {
                             name.into_owned()
                         } else {

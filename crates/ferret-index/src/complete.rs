@@ -102,7 +102,7 @@ fn rank<'a>(
     let mut starts: Vec<(bool, Cow<'a, str>)> = Vec::new();
     let mut fits: Vec<(u16, bool, Cow<'a, str>)> = Vec::new();
     for (is_dir, bytes) in names {
-        let name = String::from_utf8_lossy(bytes);
+        let name = ferret_names::shown(bytes);
         let head = name.as_bytes().get(..lower_stem.len());
         if head.is_some_and(|h| h.eq_ignore_ascii_case(lower_stem.as_bytes())) {
             starts.push((is_dir, name));

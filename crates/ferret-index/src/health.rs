@@ -116,7 +116,7 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         network: stats
             .network
             .iter()
-            .map(|(rel, fs)| (String::from_utf8_lossy(rel).into_owned(), *fs))
+            .map(|(rel, fs)| (crate::hits::shown_path(rel), *fs))
             .collect(),
     }
 }

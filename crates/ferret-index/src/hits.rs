@@ -48,8 +48,31 @@ pub fn display_path_into(store: &Store, id: EntryId, bytes: &mut Vec<u8>, out: &
     if bytes.is_empty() && !several {
         out.push('.');
     } else {
-        out.push_str(&String::from_utf8_lossy(bytes));
+        push_shown_path(out, bytes);
     }
+}
+
+/// A path's bytes (names joined by `/`) as shown: each name that is not
+/// UTF-8 escaped so that the path reads back (`ferret_names`;
+/// [`find_display_path`] and the file layer read it so).
+pub(crate) fn push_shown_path(out: &mut String, bytes: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        out.push_str(text);
+        return;
+    }
+    for (i, name) in bytes.split(|&b| b == b'/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        ferret_names::push_shown(out, name);
+    }
+}
+
+/// [`push_shown_path`] into a new string.
+pub(crate) fn shown_path(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    push_shown_path(&mut out, bytes);
+    out
 }
 
 /// The entry a path as [`display_path`] spells it names, if the index has it.
@@ -57,12 +80,26 @@ pub fn find_display_path(store: &Store, path: &str) -> Option<EntryId> {
     let roots = store.roots();
     if roots.len() > 1 {
         let (root, rel) = path.split_once('/').unwrap_or((path, ""));
-        let &id = roots.iter().find(|&&r| store.name(r) == root.as_bytes())?;
-        store.lookup(id, rel.as_bytes())
+        let &id = roots
+            .iter()
+            .find(|&&r| ferret_names::shown(store.name(r)) == root)?;
+        lookup_shown(store, id, rel)
     } else {
         let rel = if path == "." { "" } else { path };
-        store.lookup(*roots.first()?, rel.as_bytes())
+        lookup_shown(store, *roots.first()?, rel)
     }
+}
+
+/// The entry below `at` at the path `rel` as shown: each name as written,
+/// else (an escaped name, see `ferret_names`) the name of the bytes it
+/// stands for, as the file layer reads a path.
+fn lookup_shown(store: &Store, mut at: EntryId, rel: &str) -> Option<EntryId> {
+    for part in rel.split('/').filter(|p| !p.is_empty()) {
+        at = store.child(at, part.as_bytes()).or_else(|| {
+            ferret_names::escaped_bytes(part).and_then(|bytes| store.child(at, &bytes))
+        })?;
+    }
+    Some(at)
 }
 
 pub fn hit(store: &Store, id: EntryId) -> Hit {
@@ -94,8 +131,13 @@ mod tests {
         let f = one.insert_new(b, b"f.rs", Kind::File, Meta::default());
         assert_eq!(display_path(&one, r), ".");
         assert_eq!(display_path(&one, a), "a");
-        assert_eq!(display_path(&one, f), "a/b\u{fffd}c/f.rs");
+        assert_eq!(display_path(&one, f), "a/b%FFc/f.rs");
         assert_eq!(one.rel_path(f), b"a/b\xffc/f.rs");
+        assert_eq!(find_display_path(&one, "a/b%FFc/f.rs"), Some(f));
+        // A name as written first, the escaped one only where it is not.
+        let twin = one.insert_new(a, b"b%FFc", Kind::Dir, Meta::default());
+        assert_eq!(find_display_path(&one, "a/b%FFc"), Some(twin));
+        assert_eq!(find_display_path(&one, "a/b%FFc/f.rs"), None);
 
         let mut two = Store::new();
         let r1 = two.add_root(b"one", Meta::default());

@@ -809,9 +809,7 @@ impl Index {
             .unwrap_or_default();
         temps
             .into_iter()
-            .filter_map(|(root, path)| {
-                Some(self.shown_below(root, std::str::from_utf8(&path).ok()?))
-            })
+            .map(|(root, path)| self.shown_below(root, &hits::shown_path(&path)))
             .collect()
     }
 
@@ -832,12 +830,7 @@ impl Index {
     pub(crate) fn shown_network(&self, folders: &[(usize, Vec<u8>, &'static str)]) -> Vec<String> {
         folders
             .iter()
-            .map(|(r, rel, fs)| {
-                format!(
-                    "{} ({fs})",
-                    self.shown_below(*r, &String::from_utf8_lossy(rel))
-                )
-            })
+            .map(|(r, rel, fs)| format!("{} ({fs})", self.shown_below(*r, &hits::shown_path(rel))))
             .collect()
     }
 

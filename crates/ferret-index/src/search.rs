@@ -347,7 +347,7 @@ pub fn matching_facts_until(
             let prefix = folders
                 .entry(parent)
                 .or_insert_with(|| display_path(store, parent));
-            let name = String::from_utf8_lossy(store.name(id));
+            let name = ferret_names::shown(store.name(id));
             if single && prefix == "." {
                 name.into_owned()
             } else {

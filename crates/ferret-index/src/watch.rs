@@ -655,7 +655,7 @@ impl<'a> Applier<'a> {
                         } else {
                             path.push('/');
                         }
-                        path.push_str(&String::from_utf8_lossy(&name));
+                        ferret_names::push_shown(&mut path, &name);
                         written.push(path);
                     }
                     self.refresh(root, folder, &name, &mut opened, &mut changes, &mut rescans)
