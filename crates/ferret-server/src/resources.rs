@@ -98,9 +98,16 @@ pub fn path_of(uri: &str) -> Result<String, ErrorData> {
     let path = url
         .to_file_path()
         .map_err(|()| not_ours("not a local file path"))?;
-    path.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| not_ours("the path is not valid UTF-8"))
+    // A name that is not UTF-8 (`%E9` in the URI) as paths show it
+    // (`ferret_names`), which the file layer reads back.
+    let mut shown = String::new();
+    for c in path.iter() {
+        if !shown.is_empty() && !shown.ends_with('/') {
+            shown.push('/');
+        }
+        ferret_names::push_shown(&mut shown, std::os::unix::ffi::OsStrExt::as_bytes(c));
+    }
+    Ok(shown)
 }
 
 /// A file-layer failure as the JSON-RPC error of `resources/read`: a path that
@@ -254,6 +261,19 @@ mod tests {
                 assert_eq!(text, "x\n");
                 assert_eq!(mime_type.as_deref(), Some("text/plain"));
             }
+            other => panic!("{other:?}"),
+        }
+        // A name that is not UTF-8: its URI holds the byte (`%E9`), its
+        // path is shown escaped, and the file is read.
+        use std::os::unix::ffi::OsStrExt;
+        let latin = dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+        std::fs::write(&latin, "latin\n").unwrap();
+        let uri = String::from(url::Url::from_file_path(&latin).unwrap());
+        assert!(uri.ends_with("/caf%E9.txt"), "{uri}");
+        let shown = format!("{}/caf%E9.txt", dir.to_str().unwrap());
+        assert_eq!(path_of(&uri).unwrap(), shown);
+        match &super::read(&roots, &uri).unwrap().contents[0] {
+            ResourceContents::TextResourceContents { text, .. } => assert_eq!(text, "latin\n"),
             other => panic!("{other:?}"),
         }
     }

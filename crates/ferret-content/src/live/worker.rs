@@ -344,8 +344,8 @@ impl Listing {
 }
 
 /// The files the name index holds, as paths are shown (`display_path`: a
-/// root's name first when there are several roots, names not UTF-8 shown
-/// with U+FFFD).
+/// root's name first when there are several roots, names not UTF-8
+/// escaped, see `ferret_names`).
 pub(super) fn list_files(index: &Index) -> Listing {
     let mut out = index.with_store(|store| {
         let files = store.count_of(Kind::File) as usize;
@@ -360,7 +360,7 @@ pub(super) fn list_files(index: &Index) -> Listing {
         for &root in store.roots() {
             let top = if multi {
                 out.paths
-                    .folder(TOP, &String::from_utf8_lossy(store.name(root)))
+                    .folder(TOP, &ferret_names::shown(store.name(root)))
             } else {
                 Some(TOP)
             };
@@ -381,7 +381,7 @@ fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
     let mut stack: Vec<(EntryId, u32)> = vec![(dir, folder)];
     while let Some((dir, folder)) = stack.pop() {
         for &child in store.children(dir) {
-            let name = String::from_utf8_lossy(store.name(child));
+            let name = ferret_names::shown(store.name(child));
             match store.kind(child) {
                 Kind::File => out.add_file(folder, &name, store.meta(child)),
                 Kind::Dir => {
@@ -399,10 +399,9 @@ fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
 /// stands for every file below it, a file for itself; nothing there, or
 /// something else, for none), as [`list_files`] lists them: a walk of that
 /// part of its tree alone. `None` when the name index cannot say which
-/// entry the path names: a name shown with U+FFFD (not UTF-8: several
-/// names show alike), a path with an empty part, or a whole root.
+/// entry the path names: a path with an empty part, or a whole root.
 pub(super) fn list_files_at(index: &Index, shown: &str) -> Option<Listing> {
-    if shown.contains('\u{FFFD}') || shown.split('/').any(str::is_empty) {
+    if shown.split('/').any(str::is_empty) {
         return None;
     }
     index.with_store(|store| {
@@ -680,7 +679,7 @@ fn list_part(index: &Index, folders: &[EntryId], most: usize) -> (Listing, usize
             let Some(folder) = folder else { continue };
             for &child in store.children(dir) {
                 if store.kind(child) == Kind::File {
-                    let name = String::from_utf8_lossy(store.name(child));
+                    let name = ferret_names::shown(store.name(child));
                     out.add_file(folder, &name, store.meta(child));
                 }
             }
