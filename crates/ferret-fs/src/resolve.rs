@@ -37,8 +37,11 @@ pub(crate) fn resolve<'a>(roots: &'a Roots, input: &str) -> FsResult<Target<'a>>
 /// `rel` with its escaped names (see [`ferret_names`]) read as the bytes
 /// they stand for where a name of those bytes exists and none as written
 /// does: what was reachable by its name as written stays so, and nothing is
-/// ever created under a name that is not UTF-8. (A file-system call for each
-/// escaped name only.)
+/// ever created under a name that is not UTF-8. Each name is looked for in
+/// its folder's real path (symlinks above it followed as every tool follows
+/// them): decided on the path as typed, a name below an absolute link was
+/// kept as written, and an overwrite there made a second file beside the
+/// one meant. (File-system calls for each escaped name only.)
 fn unescape(root: &Root, rel: RelPath) -> RelPath {
     if !rel.as_str().contains('%') {
         return rel;
@@ -47,15 +50,16 @@ fn unescape(root: &Root, rel: RelPath) -> RelPath {
     let mut out = RelPath::root();
     for part in rel.components() {
         out = match ferret_names::escaped_bytes(part) {
-            Some(bytes) if !exists(&out.join(part)) => {
-                let named = out.join_bytes(&bytes);
-                if exists(&named) {
-                    named
-                } else {
-                    out.join(part)
+            Some(bytes) => {
+                let real = resolve_links(root, out.as_os_path(), part).ok();
+                match real {
+                    Some(real) if !exists(&real.join(part)) && exists(&real.join_bytes(&bytes)) => {
+                        out.join_bytes(&bytes)
+                    }
+                    _ => out.join(part),
                 }
             }
-            _ => out.join(part),
+            None => out.join(part),
         };
     }
     out
@@ -377,6 +381,13 @@ mod link_tests {
         std::fs::write(bytes(b"tw\xe9in"), "escaped").unwrap();
         std::fs::write(root.join("tw%E9in"), "literal").unwrap();
         symlink(OsStr::from_bytes(b"d\xff/caf\xe9.txt"), root.join("link")).unwrap();
+        // An absolute link to the folder: its escaped names too.
+        let canonical = std::fs::canonicalize(&root).unwrap();
+        symlink(
+            canonical.join(OsStr::from_bytes(b"d\xff")),
+            root.join("abs"),
+        )
+        .unwrap();
         let spec: RootSpec = root.display().to_string().parse().unwrap();
         let roots = Roots::open(&[spec], Policy::default()).unwrap();
         let os = |p: &str| match roots.resolve(p).unwrap() {
@@ -396,6 +407,10 @@ mod link_tests {
             ("d%FF/new%E9.txt".into(), b"d\xff/new%E9.txt".to_vec())
         );
         assert_eq!(os("new%E9/x"), ("new%E9/x".into(), b"new%E9/x".to_vec()));
+        assert_eq!(
+            os("abs/caf%E9.txt"),
+            ("abs/caf%E9.txt".into(), b"abs/caf\xe9.txt".to_vec())
+        );
         let r = &roots.roots()[0];
         let real = roots.resolve_links(r, Path::new("link"), "link").unwrap();
         assert_eq!(real.as_str(), "d%FF/caf%E9.txt");
