@@ -925,14 +925,30 @@ impl Index {
             None if rel.is_empty() => return None,
             None => ("", rel),
         };
-        let dir = dirs::open_below(root_fd, parent.as_bytes()).ok()?;
-        let st = rustix::fs::statx(
-            &dir,
-            name,
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-            rustix::fs::StatxFlags::BASIC_STATS,
-        )
-        .ok()?;
+        let stat = |dir: &std::os::fd::OwnedFd, name: &[u8]| {
+            rustix::fs::statx(
+                dir,
+                name,
+                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                rustix::fs::StatxFlags::BASIC_STATS,
+            )
+        };
+        let st = if !rel.contains('%') {
+            let dir = dirs::open_below(root_fd, parent.as_bytes()).ok()?;
+            stat(&dir, name.as_bytes()).ok()?
+        } else {
+            // Escaped names (`ferret_names`) read as the file layer reads
+            // them: each name as written, else the bytes it stands for.
+            let written_or_escaped = |part: &str| {
+                std::iter::once(part.as_bytes().to_vec()).chain(ferret_names::escaped_bytes(part))
+            };
+            let mut dir = dirs::open_below(root_fd, b"").ok()?;
+            for part in parent.split('/').filter(|p| !p.is_empty()) {
+                dir = written_or_escaped(part)
+                    .find_map(|b| dirs::open_below(dir.as_fd(), &b).ok())?;
+            }
+            written_or_escaped(name).find_map(|b| stat(&dir, &b).ok())?
+        };
         let ns =
             |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
         Some(echo::Version {
@@ -1066,5 +1082,39 @@ mod uses_tests {
             "the use recorded while busy"
         );
         assert!(uses.score("b.txt", now) > 0.99);
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    /// What a shown path is on disk, for the journal's echo check: an
+    /// escaped name (`ferret_names`) read as its bytes, a name as written
+    /// first. (Read as written, such a path was never found, and every
+    /// change to it after ferret wrote it passed for ferret's echo.)
+    #[test]
+    fn a_shown_path_with_an_escaped_name_has_a_version() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let at = |b: &[u8]| tmp.path().join(std::ffi::OsStr::from_bytes(b));
+        std::fs::create_dir(at(b"d\xff")).unwrap();
+        std::fs::write(at(b"d\xff/caf\xe9.txt"), "x").unwrap();
+        std::fs::write(at(b"tw%E9in"), "literal").unwrap();
+        std::fs::write(at(b"tw\xe9in"), "escaped").unwrap();
+        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tmp.path())]);
+        config.watch = false;
+        let index = Index::open(config).unwrap();
+        let ino =
+            |b: &[u8]| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(at(b)).unwrap());
+        assert_eq!(
+            index.version_of("d%FF/caf%E9.txt").map(|v| v.ino),
+            Some(ino(b"d\xff/caf\xe9.txt"))
+        );
+        assert_eq!(
+            index.version_of("tw%E9in").map(|v| v.ino),
+            Some(ino(b"tw%E9in"))
+        );
+        assert!(index.version_of("d%FF/missing%E9.txt").is_none());
     }
 }
