@@ -322,6 +322,51 @@ fn a_restart_loads_the_file_and_checks_every_version() {
     assert_eq!(s.content.status().files, st.files);
 }
 
+/// Names that are not UTF-8 are held by their shown paths (`caf%E9.txt`),
+/// read, named in answers, and after a restart checked against the disk by
+/// the bytes they stand for (read as written, they were never found the
+/// same, and stayed searched directly).
+#[test]
+fn names_not_utf8_are_held_and_checked_by_their_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let at = |b: &[u8]| t.path().join(std::ffi::OsStr::from_bytes(b));
+    fs::write(at(b"caf\xe9.txt"), "fn needle() {}\n").unwrap();
+    fs::create_dir(at(b"d\xff")).unwrap();
+    fs::write(at(b"d\xff/x.txt"), "needle\n").unwrap();
+    fs::write(at(b"other.txt"), "nothing\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    {
+        let s = serve(t.path(), Some(state.path()));
+        ready(&s);
+        until("named", || named(&s, &literal("needle")).is_some());
+        assert_eq!(
+            named(&s, &literal("needle")).unwrap(),
+            ["caf%E9.txt", "d%FF/x.txt"]
+        );
+    }
+    // As a one-shot search opens it (`ferret grep`): every file vouched
+    // for by the check of its version alone.
+    let roots = Roots::open(
+        &[t.path().to_str().unwrap().parse().unwrap()],
+        Policy::default(),
+    )
+    .unwrap();
+    let root = &roots.roots()[0];
+    let config = IndexConfig::new(vec![IndexRoot {
+        name: root.name.clone(),
+        path: root.path.clone(),
+        walk_path: root.handle_path(),
+    }]);
+    let index = Index::open(config).unwrap();
+    let c = ContentIndex::new(
+        Config::new(Some(state.path().to_path_buf())),
+        Arc::new(roots),
+        index,
+    );
+    assert_eq!(c.open_saved(), Ok(3));
+}
+
 /// What the change feed did not bring, the whole comparison finds (made
 /// in parts of a few files in these tests, the name index's lock let go
 /// between them): files and a folder gone are dropped, new and changed

@@ -863,7 +863,14 @@ fn open_folder(roots: &Roots, folder: &str) -> Option<cap_std::fs::Dir> {
 /// types vary by architecture.)
 #[allow(clippy::unnecessary_cast)]
 fn stat_in_is(dir: &cap_std::fs::Dir, name: &str, m: &DocMeta) -> bool {
-    let Ok(st) = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) else {
+    // The name as shown: as written, else (escaped, see `ferret_names`) the
+    // bytes it stands for, as the file layer reads it.
+    let at = |name: &[u8]| rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW);
+    let st = at(name.as_bytes()).or_else(|e| match ferret_names::escaped_bytes(name) {
+        Some(bytes) => at(&bytes),
+        None => Err(e),
+    });
+    let Ok(st) = st else {
         return false;
     };
     let size = st.st_size as u64;
