@@ -27,6 +27,11 @@ def make(root: Path) -> Path:
     (root / "100%.txt").write_text("percent\n")
     Path(os.fsdecode(b + b"/tw\xe9in.txt")).write_bytes(b"escaped twin\n")
     (root / "tw%E9in.txt").write_text("literal twin\n")
+    Path(os.fsdecode(b + b"/d\xff/z\xe9.txt")).write_bytes(b"zed\n")
+    # An absolute link to that folder: names below it are found by the
+    # folder's real path (decided on the path as typed, an edit there
+    # missed the file and a write made a second one beside it).
+    os.symlink(os.path.realpath(os.fsdecode(b + b"/d\xff")), root / "abs")
     (root / "box").mkdir()
     Path(os.fsdecode(b + b"/box/x\xe9.txt")).write_bytes(b"in a box\n")
     return root
@@ -57,7 +62,7 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
             assert not e, s
             assert {"caf%E9.txt", "d%FF/", "100%.txt", "tw%E9in.txt"} <= set(shown(s, "entries")), s
             e, s, _, _ = await call(c, "list", {"path": "d%FF", "details": True})
-            assert not e and [x["name"] for x in s["entries"]] == ["inner.txt"], s
+            assert not e and [x["name"] for x in s["entries"]] == ["inner.txt", "z%E9.txt"], s
             e, s, _, _ = await call(c, "stat", {"paths": ["d%FF/inner.txt", "caf%E9.txt"]})
             assert not e and all("error" not in r for r in s["results"]), s
 
@@ -68,6 +73,8 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
                 c, "edit", {"path": "caf%E9.txt", "edits": [{"old_text": "latin-1", "new_text": "legacy"}]}
             )
             assert not e and s["path"] == "caf%E9.txt", s
+            e, s, _, _ = await call(c, "edit", {"path": "abs/z%E9.txt", "edits": [{"old_text": "zed", "new_text": "zee"}]})
+            assert not e, s
             # A new file is named as written, never with the bytes an
             # escape would stand for.
             e, s, _, _ = await call(c, "write", {"path": "new%E9.txt", "content": "new\n"})
@@ -93,3 +100,5 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
     assert b"twin.txt" in names and b"tw\xe9in.txt" in names and b"tw%E9in.txt" not in names, names
     assert b"box3" not in names and b"box2" not in names
     assert os.listdir(raw + b"/box") == [b"x\xe9.txt"]
+    assert sorted(os.listdir(raw + b"/d\xff")) == [b"inner.txt", b"z\xe9.txt"]
+    assert Path(os.fsdecode(raw + b"/d\xff/z\xe9.txt")).read_bytes() == b"zee\n"

@@ -103,8 +103,14 @@ fn walk(root: &Root, base: &RelPath, shown: &str) -> FsResult<Vec<(RelPath, Kind
     Ok(out)
 }
 
+/// Whether `inner` is `outer` or below it, by the names' bytes (two names
+/// may show alike, see `ferret_names`).
 fn is_under(inner: &RelPath, outer: &RelPath) -> bool {
-    outer.is_root() || inner == outer || inner.as_str().starts_with(&format!("{}/", outer.as_str()))
+    let (i, o) = (
+        inner.as_os_path().as_os_str().as_bytes(),
+        outer.as_os_path().as_os_str().as_bytes(),
+    );
+    outer.is_root() || i == o || (i.starts_with(o) && i.get(o.len()) == Some(&b'/'))
 }
 
 fn already_exists(shown: &str) -> FsError {

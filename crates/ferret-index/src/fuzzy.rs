@@ -668,11 +668,11 @@ impl Cover {
         if self.letters == 0 {
             return 0.0;
         }
-        // Folded as the shown path is (its UTF-8 made good).
+        // Folded as the shown path is (a name that is not UTF-8 escaped).
         if name.is_ascii() {
             fold_into(name, buf);
         } else {
-            fold_into(String::from_utf8_lossy(name).as_bytes(), buf);
+            fold_into(ferret_names::shown(name).as_bytes(), buf);
         }
         let first = buf.iter().copied().find(|&b| !is_separator(b));
         let starts = self.words.iter().enumerate().any(|(w, word)| {

@@ -93,13 +93,19 @@ pub fn find_display_path(store: &Store, path: &str) -> Option<EntryId> {
 /// The entry below `at` at the path `rel` as shown: each name as written,
 /// else (an escaped name, see `ferret_names`) the name of the bytes it
 /// stands for, as the file layer reads a path.
-fn lookup_shown(store: &Store, mut at: EntryId, rel: &str) -> Option<EntryId> {
+pub(crate) fn lookup_shown(store: &Store, mut at: EntryId, rel: &str) -> Option<EntryId> {
     for part in rel.split('/').filter(|p| !p.is_empty()) {
-        at = store.child(at, part.as_bytes()).or_else(|| {
-            ferret_names::escaped_bytes(part).and_then(|bytes| store.child(at, &bytes))
-        })?;
+        at = child_shown(store, at, part)?;
     }
     Some(at)
+}
+
+/// The child of `at` whose name shows as `part`: the name as written,
+/// else the bytes an escaped name stands for.
+pub(crate) fn child_shown(store: &Store, at: EntryId, part: &str) -> Option<EntryId> {
+    store
+        .child(at, part.as_bytes())
+        .or_else(|| ferret_names::escaped_bytes(part).and_then(|bytes| store.child(at, &bytes)))
 }
 
 pub fn hit(store: &Store, id: EntryId) -> Hit {

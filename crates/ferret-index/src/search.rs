@@ -621,11 +621,13 @@ pub fn group_hits(hits: &[Hit], by: GroupBy, offset: usize, limit: usize) -> Sea
     for h in hits {
         let (folder, name) = h.path.rsplit_once('/').unwrap_or((".", &h.path));
         let is_dir = h.kind == ferret_query::Kind::Dir;
+        // The name's own bytes, as the index groups them.
+        let raw = ferret_names::escaped_bytes(name);
         let key = group_key(
             by,
             h.kind.as_str(),
             is_dir,
-            name.as_bytes(),
+            raw.as_deref().unwrap_or(name.as_bytes()),
             &mut buf,
             || folder.to_string(),
         );
@@ -650,7 +652,7 @@ fn group_key(
         GroupBy::Extension => {
             fold_into(name, buf);
             match extension(buf) {
-                Some(ext) => String::from_utf8_lossy(ext).into_owned(),
+                Some(ext) => ferret_names::shown(ext).into_owned(),
                 None => "(none)".to_string(),
             }
         }

@@ -36,17 +36,20 @@ impl Index {
     /// that does not exist; best first.
     pub fn suggest(&self, wanted: &str, limit: usize) -> Vec<String> {
         let wanted = wanted.trim_start_matches("./").trim_matches('/');
-        let parts: Vec<&[u8]> = wanted
+        let parts: Vec<&str> = wanted
             .split('/')
             .filter(|p| !p.is_empty() && *p != ".")
-            .map(str::as_bytes)
             .collect();
         if parts.is_empty() || limit == 0 {
             return Vec::new();
         }
         let store = self.read_store();
         let (root, parts) = if store.roots().len() > 1 {
-            match store.roots().iter().find(|&&r| store.name(r) == parts[0]) {
+            match store
+                .roots()
+                .iter()
+                .find(|&&r| store.name(r) == parts[0].as_bytes())
+            {
                 Some(&r) => (r, &parts[1..]),
                 None => return Vec::new(),
             }
@@ -58,7 +61,7 @@ impl Index {
         let mut at = root;
         let mut depth = 0;
         while depth < parts.len() {
-            match store.child(at, parts[depth]) {
+            match crate::hits::child_shown(&store, at, parts[depth]) {
                 Some(c) => {
                     at = c;
                     depth += 1;
@@ -69,7 +72,7 @@ impl Index {
         if depth < parts.len() {
             let mut buf = Vec::new();
             let mut want = Vec::new();
-            fold_into(parts[depth], &mut want);
+            fold_into(parts[depth].as_bytes(), &mut want);
             for &c in store.children(at) {
                 fold_into(store.name(c), &mut buf);
                 let sim = similarity(&buf, &want);
@@ -81,7 +84,7 @@ impl Index {
                 let target = if rest.is_empty() {
                     Some(c)
                 } else {
-                    store.lookup(c, &rest.join(&b'/'))
+                    crate::hits::lookup_shown(&store, c, &rest.join("/"))
                 };
                 if let Some(t) = target {
                     found.push((1.0 + sim, display_path(&store, t)));
@@ -91,7 +94,7 @@ impl Index {
         // Close names anywhere.
         let last = parts[parts.len() - 1];
         let mut folded = Vec::new();
-        fold_into(last, &mut folded);
+        fold_into(last.as_bytes(), &mut folded);
         let names = &store.names;
         let mut buf = Vec::new();
         let candidates: Vec<u32> = if folded.len() >= 4 {

@@ -120,30 +120,6 @@ pub fn escaped_bytes(component: &str) -> Option<Vec<u8>> {
     (decoded && std::str::from_utf8(&out).is_err() && shown(&out) == component).then_some(out)
 }
 
-/// The bytes of the path `shown` (names joined by `/`) with each escaped
-/// component given back as its name's bytes; `None` when no component is
-/// escaped (the path stands for itself).
-pub fn escaped_path_bytes(shown: &str) -> Option<Vec<u8>> {
-    if !shown.contains('%') {
-        return None;
-    }
-    let mut out = Vec::with_capacity(shown.len());
-    let mut any = false;
-    for (i, part) in shown.split('/').enumerate() {
-        if i > 0 {
-            out.push(b'/');
-        }
-        match escaped_bytes(part) {
-            Some(bytes) => {
-                out.extend_from_slice(&bytes);
-                any = true;
-            }
-            None => out.extend_from_slice(part.as_bytes()),
-        }
-    }
-    any.then_some(out)
-}
-
 fn hex(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -187,12 +163,7 @@ mod tests {
         // A character cut short, and lone continuation bytes.
         let name = b"\xE2\x82-\x80\x80\xFF";
         assert_eq!(shown(name), "%E2%82-%80%80%FF");
-        let path = format!("docs/{}/x.txt", shown(name));
-        assert_eq!(
-            escaped_path_bytes(&path),
-            Some([&b"docs/"[..], &name[..], b"/x.txt"].concat())
-        );
-        assert_eq!(escaped_path_bytes("docs/100%.txt"), None);
+        assert_eq!(escaped_bytes(&shown(name)).as_deref(), Some(&name[..]));
         let mut out = String::from("a/");
         push_shown(&mut out, b"b\xFF");
         assert_eq!(out, "a/b%FF");

@@ -81,7 +81,9 @@ fn link(roots: &Roots, file: Named<'_>) -> Option<Resource> {
     };
     let path = root.path.join(rel.as_os_path());
     let uri = url::Url::from_file_path(&path).ok()?;
-    let name = path.file_name()?.to_string_lossy().into_owned();
+    // As paths show it (a name that is not UTF-8 escaped, `ferret_names`).
+    let name =
+        ferret_names::shown(std::os::unix::ffi::OsStrExt::as_bytes(path.file_name()?)).into_owned();
     let mut resource = Resource::new(uri.to_string(), name).with_size(size);
     if let Some(mime) = mime_guess::from_path(&path).first_raw() {
         resource = resource.with_mime_type(mime);
