@@ -682,7 +682,7 @@ fn push_walked(
     let rel = rel_of(multi, &e.path);
     let mtime = e.modified.as_deref().map_or(0, parse_time);
     let entry = Walked {
-        rel,
+        rel: raw_path(rel),
         size: e.size.unwrap_or(0),
         mtime,
     };
@@ -713,19 +713,34 @@ fn mtime_of(meta: &cap_std::fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// A shown path's bytes as the index holds them: each escaped name (see
+/// `ferret_names`) the bytes it stands for, so that the query language sees
+/// a listed file as it sees the same file in the index.
+fn raw_path(shown: &str) -> Cow<'_, [u8]> {
+    if !shown.contains('%') {
+        return Cow::Borrowed(shown.as_bytes());
+    }
+    let parts: Vec<Vec<u8>> = shown
+        .split('/')
+        .map(|p| ferret_names::escaped_bytes(p).unwrap_or_else(|| p.as_bytes().to_vec()))
+        .collect();
+    Cow::Owned(parts.join(&b'/'))
+}
+
 /// A file found by listing, seen by the query language.
 struct Walked<'a> {
-    rel: &'a str,
+    /// Its path below the root, as the index holds it (bytes).
+    rel: Cow<'a, [u8]>,
     size: u64,
     mtime: i64,
 }
 
 impl Entry for Walked<'_> {
     fn name(&self) -> &[u8] {
-        self.rel.rsplit('/').next().unwrap_or(self.rel).as_bytes()
+        self.rel.rsplit(|&b| b == b'/').next().unwrap_or(&self.rel)
     }
     fn rel_path(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(self.rel.as_bytes())
+        Cow::Borrowed(&self.rel)
     }
     fn kind(&self) -> ferret_query::Kind {
         Kind::File
@@ -743,7 +758,26 @@ impl Entry for Walked<'_> {
         0o644
     }
     fn depth(&self) -> u32 {
-        self.rel.split('/').count() as u32
+        self.rel.split(|&b| b == b'/').count() as u32
     }
     fn for_each_child(&self, _: &mut dyn FnMut(&[u8], ferret_query::Kind) -> bool) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listed file is seen by the query language as the index sees it:
+    /// an escaped name as its bytes (`in:`, path terms and words alike).
+    #[test]
+    fn a_listed_path_is_queried_by_its_names_bytes() {
+        assert_eq!(&*raw_path("d%FF/caf%E9.txt"), b"d\xff/caf\xe9.txt");
+        assert_eq!(&*raw_path("docs/100%.txt"), b"docs/100%.txt");
+        let w = Walked {
+            rel: raw_path("d%FF/caf%E9.txt"),
+            size: 1,
+            mtime: 0,
+        };
+        assert_eq!((w.name(), w.depth()), (&b"caf\xe9.txt"[..], 2));
+    }
 }
