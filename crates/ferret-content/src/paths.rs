@@ -82,6 +82,9 @@ pub(crate) struct Paths {
     /// The files looked up by path, by the hash of their folder and name.
     by_path: HashTable<u32>,
     seed: foldhash::fast::RandomState,
+    /// The first folder and file added unindexed ([`Paths::add_unindexed`]),
+    /// not looked up until [`Paths::index_unindexed`].
+    unindexed: Option<(u32, u32)>,
 }
 
 impl Default for Paths {
@@ -114,6 +117,7 @@ impl Paths {
             files: Vec::new(),
             by_path: HashTable::new(),
             seed: foldhash::fast::RandomState::default(),
+            unindexed: None,
         }
     }
 
@@ -170,6 +174,11 @@ impl Paths {
     /// The folder `name` in `parent`, made if missing; `None` when there is
     /// no room for its name (or `parent` is not a folder).
     pub(crate) fn folder(&mut self, parent: u32, name: &str) -> Option<u32> {
+        // (An unindexed folder of this path would not be found.)
+        debug_assert!(
+            self.unindexed
+                .is_none_or(|(f, _)| f as usize == self.folders.len())
+        );
         let parent_hash = self.folders.get(parent as usize)?.hash;
         let hash = self.child_hash(parent_hash, name);
         let found = self.folder_at.find(hash, |&f| {
@@ -196,6 +205,94 @@ impl Paths {
         self.folder_at
             .insert_unique(hash, id, |&f| folders[f as usize].hash);
         Some(id)
+    }
+
+    /// A new folder `name` in `parent`, not looked up by its path until
+    /// [`Paths::index_unindexed`]: for a listing that holds each folder
+    /// once, made while the name index is locked, its tables after.
+    pub(crate) fn folder_unindexed(&mut self, parent: u32, name: &str) -> Option<u32> {
+        let parent_hash = self.folders.get(parent as usize)?.hash;
+        let hash = self.child_hash(parent_hash, name);
+        let id = u32::try_from(self.folders.len())
+            .ok()
+            .filter(|&id| id != END)?;
+        let name = self.add_name(name)?;
+        self.mark_unindexed();
+        let next = std::mem::replace(&mut self.folders[parent as usize].first_folder, id);
+        self.folders.push(Folder {
+            hash,
+            parent,
+            name,
+            first_folder: END,
+            first_file: END,
+            next,
+        });
+        Some(id)
+    }
+
+    /// [`Paths::add`], not looked up by its path until
+    /// [`Paths::index_unindexed`] (see [`Paths::folder_unindexed`]).
+    pub(crate) fn add_unindexed(&mut self, folder: u32, name: &str) -> Option<u32> {
+        if folder as usize >= self.folders.len() {
+            return None;
+        }
+        let id = u32::try_from(self.files.len())
+            .ok()
+            .filter(|&id| id != END)?;
+        let name = self.add_name(name)?;
+        self.mark_unindexed();
+        let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
+        self.files.push(File { folder, name, next });
+        Some(id)
+    }
+
+    fn mark_unindexed(&mut self) {
+        if self.unindexed.is_none() {
+            self.unindexed = Some((self.folders.len() as u32, self.files.len() as u32));
+        }
+    }
+
+    /// Look up by their paths the folders and files added unindexed, in the
+    /// order they were added: the tables [`Paths::folder`] and [`Paths::add`]
+    /// make (a file takes its path over from an earlier one; of two folders
+    /// of one path, which only names that show alike can make, the first is
+    /// the one looked up).
+    pub(crate) fn index_unindexed(&mut self) {
+        let Some((folders_from, files_from)) = self.unindexed.take() else {
+            return;
+        };
+        let view = View {
+            names: &self.names,
+            folders: &self.folders,
+            files: &self.files,
+        };
+        let folders = &self.folders;
+        for id in folders_from..folders.len() as u32 {
+            let node = &folders[id as usize];
+            let same = |&f: &u32| {
+                let other = &folders[f as usize];
+                other.parent == node.parent && view.name(other.name) == view.name(node.name)
+            };
+            if self.folder_at.find(node.hash, same).is_none() {
+                self.folder_at
+                    .insert_unique(node.hash, id, |&f| folders[f as usize].hash);
+            }
+        }
+        let (files, seed) = (&self.files, &self.seed);
+        for id in files_from..files.len() as u32 {
+            let this = files[id as usize];
+            let hash = view.hash(seed, this);
+            match self
+                .by_path
+                .find_mut(hash, |&other| view.same(files[other as usize], this))
+            {
+                Some(slot) => *slot = id,
+                None => {
+                    self.by_path
+                        .insert_unique(hash, id, |&f| view.hash(seed, files[f as usize]));
+                }
+            }
+        }
     }
 
     /// The folder whose path is `path` (made with those above it if

@@ -334,12 +334,21 @@ pub(super) struct Listing {
 impl Listing {
     /// The file `name` of the name index, in the listing's folder `folder`
     /// (left out when there is no room for its name: past 4 GiB of names,
-    /// so searched directly).
+    /// so searched directly). Looked up by its path once the listing is
+    /// [`Listing::indexed`], after the name index's lock is let go.
     fn add_file(&mut self, folder: u32, name: &str, m: ferret_index::Meta) {
-        if self.paths.add(folder, name).is_some() {
+        if self.paths.add_unindexed(folder, name).is_some() {
             self.sizes.push(m.size);
             self.mtimes.push(m.mtime);
         }
+    }
+
+    /// The listing with its folders and files looked up by their paths:
+    /// the hash tables made once the name index's lock is let go, not while
+    /// it is held (a writer waiting for it holds every search back).
+    fn indexed(mut self) -> Listing {
+        self.paths.index_unindexed();
+        self
     }
 }
 
@@ -347,7 +356,8 @@ impl Listing {
 /// root's name first when there are several roots, names not UTF-8
 /// escaped, see `ferret_names`).
 pub(super) fn list_files(index: &Index) -> Listing {
-    let mut out = index.with_store(|store| {
+    let started = std::time::Instant::now();
+    let out = index.with_store(|store| {
         let files = store.count_of(Kind::File) as usize;
         let mut out = Listing {
             paths: Paths::new(),
@@ -360,7 +370,7 @@ pub(super) fn list_files(index: &Index) -> Listing {
         for &root in store.roots() {
             let top = if multi {
                 out.paths
-                    .folder(TOP, &ferret_names::shown(store.name(root)))
+                    .folder_unindexed(TOP, &ferret_names::shown(store.name(root)))
             } else {
                 Some(TOP)
             };
@@ -370,7 +380,15 @@ pub(super) fn list_files(index: &Index) -> Listing {
         }
         out
     });
+    let locked = started.elapsed();
+    let mut out = out.indexed();
     out.paths.shrink_to_fit();
+    tracing::debug!(
+        files = out.paths.len(),
+        locked_ms = locked.as_millis() as u64,
+        ms = started.elapsed().as_millis() as u64,
+        "content index: the name index's files listed"
+    );
     out
 }
 
@@ -385,7 +403,7 @@ fn list_below(store: &Store, dir: EntryId, folder: u32, out: &mut Listing) {
             match store.kind(child) {
                 Kind::File => out.add_file(folder, &name, store.meta(child)),
                 Kind::Dir => {
-                    if let Some(f) = out.paths.folder(folder, &name) {
+                    if let Some(f) = out.paths.folder_unindexed(folder, &name) {
                         stack.push((child, f));
                     }
                 }
@@ -404,36 +422,38 @@ pub(super) fn list_files_at(index: &Index, shown: &str) -> Option<Listing> {
     if shown.split('/').any(str::is_empty) {
         return None;
     }
-    index.with_store(|store| {
-        let mut out = Listing {
-            paths: Paths::new(),
-            sizes: Vec::new(),
-            mtimes: Vec::new(),
-        };
-        let id = ferret_index::find_display_path(store, shown);
-        // (A whole root: its every file, as `list_files` lists them.)
-        if id.is_some_and(|id| store.parent(id) == ferret_index::store::NONE) {
-            return None;
-        }
-        let Some(id) = id.filter(|&id| store.is_live(id)) else {
-            return Some(out);
-        };
-        match store.kind(id) {
-            Kind::File if out.paths.push(shown).is_some() => {
-                let m = store.meta(id);
-                out.sizes.push(m.size);
-                out.mtimes.push(m.mtime);
+    index
+        .with_store(|store| {
+            let mut out = Listing {
+                paths: Paths::new(),
+                sizes: Vec::new(),
+                mtimes: Vec::new(),
+            };
+            let id = ferret_index::find_display_path(store, shown);
+            // (A whole root: its every file, as `list_files` lists them.)
+            if id.is_some_and(|id| store.parent(id) == ferret_index::store::NONE) {
+                return None;
             }
-            Kind::Dir => {
-                // (No room for the folder's path: the name index can say,
-                // this listing cannot hold it.)
-                let folder = out.paths.make_folder(shown)?;
-                list_below(store, id, folder, &mut out);
+            let Some(id) = id.filter(|&id| store.is_live(id)) else {
+                return Some(out);
+            };
+            match store.kind(id) {
+                Kind::File if out.paths.push(shown).is_some() => {
+                    let m = store.meta(id);
+                    out.sizes.push(m.size);
+                    out.mtimes.push(m.mtime);
+                }
+                Kind::Dir => {
+                    // (No room for the folder's path: the name index can say,
+                    // this listing cannot hold it.)
+                    let folder = out.paths.make_folder(shown)?;
+                    list_below(store, id, folder, &mut out);
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        Some(out)
-    })
+            Some(out)
+        })
+        .map(Listing::indexed)
 }
 
 /// Every file the name index holds, sorted by path.
@@ -653,7 +673,7 @@ fn all_folders(store: &Store) -> Vec<EntryId> {
 /// the name index), as [`list_files`] shows them, until `most` are listed;
 /// and how many folders that took.
 fn list_part(index: &Index, folders: &[EntryId], most: usize) -> (Listing, usize) {
-    index.with_store(|store| {
+    let (out, taken) = index.with_store(|store| {
         let mut out = Listing {
             paths: Paths::new(),
             sizes: Vec::with_capacity(most),
@@ -685,7 +705,8 @@ fn list_part(index: &Index, folders: &[EntryId], most: usize) -> (Listing, usize
             }
         }
         (out, taken)
-    })
+    });
+    (out.indexed(), taken)
 }
 
 /// Compare what lies at or below the path `shown` with the name index: drop

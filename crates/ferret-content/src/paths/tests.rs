@@ -226,6 +226,58 @@ proptest! {
     }
 }
 
+proptest! {
+    /// A listing made without lookups, then looked up at once (as the
+    /// content index lists the name index under its lock and makes the
+    /// tables after), answers as one made path by path: a tree of folders
+    /// each listed once, files that may share a path (names that show
+    /// alike).
+    #[test]
+    fn a_listing_indexed_after_is_the_same(tree in prop::collection::vec(
+        (prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "ü"]), 0..4),
+         prop::sample::select(vec!["x", "y", "x", "z.rs"])),
+        1..60,
+    )) {
+        let (mut by_one, mut listed) = (Paths::new(), Paths::new());
+        // Each folder made once in the listing, as a walk of a tree does.
+        let mut made: HashMap<String, u32> = HashMap::new();
+        let mut files = Vec::new();
+        for (folders, name) in &tree {
+            let mut at = TOP;
+            let mut path = String::new();
+            for f in folders {
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(f);
+                at = match made.get(&path) {
+                    Some(&id) => id,
+                    None => {
+                        let id = listed.folder_unindexed(at, f).unwrap();
+                        made.insert(path.clone(), id);
+                        id
+                    }
+                };
+            }
+            let file = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
+            let one = by_one.push(&file).unwrap();
+            prop_assert_eq!(listed.add_unindexed(at, name), Some(one));
+            files.push(file);
+        }
+        listed.index_unindexed();
+        prop_assert_eq!(listed.live(), by_one.live());
+        for (id, file) in files.iter().enumerate() {
+            prop_assert_eq!(&listed.path(id as u32), file);
+            prop_assert_eq!(listed.get(file), by_one.get(file));
+        }
+        for path in made.keys() {
+            prop_assert!(listed.folder_of(path).is_some());
+            let (got, want) = below(&listed, &files, path);
+            prop_assert_eq!(got, want, "below {:?}", path);
+        }
+    }
+}
+
 #[test]
 fn a_folder_moved_takes_its_files_to_their_new_paths() {
     let mut p = Paths::new();
