@@ -32,6 +32,7 @@ def make(root: Path) -> Path:
     # folder's real path (decided on the path as typed, an edit there
     # missed the file and a write made a second one beside it).
     os.symlink(os.path.realpath(os.fsdecode(b + b"/d\xff")), root / "abs")
+    Path(os.fsdecode(b + b"/m\xe9.py")).write_bytes(b"def latin_fn():\n    return 1\n")
     (root / "box").mkdir()
     Path(os.fsdecode(b + b"/box/x\xe9.txt")).write_bytes(b"in a box\n")
     return root
@@ -65,6 +66,14 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
             assert not e and [x["name"] for x in s["entries"]] == ["inner.txt", "z%E9.txt"], s
             e, s, _, _ = await call(c, "stat", {"paths": ["d%FF/inner.txt", "caf%E9.txt"]})
             assert not e and all("error" not in r for r in s["results"]), s
+
+            # Definitions in such a file: found by name, read by name.
+            e, s, _, _ = await call(c, "symbols", {"query": "latin_fn"})
+            assert not e and [(r["path"], r["line"]) for r in s["results"]] == [("m%E9.py", 1)], s
+            e, s, _, _ = await call(c, "read", {"path": "m%E9.py", "symbol": "latin_fn"})
+            assert not e and s["text"] == "def latin_fn():\n    return 1\n", s
+            e, s, _, _ = await call(c, "read", {"path": "m%E9.py", "outline": True})
+            assert not e and [x["name"] for x in s["symbols"]] == ["latin_fn"], s
 
             e, s, _, _ = await call(c, "grep", {"pattern": MARK, "output": "files"})
             assert not e and sorted(s["files"]) == ["caf%E9.txt", "d%FF/inner.txt"], s
