@@ -174,11 +174,6 @@ impl Paths {
     /// The folder `name` in `parent`, made if missing; `None` when there is
     /// no room for its name (or `parent` is not a folder).
     pub(crate) fn folder(&mut self, parent: u32, name: &str) -> Option<u32> {
-        // (An unindexed folder of this path would not be found.)
-        debug_assert!(
-            self.unindexed
-                .is_none_or(|(f, _)| f as usize == self.folders.len())
-        );
         let parent_hash = self.folders.get(parent as usize)?.hash;
         let hash = self.child_hash(parent_hash, name);
         let found = self.folder_at.find(hash, |&f| {
@@ -212,6 +207,20 @@ impl Paths {
     /// once, made while the name index is locked, its tables after.
     pub(crate) fn folder_unindexed(&mut self, parent: u32, name: &str) -> Option<u32> {
         let parent_hash = self.folders.get(parent as usize)?.hash;
+        // Two names that show alike (`caf%E9` as written, and the name of
+        // the byte it escapes) are one folder here, as `folder` makes them:
+        // only such names can meet, and only they are looked for among the
+        // parent's folders.
+        if name.contains('%') {
+            let mut f = self.folders[parent as usize].first_folder;
+            while f != END {
+                let node = &self.folders[f as usize];
+                if self.name(node.name) == name {
+                    return Some(f);
+                }
+                f = node.next;
+            }
+        }
         let hash = self.child_hash(parent_hash, name);
         let id = u32::try_from(self.folders.len())
             .ok()
@@ -311,6 +320,7 @@ impl Paths {
     /// The folder whose path is `path`, if held (never [`TOP`]: `""` is
     /// the folder of that name, as in `/abs`).
     pub(crate) fn folder_of(&self, path: &str) -> Option<u32> {
+        debug_assert!(self.unindexed.is_none(), "looked up before index_unindexed");
         let mut hash = 0;
         for part in path.split('/') {
             hash = self.child_hash(hash, part);
@@ -403,6 +413,7 @@ impl Paths {
 
     /// The number of the file at `path`, if one is looked up by it.
     pub(crate) fn get(&self, path: &str) -> Option<u32> {
+        debug_assert!(self.unindexed.is_none(), "looked up before index_unindexed");
         let view = self.view();
         self.by_path
             .find(self.hash_of(path), |&id| view.is(id, path))
@@ -415,6 +426,7 @@ impl Paths {
     /// hash and number, found once, serve the run (a path 50 folders deep is
     /// then one hash of its name, not fifty).
     pub(crate) fn get_near(&self, path: &str, near: &mut Near) -> Option<u32> {
+        debug_assert!(self.unindexed.is_none(), "looked up before index_unindexed");
         let (folder, name) = split(path);
         let Some(folder) = folder else {
             return self.get(path);
@@ -446,6 +458,7 @@ impl Paths {
 
     /// The file at `path` no longer looked up by it; its number.
     pub(crate) fn remove(&mut self, path: &str) -> Option<u32> {
+        debug_assert!(self.unindexed.is_none(), "looked up before index_unindexed");
         let hash = self.hash_of(path);
         let Paths {
             by_path,

@@ -357,7 +357,8 @@ impl Listing {
 /// escaped, see `ferret_names`).
 pub(super) fn list_files(index: &Index) -> Listing {
     let started = std::time::Instant::now();
-    let out = index.with_store(|store| {
+    let (out, locked) = index.with_store(|store| {
+        let held = std::time::Instant::now();
         let files = store.count_of(Kind::File) as usize;
         let mut out = Listing {
             paths: Paths::new(),
@@ -378,9 +379,8 @@ pub(super) fn list_files(index: &Index) -> Listing {
                 list_below(store, root, top, &mut out);
             }
         }
-        out
+        (out, held.elapsed())
     });
-    let locked = started.elapsed();
     let mut out = out.indexed();
     out.paths.shrink_to_fit();
     tracing::debug!(

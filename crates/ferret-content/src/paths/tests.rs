@@ -230,11 +230,11 @@ proptest! {
     /// A listing made without lookups, then looked up at once (as the
     /// content index lists the name index under its lock and makes the
     /// tables after), answers as one made path by path: a tree of folders
-    /// each listed once, files that may share a path (names that show
-    /// alike).
+    /// each listed once but for names that show alike (listed twice, one
+    /// folder), files that may share a path.
     #[test]
     fn a_listing_indexed_after_is_the_same(tree in prop::collection::vec(
-        (prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "ü"]), 0..4),
+        (prop::collection::vec(prop::sample::select(vec!["a", "b", "a%E9", "ü"]), 0..4),
          prop::sample::select(vec!["x", "y", "x", "z.rs"])),
         1..60,
     )) {
@@ -251,6 +251,13 @@ proptest! {
                 }
                 path.push_str(f);
                 at = match made.get(&path) {
+                    // A name that shows like another (`a%E9` written out and
+                    // the name of the byte it escapes) is listed again:
+                    // one folder, as path by path.
+                    Some(&id) if f.contains('%') => {
+                        prop_assert_eq!(listed.folder_unindexed(at, f), Some(id));
+                        id
+                    }
                     Some(&id) => id,
                     None => {
                         let id = listed.folder_unindexed(at, f).unwrap();
