@@ -183,6 +183,16 @@ impl Paths {
         if let Some(&f) = found {
             return Some(f);
         }
+        let id = self.push_folder(parent, name, hash)?;
+        let folders = &self.folders;
+        self.folder_at
+            .insert_unique(hash, id, |&f| folders[f as usize].hash);
+        Some(id)
+    }
+
+    /// A new folder `name` (of hash `hash`) in `parent`'s list, not looked
+    /// up; `None` when there is no room.
+    fn push_folder(&mut self, parent: u32, name: &str, hash: u64) -> Option<u32> {
         let id = u32::try_from(self.folders.len())
             .ok()
             .filter(|&id| id != END)?;
@@ -196,9 +206,21 @@ impl Paths {
             first_file: END,
             next,
         });
-        let folders = &self.folders;
-        self.folder_at
-            .insert_unique(hash, id, |&f| folders[f as usize].hash);
+        Some(id)
+    }
+
+    /// A new file `name` in `folder`'s list, not looked up; `None` when
+    /// there is no room (or `folder` is not one).
+    fn push_file(&mut self, folder: u32, name: &str) -> Option<u32> {
+        if folder as usize >= self.folders.len() {
+            return None;
+        }
+        let id = u32::try_from(self.files.len())
+            .ok()
+            .filter(|&id| id != END)?;
+        let name = self.add_name(name)?;
+        let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
+        self.files.push(File { folder, name, next });
         Some(id)
     }
 
@@ -222,37 +244,15 @@ impl Paths {
             }
         }
         let hash = self.child_hash(parent_hash, name);
-        let id = u32::try_from(self.folders.len())
-            .ok()
-            .filter(|&id| id != END)?;
-        let name = self.add_name(name)?;
         self.mark_unindexed();
-        let next = std::mem::replace(&mut self.folders[parent as usize].first_folder, id);
-        self.folders.push(Folder {
-            hash,
-            parent,
-            name,
-            first_folder: END,
-            first_file: END,
-            next,
-        });
-        Some(id)
+        self.push_folder(parent, name, hash)
     }
 
     /// [`Paths::add`], not looked up by its path until
     /// [`Paths::index_unindexed`] (see [`Paths::folder_unindexed`]).
     pub(crate) fn add_unindexed(&mut self, folder: u32, name: &str) -> Option<u32> {
-        if folder as usize >= self.folders.len() {
-            return None;
-        }
-        let id = u32::try_from(self.files.len())
-            .ok()
-            .filter(|&id| id != END)?;
-        let name = self.add_name(name)?;
         self.mark_unindexed();
-        let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
-        self.files.push(File { folder, name, next });
-        Some(id)
+        self.push_file(folder, name)
     }
 
     fn mark_unindexed(&mut self) {
@@ -381,16 +381,8 @@ impl Paths {
     /// by its path from now on (another file at that path no longer is).
     /// `None`: no room (past 4 GiB of names, or 2^32 files).
     pub(crate) fn add(&mut self, folder: u32, name: &str) -> Option<u32> {
-        if folder as usize >= self.folders.len() {
-            return None;
-        }
-        let id = u32::try_from(self.files.len())
-            .ok()
-            .filter(|&id| id != END)?;
+        let id = self.push_file(folder, name)?;
         let hash = self.file_hash(folder, name);
-        let name = self.add_name(name)?;
-        let next = std::mem::replace(&mut self.folders[folder as usize].first_file, id);
-        self.files.push(File { folder, name, next });
         let (view, by_path, seed) = self.files_table();
         let files = view.files;
         let this = files[id as usize];
