@@ -48,6 +48,12 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
             assert not e and shown(s) == ["caf%E9.txt"], s
             e, s, _, _ = await call(c, "search", {"query": "inner"})
             assert not e and shown(s) == ["d%FF/inner.txt"], s
+            # A name typed as it is shown finds it; so does its twin
+            # written with a literal `%` (both show alike).
+            e, s, _, _ = await call(c, "search", {"query": "caf%E9.txt"})
+            assert not e and shown(s) == ["caf%E9.txt"], s
+            e, s, _, _ = await call(c, "search", {"query": "tw%E9in"})
+            assert not e and shown(s) == ["tw%E9in.txt", "tw%E9in.txt"], s
 
             e, s, _, _ = await call(c, "read", {"path": "caf%E9.txt"})
             assert not e and s["text"] == f"a latin-1 name: {MARK}\n", s

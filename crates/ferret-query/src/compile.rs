@@ -418,7 +418,14 @@ impl Compiler<'_> {
             if wild && s.bytes().all(|b| b == b'*') {
                 return Ok(Node::Const(true));
             }
-            return Ok(Node::Name(name_matcher(&s, cx, wild)));
+            let named = Node::Name(name_matcher(&s, cx, wild));
+            // A name that is not UTF-8 as paths show it (`caf%E9.txt`,
+            // `ferret_names`), typed as shown: its own bytes match too (else
+            // the agent's copy of a shown name found nothing).
+            if !wild && let Some(raw) = ferret_names::escaped_bytes(&s) {
+                return Ok(Node::Or(vec![named, Node::Name(bytes_matcher(&raw, cx))]));
+            }
+            return Ok(named);
         }
         let fold = !cx.case;
         if wild {
@@ -620,6 +627,22 @@ fn name_matcher(s: &str, cx: Ctx, wild: bool) -> NameMatch {
             fold,
         };
     }
+    NameMatch::Literal {
+        lit: Literal::new(bytes, cx.anchor(), cx.ww),
+        fold,
+    }
+}
+
+/// [`name_matcher`] of a literal given as bytes (a name that is not UTF-8).
+fn bytes_matcher(raw: &[u8], cx: Ctx) -> NameMatch {
+    let fold = !cx.case;
+    let bytes = if fold {
+        let mut out = Vec::with_capacity(raw.len());
+        crate::text::fold_into(raw, &mut out);
+        out
+    } else {
+        raw.to_vec()
+    };
     NameMatch::Literal {
         lit: Literal::new(bytes, cx.anchor(), cx.ww),
         fold,

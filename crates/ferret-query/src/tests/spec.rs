@@ -108,6 +108,12 @@ fn case_folding_is_unicode_aware() {
     assert!(m("CAF", &FakeEntry::file(b"caf\xff.txt")));
     assert!(m("\u{FFFD}", &FakeEntry::file("a\u{FFFD}")));
     assert!(!m("\u{FFFD}", &FakeEntry::file(b"a\xff")));
+    // Such a name typed as paths show it (`ferret_names`): its own bytes.
+    assert!(m("caf%FF.txt", &FakeEntry::file(b"caf\xff.txt")));
+    assert!(m("CAF%FF", &FakeEntry::file(b"caf\xff.txt")));
+    assert!(m("caf%FF.txt", &FakeEntry::file("caf%FF.txt")));
+    assert!(!m("caf%FF.txt", &FakeEntry::file(b"caf\xfe.txt")));
+    assert!(!m("caf%ff.txt", &FakeEntry::file(b"caf\xff.txt")));
 }
 
 #[test]
