@@ -6,6 +6,7 @@
 
 use std::{
     cmp::Ordering,
+    os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -326,9 +327,7 @@ impl Walk<'_> {
             };
             let name_os = entry.file_name();
             // A name that is not UTF-8 escaped, so that its path reads back.
-            let name =
-                ferret_names::shown(std::os::unix::ffi::OsStrExt::as_bytes(name_os.as_os_str()))
-                    .into_owned();
+            let name = ferret_names::shown(name_os.as_bytes()).into_owned();
             let real = dir.join(&name_os);
             let Ok(file_type) = entry.file_type() else {
                 self.skipped.unreadable += 1;
@@ -373,7 +372,8 @@ impl Walk<'_> {
             } else {
                 entry.metadata().ok()
             };
-            let rel_shown = shown_of(&shown_path).replace('\\', "/");
+            let rel_shown =
+                ferret_names::shown_path(shown_path.as_os_str().as_bytes()).replace('\\', "/");
             let display = if self.roots.is_multi() {
                 format!("{}/{}", root.name, rel_shown)
             } else {
@@ -541,20 +541,6 @@ fn skipped_note(s: &Skipped) -> String {
 }
 
 /// Count a folder's entries, up to a bound that keeps this cheap.
-/// A path below a root as shown: its names joined by `/`, each that is not
-/// UTF-8 escaped ([`ferret_names`]).
-fn shown_of(path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    for (i, c) in path.iter().enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
-        ferret_names::push_shown(&mut out, c.as_bytes());
-    }
-    out
-}
-
 fn count_children(root: &Root, real: &Path) -> Option<u64> {
     const MAX_COUNT: usize = 100_000;
     let entries = if real.as_os_str().is_empty() {

@@ -682,7 +682,9 @@ fn push_walked(
     let rel = rel_of(multi, &e.path);
     let mtime = e.modified.as_deref().map_or(0, parse_time);
     let entry = Walked {
-        rel: raw_path(rel),
+        // Its bytes as the index holds them, escaped names given back
+        // (`ferret_names`), so the query language sees it as the index's.
+        rel: ferret_names::path_bytes(rel),
         size: e.size.unwrap_or(0),
         mtime,
     };
@@ -711,20 +713,6 @@ fn mtime_of(meta: &cap_std::fs::Metadata) -> i64 {
         .ok()
         .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs() as i64)
-}
-
-/// A shown path's bytes as the index holds them: each escaped name (see
-/// `ferret_names`) the bytes it stands for, so that the query language sees
-/// a listed file as it sees the same file in the index.
-fn raw_path(shown: &str) -> Cow<'_, [u8]> {
-    if !shown.contains('%') {
-        return Cow::Borrowed(shown.as_bytes());
-    }
-    let parts: Vec<Vec<u8>> = shown
-        .split('/')
-        .map(|p| ferret_names::escaped_bytes(p).unwrap_or_else(|| p.as_bytes().to_vec()))
-        .collect();
-    Cow::Owned(parts.join(&b'/'))
 }
 
 /// A file found by listing, seen by the query language.
@@ -771,10 +759,8 @@ mod tests {
     /// an escaped name as its bytes (`in:`, path terms and words alike).
     #[test]
     fn a_listed_path_is_queried_by_its_names_bytes() {
-        assert_eq!(&*raw_path("d%FF/caf%E9.txt"), b"d\xff/caf\xe9.txt");
-        assert_eq!(&*raw_path("docs/100%.txt"), b"docs/100%.txt");
         let w = Walked {
-            rel: raw_path("d%FF/caf%E9.txt"),
+            rel: ferret_names::path_bytes("d%FF/caf%E9.txt"),
             size: 1,
             mtime: 0,
         };

@@ -116,7 +116,7 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         network: stats
             .network
             .iter()
-            .map(|(rel, fs)| (crate::hits::shown_path(rel), *fs))
+            .map(|(rel, fs)| (ferret_names::shown_path(rel).into_owned(), *fs))
             .collect(),
     }
 }

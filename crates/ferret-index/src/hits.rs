@@ -48,31 +48,10 @@ pub fn display_path_into(store: &Store, id: EntryId, bytes: &mut Vec<u8>, out: &
     if bytes.is_empty() && !several {
         out.push('.');
     } else {
-        push_shown_path(out, bytes);
+        // Names that are not UTF-8 escaped, so that the path reads back
+        // (`find_display_path` and the file layer read it so).
+        ferret_names::push_shown_path(out, bytes);
     }
-}
-
-/// A path's bytes (names joined by `/`) as shown: each name that is not
-/// UTF-8 escaped so that the path reads back (`ferret_names`;
-/// [`find_display_path`] and the file layer read it so).
-pub(crate) fn push_shown_path(out: &mut String, bytes: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        out.push_str(text);
-        return;
-    }
-    for (i, name) in bytes.split(|&b| b == b'/').enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
-        ferret_names::push_shown(out, name);
-    }
-}
-
-/// [`push_shown_path`] into a new string.
-pub(crate) fn shown_path(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    push_shown_path(&mut out, bytes);
-    out
 }
 
 /// The entry a path as [`display_path`] spells it names, if the index has it.

@@ -809,7 +809,7 @@ impl Index {
             .unwrap_or_default();
         temps
             .into_iter()
-            .map(|(root, path)| self.shown_below(root, &hits::shown_path(&path)))
+            .map(|(root, path)| self.shown_below(root, &ferret_names::shown_path(&path)))
             .collect()
     }
 
@@ -830,7 +830,12 @@ impl Index {
     pub(crate) fn shown_network(&self, folders: &[(usize, Vec<u8>, &'static str)]) -> Vec<String> {
         folders
             .iter()
-            .map(|(r, rel, fs)| format!("{} ({fs})", self.shown_below(*r, &hits::shown_path(rel))))
+            .map(|(r, rel, fs)| {
+                format!(
+                    "{} ({fs})",
+                    self.shown_below(*r, &ferret_names::shown_path(rel))
+                )
+            })
             .collect()
     }
 

@@ -50,6 +50,47 @@ pub fn push_shown(out: &mut String, name: &[u8]) {
     }
 }
 
+/// A path's bytes (names joined by `/`) as shown: each name as [`shown`]
+/// shows it.
+pub fn shown_path(path: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(path) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => {
+            let mut out = String::with_capacity(path.len() + 8);
+            push_shown_path(&mut out, path);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Append the path `path` as [`shown_path`] shows it to `out`.
+pub fn push_shown_path(out: &mut String, path: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(path) {
+        out.push_str(text);
+        return;
+    }
+    for (i, name) in path.split(|&b| b == b'/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        push_shown(out, name);
+    }
+}
+
+/// The bytes of the path `shown` (names joined by `/`), each escaped name
+/// given back as the bytes it stands for ([`escaped_bytes`]): the inverse
+/// of [`shown_path`].
+pub fn path_bytes(shown: &str) -> Cow<'_, [u8]> {
+    if !shown.contains('%') {
+        return Cow::Borrowed(shown.as_bytes());
+    }
+    let names: Vec<Cow<'_, [u8]>> = shown
+        .split('/')
+        .map(|n| escaped_bytes(n).map_or(Cow::Borrowed(n.as_bytes()), Cow::Owned))
+        .collect();
+    Cow::Owned(names.join(&b'/'))
+}
+
 /// The escaped form of a name that is not UTF-8.
 fn push_escaped(out: &mut String, mut name: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -167,6 +208,12 @@ mod tests {
         let mut out = String::from("a/");
         push_shown(&mut out, b"b\xFF");
         assert_eq!(out, "a/b%FF");
+        // Paths, name by name, and back.
+        let path = b"/docs/caf\xE9 100%/x.txt";
+        assert_eq!(shown_path(path), "/docs/caf%E9 100%25/x.txt");
+        assert_eq!(&*path_bytes(&shown_path(path)), &path[..]);
+        assert_eq!(shown_path(b"docs/100%.txt"), "docs/100%.txt");
+        assert_eq!(&*path_bytes("docs/100%.txt"), b"docs/100%.txt");
     }
 
     proptest! {

@@ -100,14 +100,10 @@ pub fn path_of(uri: &str) -> Result<String, ErrorData> {
         .map_err(|()| not_ours("not a local file path"))?;
     // A name that is not UTF-8 (`%E9` in the URI) as paths show it
     // (`ferret_names`), which the file layer reads back.
-    let mut shown = String::new();
-    for c in path.iter() {
-        if !shown.is_empty() && !shown.ends_with('/') {
-            shown.push('/');
-        }
-        ferret_names::push_shown(&mut shown, std::os::unix::ffi::OsStrExt::as_bytes(c));
-    }
-    Ok(shown)
+    Ok(
+        ferret_names::shown_path(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+            .into_owned(),
+    )
 }
 
 /// A file-layer failure as the JSON-RPC error of `resources/read`: a path that
