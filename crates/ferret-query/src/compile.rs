@@ -423,7 +423,10 @@ impl Compiler<'_> {
             // `ferret_names`), typed as shown: its own bytes match too (else
             // the agent's copy of a shown name found nothing).
             if !wild && let Some(raw) = ferret_names::escaped_bytes(&s) {
-                return Ok(Node::Or(vec![named, Node::Name(bytes_matcher(&raw, cx))]));
+                return Ok(Node::Or(vec![
+                    named,
+                    Node::Name(name_matcher_of(&raw, cx, false)),
+                ]));
             }
             return Ok(named);
         }
@@ -610,11 +613,19 @@ impl Compiler<'_> {
 
 /// A name term (a glob when `wild`, else a substring) under the modifiers in force.
 fn name_matcher(s: &str, cx: Ctx, wild: bool) -> NameMatch {
+    name_matcher_of(s.as_bytes(), cx, wild)
+}
+
+/// [`name_matcher`] of a name given as bytes (not UTF-8 where it stands
+/// for a name shown escaped).
+fn name_matcher_of(s: &[u8], cx: Ctx, wild: bool) -> NameMatch {
     let fold = !cx.case;
     let mut bytes = if fold {
-        fold_str(s)
+        let mut out = Vec::with_capacity(s.len());
+        crate::text::fold_into(s, &mut out);
+        out
     } else {
-        s.as_bytes().to_vec()
+        s.to_vec()
     };
     if wild {
         match cx.anchor() {
@@ -627,22 +638,6 @@ fn name_matcher(s: &str, cx: Ctx, wild: bool) -> NameMatch {
             fold,
         };
     }
-    NameMatch::Literal {
-        lit: Literal::new(bytes, cx.anchor(), cx.ww),
-        fold,
-    }
-}
-
-/// [`name_matcher`] of a literal given as bytes (a name that is not UTF-8).
-fn bytes_matcher(raw: &[u8], cx: Ctx) -> NameMatch {
-    let fold = !cx.case;
-    let bytes = if fold {
-        let mut out = Vec::with_capacity(raw.len());
-        crate::text::fold_into(raw, &mut out);
-        out
-    } else {
-        raw.to_vec()
-    };
     NameMatch::Literal {
         lit: Literal::new(bytes, cx.anchor(), cx.ww),
         fold,
