@@ -19,8 +19,7 @@ use crate::{
     facts::{Kind, kind_of},
     path::RelPath,
     replace::{
-        FileChange, Keep, open_parent, open_real, replace_atomically, split_parent, sync_dir,
-        write_failed,
+        FileChange, Keep, open_parent, open_real, replace_atomically, sync_dir, write_failed,
     },
     roots::{Root, Roots, Target},
 };
@@ -151,7 +150,7 @@ fn locate_entry(
     rel: &RelPath,
     shown: &str,
 ) -> FsResult<(RelPath, Metadata)> {
-    let (parent, leaf) = split_parent(rel);
+    let (parent, leaf) = rel.split_last();
     let real_parent = roots.resolve_links(root, parent.as_os_path(), shown)?;
     let real = real_parent.join_bytes(leaf.as_bytes());
     let meta = root
@@ -550,8 +549,8 @@ fn move_entry(
     }
     let from = roots.display(sroot, &sreal);
     let dest = roots.display(droot, &dreal);
-    let (sparent, _) = split_parent(&sreal);
-    let (dparent, _) = split_parent(&dreal);
+    let (sparent, _) = sreal.split_last();
+    let (dparent, _) = dreal.split_last();
     let action = if same_root && sparent == dparent {
         "renamed"
     } else {

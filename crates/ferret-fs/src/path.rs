@@ -68,6 +68,22 @@ impl RelPath {
         RelPath { shown, os }
     }
 
+    /// The path of these names (their bytes on disk), in one pass (a
+    /// `join_bytes` a name copies the path so far each time).
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a [u8]>) -> RelPath {
+        let (mut shown, mut os) = (String::new(), Vec::new());
+        for (i, name) in names.into_iter().enumerate() {
+            if i > 0 {
+                shown.push('/');
+                os.push(b'/');
+            }
+            ferret_names::push_shown(&mut shown, name);
+            os.extend_from_slice(name);
+        }
+        let os = (os != shown.as_bytes()).then(|| os.into_boxed_slice());
+        RelPath { shown, os }
+    }
+
     /// The path `sub` (relative to this one) below this one.
     pub fn join_rel(&self, sub: &RelPath) -> RelPath {
         if sub.is_root() {
@@ -105,9 +121,7 @@ impl RelPath {
         let names: Vec<(&str, &[u8])> = self.names().collect();
         match names.split_last() {
             Some(((_, leaf), parent)) => (
-                parent
-                    .iter()
-                    .fold(RelPath::root(), |p, (_, name)| p.join_bytes(name)),
+                RelPath::from_names(parent.iter().map(|&(_, name)| name)),
                 std::ffi::OsString::from_vec(leaf.to_vec()),
             ),
             None => (RelPath::root(), std::ffi::OsString::new()),

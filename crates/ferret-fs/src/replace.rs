@@ -93,12 +93,6 @@ pub fn read_only(root: &Root) -> FsError {
     ))
 }
 
-/// The folder `rel` is in, and its last name's bytes (see
-/// [`RelPath::split_last`]).
-pub(crate) fn split_parent(rel: &RelPath) -> (RelPath, std::ffi::OsString) {
-    rel.split_last()
-}
-
 /// Where a write lands once symlinks inside the root are resolved.
 #[derive(Debug)]
 pub(crate) struct Landing {
@@ -152,14 +146,12 @@ pub(crate) fn land(
     if roots.policy.deny.is_sensitive(rel) {
         return Err(FsError::denied(shown));
     }
-    let (parent, leaf) = split_parent(rel);
+    let (parent, leaf) = rel.split_last();
     // The deepest folder of the path that exists; the rest must be created.
     let parts: Vec<&[u8]> = parent.names().map(|(_, bytes)| bytes).collect();
     let mut found = None;
     for keep in (0..=parts.len()).rev() {
-        let prefix = parts[..keep]
-            .iter()
-            .fold(RelPath::root(), |p, name| p.join_bytes(name));
+        let prefix = RelPath::from_names(parts[..keep].iter().copied());
         match roots.resolve_links(root, prefix.as_os_path(), shown) {
             Ok(real) => {
                 found = Some((keep, real));
@@ -328,7 +320,7 @@ pub(crate) fn remove_stale_temp(
         Target::In(root, rel) if root.writable => (root, rel),
         _ => return Ok(false),
     };
-    let (parent, leaf) = split_parent(&rel);
+    let (parent, leaf) = rel.split_last();
     match leaf.to_str().and_then(temp_owner) {
         Some(pid) if pid != std::process::id() && !process_runs(pid) => {}
         _ => return Ok(false),
@@ -370,7 +362,7 @@ fn temp_name() -> String {
 /// Open the folder holding `real` (which contains no symlink) through the
 /// root; a component swapped for a symlink since it was resolved fails the open.
 pub(crate) fn open_parent(root: &Root, real: &RelPath) -> io::Result<(Dir, std::ffi::OsString)> {
-    let (parent, leaf) = split_parent(real);
+    let (parent, leaf) = real.split_last();
     let dir = crate::open::folder(root.dir(), parent.as_os_path())?;
     Ok((dir, leaf))
 }

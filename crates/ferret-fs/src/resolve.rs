@@ -198,9 +198,7 @@ pub(crate) fn resolve_links(root: &Root, path: &Path, shown: &str) -> FsResult<R
             todo.push_front(p);
         }
     }
-    Ok(done
-        .iter()
-        .fold(RelPath::root(), |rel, name| rel.join_bytes(name)))
+    Ok(RelPath::from_names(done.iter().map(Vec::as_slice)))
 }
 
 /// The components of an absolute symlink target below the root, keeping `..` so
