@@ -11,18 +11,24 @@ struct Served {
     content: ContentIndex,
 }
 
-fn serve(tree: &Path, state: Option<&Path>) -> Served {
+/// The tree as one root, and a name index's settings for it.
+fn opened(tree: &Path) -> (Roots, IndexConfig) {
     let roots = Roots::open(
         &[tree.to_str().unwrap().parse().unwrap()],
         Policy::default(),
     )
     .unwrap();
     let root = &roots.roots()[0];
-    let mut config = IndexConfig::new(vec![IndexRoot {
+    let config = IndexConfig::new(vec![IndexRoot {
         name: root.name.clone(),
         path: root.path.clone(),
         walk_path: root.handle_path(),
     }]);
+    (roots, config)
+}
+
+fn serve(tree: &Path, state: Option<&Path>) -> Served {
+    let (roots, mut config) = opened(tree);
     config.state_dir = state.map(Path::to_path_buf);
     let index = Index::open(config).unwrap();
     index.start();
@@ -347,17 +353,7 @@ fn names_not_utf8_are_held_and_checked_by_their_bytes() {
     }
     // As a one-shot search opens it (`ferret grep`): every file vouched
     // for by the check of its version alone.
-    let roots = Roots::open(
-        &[t.path().to_str().unwrap().parse().unwrap()],
-        Policy::default(),
-    )
-    .unwrap();
-    let root = &roots.roots()[0];
-    let config = IndexConfig::new(vec![IndexRoot {
-        name: root.name.clone(),
-        path: root.path.clone(),
-        walk_path: root.handle_path(),
-    }]);
+    let (roots, config) = opened(t.path());
     let index = Index::open(config).unwrap();
     let c = ContentIndex::new(
         Config::new(Some(state.path().to_path_buf())),
