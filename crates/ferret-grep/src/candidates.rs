@@ -756,14 +756,34 @@ mod tests {
     use super::*;
 
     /// A listed file is seen by the query language as the index sees it:
-    /// an escaped name as its bytes (`in:`, path terms and words alike).
+    /// an escaped name as its bytes. `len:8` is the name `caf\xe9.txt`'s
+    /// length in bytes (its shown form, `caf%E9.txt`, is 10 long): the
+    /// listing keeps it only when it hands over the bytes.
     #[test]
     fn a_listed_path_is_queried_by_its_names_bytes() {
-        let w = Walked {
-            rel: ferret_names::path_bytes("d%FF/caf%E9.txt"),
-            size: 1,
-            mtime: 0,
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"d\xff"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")), "x").unwrap();
+        let roots = Roots::open(
+            &[tmp.path().to_str().unwrap().parse().unwrap()],
+            ferret_fs::Policy::default(),
+        )
+        .unwrap();
+        let found = |q: &str| {
+            let query = Query::compile(
+                q,
+                &ferret_query::Options::default(),
+                &ferret_query::Clock::system(),
+            )
+            .unwrap();
+            let mut out = Gathered::default();
+            walk_into(&roots, ".", 8, &query, &Globs::default(), false, &mut out);
+            out.candidates.len()
         };
-        assert_eq!((w.name(), w.depth()), (&b"caf\xe9.txt"[..], 2));
+        assert_eq!(found("len:8"), 1);
+        assert_eq!(found("len:10"), 0);
+        assert_eq!(found("depth:2 caf%E9.txt"), 1);
     }
 }
