@@ -101,31 +101,71 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
 
 
 def test_a_short_answer_names_what_is_one_letter_off(tmp_path):
-    # `view.rs` is inside `overview.rs`, so the plain search answers that one
-    # match; the file meant, typed with a letter dropped, is named after it
-    # as close, apart from the matches and never counted among them.
-    make_files(tmp_path, ["bench/overview.rs", "src/views.rs", "src/stats.rs", "http/status.rs", "vie.rs"]
+    # `stats.rs` answers its one match; the file meant, typed with a letter
+    # dropped, added or changed, is named after it as close, apart from the
+    # matches and never counted among them.
+    make_files(tmp_path, ["bench/overview.rs", "src/views.rs", "src/stats.rs", "http/status.rs", "stat.rs"]
                + [f"many/report_{i}.txt" for i in range(6)] + ["many/reports.txt"])
 
     async def go():
         async with connect("stdio", "2026-07-28", ["--root", str(tmp_path), "--no-persist"]) as c:
-            _, s, text, _ = await call(c, "search", {"query": "view.rs"})
-            assert shown(s) == ["bench/overview.rs"] and s["total"] == 1, s
-            assert s["close"] == ["src/views.rs", "vie.rs"], s
-            assert "close:" in text and text.index("src/views.rs") > text.index("bench/overview.rs"), text
-            _, s, _, _ = await call(c, "search", {"query": "stats.rs"})
-            assert shown(s) == ["src/stats.rs"] and s["close"][0] == "http/status.rs", s
+            _, s, text, _ = await call(c, "search", {"query": "stats.rs"})
+            assert shown(s) == ["src/stats.rs"] and s["total"] == 1, s
+            assert s["close"] == ["http/status.rs", "stat.rs"], s
+            assert "close:" in text and text.index("http/status.rs") > text.index("src/stats.rs"), text
             # Only on a first page with room, in the default order, for one word.
             for args in [{"offset": 1}, {"limit": 1}, {"sort": "name"}]:
-                _, s, _, _ = await call(c, "search", {"query": "view.rs", **args})
+                _, s, _, _ = await call(c, "search", {"query": "stats.rs", **args})
                 assert "close" not in s, (args, s)
-            _, s, _, _ = await call(c, "search", {"query": "view.rs ext:md"})
+            _, s, _, _ = await call(c, "search", {"query": "stats.rs ext:md"})
             assert s["total"] == 0 and "close" not in s, s
             # Five matches or more: no room left, nothing close added.
             _, s, _, _ = await call(c, "search", {"query": "report"})
             assert s["total"] == 7 and "close" not in s, s
+            # `view.rs` is only inside `overview.rs`: the fuzzy answer, which
+            # puts the file meant first, holds that name too.
+            _, s, _, _ = await call(c, "search", {"query": "view.rs"})
+            assert shown(s)[0] == "src/views.rs" and "bench/overview.rs" in shown(s), s
+            assert "inside" in s["fuzzy"] and "close" not in s, s
 
     run(go())
+
+
+def test_a_word_found_only_inside_words_gives_way_to_fuzzy_matches(tmp_path):
+    # `ubexp` is inside `nullsubexpr`, `hmet` inside `arithmetic`, and `de`
+    # inside `serde`: a name that merely holds the letters is a worse guess
+    # than the file whose words they start. The names holding the word stay
+    # among the matches.
+    make_files(
+        tmp_path,
+        [
+            "regex-1.13.2/testdata/fowler/nullsubexpr.toml",
+            "unicode-bidi-0.3.18/src/explicit.rs",
+            "nom-8.0.0/tests/arithmetic.rs",
+            "http-1.5.0/src/method.rs",
+            "serde_json-1.0.154/src/de.rs",
+            "rusqlite-0.43.0/src/types/serde_json.rs",
+            "crypto/sha256.rs",
+            "crypto/sha512.rs",
+        ]
+        + [f"many/report_{i}.txt" for i in range(51)],
+    )
+    for guess, want, inside in [
+        ("ubexp", "unicode-bidi-0.3.18/src/explicit.rs", "regex-1.13.2/testdata/fowler/nullsubexpr.toml"),
+        ("hmet", "http-1.5.0/src/method.rs", "nom-8.0.0/tests/arithmetic.rs"),
+        ("serde_json de", "serde_json-1.0.154/src/de.rs", "rusqlite-0.43.0/src/types/serde_json.rs"),
+    ]:
+        _, s, text, _ = ask(tmp_path, "search", {"query": guess, "limit": 10})
+        assert shown(s)[0] == want and inside in shown(s), (guess, s)
+        assert "only inside another word" in s["fuzzy"] and s["fuzzy"] in text, (guess, s)
+    # A word at a start of the name's words (a case change, a digit after
+    # letters) answers plainly, as does a word that many names hold inside
+    # theirs (then it is meant as found: `port` in 51 `report` names).
+    for plain, first, total in [("256", "crypto/sha256.rs", 1), ("explicit", "unicode-bidi-0.3.18/src/explicit.rs", 1),
+                                ("port", None, 51)]:
+        _, s, _, _ = ask(tmp_path, "search", {"query": plain, "limit": 5})
+        assert "fuzzy" not in s and s["total"] == total, (plain, s)
+        assert first is None or shown(s)[0] == first, (plain, s)
 
 
 def test_plain_search_falls_back_to_fuzzy_and_says_so(project):

@@ -154,6 +154,42 @@ pub fn name_is_exact(name: &str, words: &[String]) -> bool {
     })
 }
 
+/// Whether `name` holds `word` (ASCII case aside) only inside its words:
+/// at no start of one (the name's start; after a byte that is not a letter
+/// or digit; a lower-to-upper case change; a change between letters and
+/// digits). `nullsubexpr.toml` holds `ubexp` only inside, `sha256.rs` holds
+/// `256` at a start. `false` where it is not so plainly: the name does not
+/// hold the word as written, either is past ASCII, or the word starts with
+/// neither a letter nor a digit (it brings its own boundary) or holds a `/`
+/// (a path's word, not a name's).
+pub fn word_only_inside(name: &str, word: &str) -> bool {
+    let (name, word) = (name.as_bytes(), word.as_bytes());
+    if !name.is_ascii()
+        || !word.is_ascii()
+        || word.contains(&b'/')
+        || !word.first().is_some_and(u8::is_ascii_alphanumeric)
+        || word.len() > name.len()
+    {
+        return false;
+    }
+    let starts = |at: usize| {
+        let (prev, here) = (name[at - 1], name[at]);
+        !prev.is_ascii_alphanumeric()
+            || (prev.is_ascii_lowercase() && here.is_ascii_uppercase())
+            || prev.is_ascii_digit() != here.is_ascii_digit()
+    };
+    let mut found = false;
+    for at in 0..=name.len() - word.len() {
+        if name[at..at + word.len()].eq_ignore_ascii_case(word) {
+            if at == 0 || starts(at) {
+                return false;
+            }
+            found = true;
+        }
+    }
+    found
+}
+
 /// Whether some name the store holds is exactly one of `words`, or its stem,
 /// as [`name_is_exact`] asks of a hit: asked of the name dictionary, not of
 /// every entry. Such a name starts with the word (folded), so it is among
@@ -776,6 +812,38 @@ mod tests {
             }
         }
         s
+    }
+
+    #[test]
+    fn a_word_only_inside_the_names_words() {
+        for (name, word) in [
+            ("nullsubexpr.toml", "ubexp"),
+            ("arithmetic.rs", "HMET"),
+            ("serde_json.rs", "de"),
+            ("overview.rs", "view.rs"),
+            // Every place is inside, the second one too.
+            ("abab", "ba"),
+        ] {
+            assert!(word_only_inside(name, word), "{name} {word}");
+        }
+        for (name, word) in [
+            ("explicit.rs", "exp"),
+            ("x_explicit.rs", "explicit"),
+            ("c14nQnameXpathElem.xml", "xpath"),
+            ("sha256.rs", "256"),
+            ("x86avx", "avx"),
+            // A later place at a start is enough.
+            ("repo_report.txt", "report"),
+            // Not held at all, or not plainly: no claim.
+            ("main.rs", "lib"),
+            ("main.rs", ".rs"),
+            ("a/b", "src/main"),
+            ("caf\u{e9}s.txt", "fes"),
+            ("ab", "abc"),
+            ("ab", ""),
+        ] {
+            assert!(!word_only_inside(name, word), "{name} {word}");
+        }
     }
 
     /// The name dictionary tells whether some entry's name is exactly a word

@@ -124,9 +124,14 @@ enum Fallback {
 /// every word, the fuzzy matches of the same words answer. When several
 /// words give a best match whose name is none of them (`fs copy` finding
 /// `fs_copy.rs`), the fuzzy answer is taken if its best match's name is one
-/// (`fs/copy.rs`). Both are decided on the whole answer, never on the page
-/// asked for, so every page of a search comes from the same one. A caller
-/// gone away is `Err`.
+/// (`fs/copy.rs`). When the best of a few matches ([`INSIDE_AT_MOST`])
+/// holds a word only inside a word of its name (`ubexp` in
+/// `nullsubexpr.toml`, `de` in `serde_json.rs`), the fuzzy answer is taken (`ubexp` finds `unicode-bidi/src/explicit.rs`
+/// first, `serde_json de` `serde_json/src/de.rs`; the others are still
+/// among its matches).
+/// Both are decided on the whole answer, never on the page asked for, so
+/// every page of a search comes from the same one. A caller gone away is
+/// `Err`.
 fn fall_back(
     index: &Index,
     call: &SearchCall,
@@ -136,24 +141,34 @@ fn fall_back(
     filter: &Query,
     meter: &Meter,
 ) -> Result<Fallback, ferret_index::Stopped> {
-    let weak = plain.total > 0 && words.len() >= 2 && {
-        let top = if call.offset == 0 {
-            plain.hits.first().cloned()
-        } else {
-            let probe = SearchRequest {
-                offset: 0,
-                limit: 1,
-                ..*request
-            };
-            let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
-            index.search_until(&probe, stop)?.hits.into_iter().next()
+    let several = words.len() >= 2;
+    let top = if plain.total == 0 || (!several && plain.total > INSIDE_AT_MOST) {
+        None
+    } else if call.offset == 0 {
+        plain.hits.first().cloned()
+    } else {
+        let probe = SearchRequest {
+            offset: 0,
+            limit: 1,
+            ..*request
         };
-        top.is_some_and(|h| !exact_hit(&h, words))
+        let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+        index.search_until(&probe, stop)?.hits.into_iter().next()
     };
+    // The best match is weak when a word sits only inside a word of its
+    // name, or its name is none of several words. A name's fit outweighs
+    // the rest of its rank (but for generated folders), so in the first
+    // case hardly any name starts a word with every word, and the fuzzy
+    // matches hold those that do.
+    let inside = plain.total <= INSIDE_AT_MOST
+        && top
+            .as_ref()
+            .is_some_and(|h| words.iter().any(|w| only_inside(h, w)));
+    let weak = inside || (several && top.as_ref().is_some_and(|h| !exact_hit(h, words)));
     if plain.total > 0 && !weak {
         return Ok(Fallback::Plain(plain));
     }
-    if weak && !index.holds_exact_name(words) {
+    if weak && !inside && !index.holds_exact_name(words) {
         // The guesses would be taken only if their best match's name were
         // one of the words, and no name is: they are not worked out (two
         // words on the 1M synthetic tree, none of them a whole name, spent
@@ -182,7 +197,7 @@ fn fall_back(
         Err(ferret_index::Stopped::Cancelled) => return Err(ferret_index::Stopped::Cancelled),
         Err(why) => return Ok(Fallback::Stopped(plain, why)),
     };
-    let take = if weak {
+    let take = if weak && !inside {
         fuzzy.hits.first().is_some_and(|h| exact_hit(h, words))
     } else {
         fuzzy.total > 0
@@ -198,13 +213,17 @@ fn fall_back(
         .collect();
     Ok(Fallback::Fuzzy(
         fuzzy,
-        if weak { BETTER_NOTE } else { FALLBACK_NOTE },
+        match (weak, inside) {
+            (false, _) => FALLBACK_NOTE,
+            (true, false) => BETTER_NOTE,
+            (true, true) => INSIDE_NOTE,
+        },
     ))
 }
 
 /// A plain answer with fewer matches than this names, after them, what is one
-/// edit from its word, up to this many in all (`view.rs` finding
-/// `overview.rs` also names `views.rs`): a short answer leaves room, and a
+/// edit from its word, up to this many in all (`stats.rs` finding
+/// `src/stats.rs` also names `http/status.rs`): a short answer leaves room, and a
 /// name typed with a letter dropped, added or changed holds the word no
 /// more than the word holds it.
 const CLOSE_BELOW: usize = 5;
@@ -248,6 +267,26 @@ fn close_names(
 
 /// What an answer whose fuzzy matches fit better says.
 const BETTER_NOTE: &str = "fuzzy matches: a name is exactly one of the words, the others in its path (names holding every word rank lower)";
+
+/// What an answer says whose best plain match held a word only inside a
+/// word of its name.
+const INSIDE_NOTE: &str = "the best name held a word only inside another word: fuzzy matches (initials, words anywhere in the path, in any order), names holding it inside among them";
+
+/// A plain answer whose best match holds a word only inside a word of its
+/// name gives way to the fuzzy one only with at most this many matches
+/// (`ubexp` matched 1 name in the cargo registry's sources, `hmet` 4,
+/// `serde_json de` 3): many names holding the word inside theirs (`port`
+/// in 65,000 `report` names of the 1M synthetic tree) mean the word is
+/// meant as it is found, and a fuzzy pass there would cost 50 ms for
+/// nothing.
+const INSIDE_AT_MOST: u64 = 50;
+
+/// Whether a hit's name holds `word` only inside its words
+/// ([`ferret_index::search::word_only_inside`]).
+fn only_inside(hit: &ferret_index::Hit, word: &str) -> bool {
+    let name = hit.path.rsplit('/').next().unwrap_or(&hit.path);
+    ferret_index::search::word_only_inside(name, word)
+}
 
 /// Whether a hit's name is exactly one of `words` (or its stem).
 fn exact_hit(hit: &ferret_index::Hit, words: &[String]) -> bool {
