@@ -54,6 +54,10 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
             assert not e and shown(s) == ["caf%E9.txt"], s
             e, s, _, _ = await call(c, "search", {"query": "tw%E9in"})
             assert not e and shown(s) == ["tw%E9in.txt", "tw%E9in.txt"], s
+            # A folder or a path typed as shown: `in:`, `parent:`, a path term.
+            for query in ["in:d%FF", "parent:d%FF", "d%FF/", "d%FF/in"]:
+                e, s, _, _ = await call(c, "search", {"query": query, "sort": "name"})
+                assert not e and "d%FF/inner.txt" in shown(s) and "caf%E9.txt" not in shown(s), (query, s)
 
             e, s, _, _ = await call(c, "read", {"path": "caf%E9.txt"})
             assert not e and s["text"] == f"a latin-1 name: {MARK}\n", s
@@ -83,6 +87,8 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
 
             e, s, _, _ = await call(c, "grep", {"pattern": MARK, "output": "files"})
             assert not e and sorted(s["files"]) == ["caf%E9.txt", "d%FF/inner.txt"], s
+            e, s, _, _ = await call(c, "grep", {"pattern": MARK, "output": "files", "filter": "in:d%FF"})
+            assert not e and s["files"] == ["d%FF/inner.txt"], s
 
             e, s, _, _ = await call(
                 c, "edit", {"path": "caf%E9.txt", "edits": [{"old_text": "latin-1", "new_text": "legacy"}]}

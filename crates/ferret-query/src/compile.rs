@@ -472,16 +472,19 @@ impl Compiler<'_> {
             Anchor::Anywhere | Anchor::End => s.clone(),
         };
         let trim = matches!(anchor, Anchor::End | Anchor::Whole) && !s.ends_with('/');
-        let bytes = if fold {
-            fold_str(&needle)
-        } else {
-            needle.into_bytes()
+        let literal = |path: &[u8]| {
+            Node::Path(PathMatch::Literal {
+                lit: Literal::new(folded_bytes(path, fold), anchor, cx.ww),
+                fold,
+                trim,
+            })
         };
-        Ok(Node::Path(PathMatch::Literal {
-            lit: Literal::new(bytes, anchor, cx.ww),
-            fold,
-            trim,
-        }))
+        // A path with names that are not UTF-8, typed as shown
+        // (`d%FF/inner`): their bytes match too, as for a name word.
+        Ok(match escaped_path(&needle) {
+            Some(raw) => Node::Or(vec![literal(needle.as_bytes()), literal(&raw)]),
+            None => literal(needle.as_bytes()),
+        })
     }
 
     fn func(&self, f: &Function, start: usize, end: usize, cx: Ctx) -> Result<Node, PError> {
@@ -532,19 +535,23 @@ impl Compiler<'_> {
                 if under {
                     prefix.push('/');
                 }
-                let folder = Folder {
-                    prefix: if fold {
-                        fold_str(&prefix)
+                let node = |prefix: &[u8]| {
+                    let folder = Folder {
+                        prefix: folded_bytes(prefix, fold),
+                        components,
+                        fold,
+                    };
+                    if under {
+                        Node::Under(folder)
                     } else {
-                        prefix.into_bytes()
-                    },
-                    components,
-                    fold,
+                        Node::Parent(folder)
+                    }
                 };
-                if under {
-                    Node::Under(folder)
-                } else {
-                    Node::Parent(folder)
+                // A folder with names that are not UTF-8, typed as shown
+                // (`in:d%FF`): its bytes too, as for a name word.
+                match escaped_path(&prefix) {
+                    Some(raw) => Node::Or(vec![node(prefix.as_bytes()), node(&raw)]),
+                    None => node(prefix.as_bytes()),
                 }
             }
             Function::Child(name) => {
@@ -620,13 +627,7 @@ fn name_matcher(s: &str, cx: Ctx, wild: bool) -> NameMatch {
 /// for a name shown escaped).
 fn name_matcher_of(s: &[u8], cx: Ctx, wild: bool) -> NameMatch {
     let fold = !cx.case;
-    let mut bytes = if fold {
-        let mut out = Vec::with_capacity(s.len());
-        crate::text::fold_into(s, &mut out);
-        out
-    } else {
-        s.to_vec()
-    };
+    let mut bytes = folded_bytes(s, fold);
     if wild {
         match cx.anchor() {
             Anchor::Start => bytes.push(b'*'),
@@ -641,6 +642,27 @@ fn name_matcher_of(s: &[u8], cx: Ctx, wild: bool) -> NameMatch {
     NameMatch::Literal {
         lit: Literal::new(bytes, cx.anchor(), cx.ww),
         fold,
+    }
+}
+
+/// `s`, case-folded as entries' names and paths are when `fold`.
+fn folded_bytes(s: &[u8], fold: bool) -> Vec<u8> {
+    if fold {
+        let mut out = Vec::with_capacity(s.len());
+        crate::text::fold_into(s, &mut out);
+        out
+    } else {
+        s.to_vec()
+    }
+}
+
+/// The bytes of a path typed as paths show it (`ferret_names::path_bytes`)
+/// when one of its names is the escaped form of a name that is not UTF-8;
+/// `None` when every name stands for itself.
+fn escaped_path(path: &str) -> Option<Vec<u8>> {
+    match ferret_names::path_bytes(path) {
+        std::borrow::Cow::Owned(raw) if raw != path.as_bytes() => Some(raw),
+        _ => None,
     }
 }
 

@@ -114,6 +114,27 @@ fn case_folding_is_unicode_aware() {
     assert!(m("caf%FF.txt", &FakeEntry::file("caf%FF.txt")));
     assert!(!m("caf%FF.txt", &FakeEntry::file(b"caf\xfe.txt")));
     assert!(!m("caf%ff.txt", &FakeEntry::file(b"caf\xff.txt")));
+    // And a folder or a path with such names, typed as shown.
+    let inner = FakeEntry::file(b"d\xff/inner.txt");
+    let twin = FakeEntry::file("d%FF/inner.txt");
+    for query in [
+        "in:d%FF",
+        "parent:d%FF",
+        "D%FF/inner",
+        "d%FF/",
+        "/d%FF/inner.txt",
+    ] {
+        assert!(m(query, &inner), "{query}");
+        assert!(m(query, &twin), "{query}");
+        assert!(!m(query, &FakeEntry::file(b"d\xfe/inner.txt")), "{query}");
+    }
+    assert!(m("case:in:d%FF", &inner) && !m("case:in:D%FF", &inner));
+    assert!(!m("in:d%ff", &inner));
+    assert!(m(
+        "in:a/d%FF ext:txt",
+        &FakeEntry::file(b"a/d\xff/inner.txt")
+    ));
+    assert!(!m("parent:d%FF", &FakeEntry::file(b"d\xff/x/inner.txt")));
 }
 
 #[test]
