@@ -285,11 +285,7 @@ fn fuzzy_with(
         if rel.generated {
             fixed -= GENERATED_PENALTY;
         }
-        if store.kind(id) == crate::store::Kind::File {
-            // A guess at a name is most often a file's: `uring` means
-            // `driver/uring.rs` more often than the folder `driver/uring/`.
-            fixed += FILE_BONUS;
-        }
+        // (A file's lead over a folder is in the bonus: `rank::recency`.)
         if let Some(floor) = page.floor() {
             // A root's shown name is not its own: never passed over.
             let lead = if store.parent(id) == crate::store::NONE {
@@ -483,9 +479,6 @@ const PREFIX_BONUS: f32 = 400.0;
 /// installation's `site-packages`, must still answer: on bench/retrieval.py's
 /// Python initials, 60 points gave 21.5% top-1, 20 gave 30.5%, 0 gave 34.0%).
 const GENERATED_PENALTY: f32 = 10.0;
-/// What a file has over a folder of the same fit (a tie-break, a folder
-/// level's worth and a little more).
-const FILE_BONUS: f32 = 4.0;
 /// What a word typed as an abbreviation of the path gets (initials and
 /// word starts across folders, the last in the name: `tpurea` for
 /// `tokio/src/process/unix/reap.rs`, [`ferret_abbrev`]) at no cost: below a
