@@ -158,6 +158,11 @@ def test_a_word_found_only_inside_words_gives_way_to_fuzzy_matches(tmp_path):
         _, s, text, _ = ask(tmp_path, "search", {"query": guess, "limit": 10})
         assert shown(s)[0] == want and inside in shown(s), (guess, s)
         assert "only inside another word" in s["fuzzy"] and s["fuzzy"] in text, (guess, s)
+        # Every page comes from the same answer, and so does its count.
+        _, page, _, _ = ask(tmp_path, "search", {"query": guess, "limit": 1, "offset": 1})
+        assert shown(page) == shown(s)[1:2] and page["total"] == s["total"], (guess, page, s)
+        _, none, _, _ = ask(tmp_path, "search", {"query": guess, "limit": 0})
+        assert none["total"] == s["total"], (guess, none, s)
     # A word at a start of the name's words (a case change, a digit after
     # letters) answers plainly, as does a word that many names hold inside
     # theirs (then it is meant as found: `port` in 51 `report` names).

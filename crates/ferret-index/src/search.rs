@@ -156,8 +156,8 @@ pub fn name_is_exact(name: &str, words: &[String]) -> bool {
 
 /// Whether `name` holds `word` (ASCII case aside) only inside its words:
 /// at no start of one (the name's start; after a byte that is not a letter
-/// or digit; a lower-to-upper case change; a change between letters and
-/// digits). `nullsubexpr.toml` holds `ubexp` only inside, `sha256.rs` holds
+/// or digit; a lower-to-upper case change; an acronym's last capital before
+/// a lower-case letter; a change between letters and digits). `nullsubexpr.toml` holds `ubexp` only inside, `sha256.rs` holds
 /// `256` at a start. `false` where it is not so plainly: the name does not
 /// hold the word as written, either is past ASCII, or the word starts with
 /// neither a letter nor a digit (it brings its own boundary) or holds a `/`
@@ -176,6 +176,11 @@ pub fn word_only_inside(name: &str, word: &str) -> bool {
         let (prev, here) = (name[at - 1], name[at]);
         !prev.is_ascii_alphanumeric()
             || (prev.is_ascii_lowercase() && here.is_ascii_uppercase())
+            // The last capital of an acronym starts the next word:
+            // `Parser` in `XMLParser.java`.
+            || (prev.is_ascii_uppercase()
+                && here.is_ascii_uppercase()
+                && name.get(at + 1).is_some_and(u8::is_ascii_lowercase))
             || prev.is_ascii_digit() != here.is_ascii_digit()
     };
     let mut found = false;
@@ -823,6 +828,8 @@ mod tests {
             ("overview.rs", "view.rs"),
             // Every place is inside, the second one too.
             ("abab", "ba"),
+            ("XMLParser.java", "lparser"),
+            ("HTTPServer.java", "tpserv"),
         ] {
             assert!(word_only_inside(name, word), "{name} {word}");
         }
@@ -831,6 +838,8 @@ mod tests {
             ("x_explicit.rs", "explicit"),
             ("c14nQnameXpathElem.xml", "xpath"),
             ("sha256.rs", "256"),
+            ("XMLParser.java", "parser"),
+            ("HTTPServer.java", "Server"),
             ("x86avx", "avx"),
             // A later place at a start is enough.
             ("repo_report.txt", "report"),

@@ -144,9 +144,11 @@ fn fall_back(
     let several = words.len() >= 2;
     let top = if plain.total == 0 || (!several && plain.total > INSIDE_AT_MOST) {
         None
-    } else if call.offset == 0 {
+    } else if call.offset == 0 && !plain.hits.is_empty() {
         plain.hits.first().cloned()
     } else {
+        // A later page, or none asked for (`limit: 0`): the best match
+        // looked up, so that every page comes from the same answer.
         let probe = SearchRequest {
             offset: 0,
             limit: 1,
@@ -270,7 +272,7 @@ const BETTER_NOTE: &str = "fuzzy matches: a name is exactly one of the words, th
 
 /// What an answer says whose best plain match held a word only inside a
 /// word of its name.
-const INSIDE_NOTE: &str = "the best name held a word only inside another word: fuzzy matches (initials, words anywhere in the path, in any order), names holding it inside among them";
+const INSIDE_NOTE: &str = "the best name held a word only inside another word: fuzzy matches instead (initials, words anywhere in the path, in any order)";
 
 /// A plain answer whose best match holds a word only inside a word of its
 /// name gives way to the fuzzy one only with at most this many matches
