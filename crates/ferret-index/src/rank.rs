@@ -317,32 +317,34 @@ pub(crate) struct Ranker<'a> {
     used: Option<HashMap<EntryId, f32>>,
 }
 
-/// What a file has over a folder of the same fit: a tie-break, a folder
-/// level's worth and a little more. A name guessed at is most often a
-/// file's (`uring` means `driver/uring.rs` more often than the folder
+/// What a file has over a folder of the same fit: a tie-break worth about
+/// two and a half folder levels (one costs 1.5). A name guessed at is most
+/// often a file's (`uring` means `driver/uring.rs` more often than the folder
 /// `driver/uring/`, `sta` `http/src/status.rs` more than the folder
 /// `stable_deref_trait-1.2.1`): on bench/retrieval.py's cargo set, plain
 /// searches of a name's start went from 50 to 55 of 200 first, and no query
-/// of either set lost its place.
+/// of either set lost its place. Regular files only: a symlink may name a
+/// folder, and a FIFO or a socket is seldom what is looked for.
 const FILE_LEAD: f32 = 4.0;
 
 /// What an entry's kind and how recently it was modified count in the rank:
-/// a file's lead ([`FILE_LEAD`]) and 3 more within a day, 2 within a week,
-/// 1 within a month; folders 0. Never more for an unchanged entry as `now`
-/// moves on, which is what lets the rank order's keys
-/// ([`crate::base::RankOrder`]) bound the bonus later.
+/// a file's lead ([`FILE_LEAD`]); for files and symlinks 3 more within a
+/// day, 2 within a week, 1 within a month; folders 0. Never more for an
+/// unchanged entry as `now` moves on, which is what lets the rank order's
+/// keys ([`crate::base::RankOrder`]) bound the bonus later.
 pub(crate) fn recency(kind: Kind, mtime: i64, now: i64) -> f32 {
     let age_days = (now - mtime).max(0) as f32 / 86_400.0;
+    let lead = if kind == Kind::File { FILE_LEAD } else { 0.0 };
     if kind == Kind::Dir {
         0.0
     } else if age_days < 1.0 {
-        FILE_LEAD + 3.0
+        lead + 3.0
     } else if age_days < 7.0 {
-        FILE_LEAD + 2.0
+        lead + 2.0
     } else if age_days < 31.0 {
-        FILE_LEAD + 1.0
+        lead + 1.0
     } else {
-        FILE_LEAD
+        lead
     }
 }
 
@@ -720,11 +722,9 @@ mod tests {
         );
     }
 
-    /// The remembered places agree with climbing each entry's ancestors, and a
-    /// use recorded under an entry's shown path reaches that entry.
     /// A file two folders deeper than a folder of the same fit comes first
-    /// (its lead outweighs a level and a half of depth); three folders
-    /// deeper, the folder does.
+    /// (its lead outweighs two levels of depth); three folders deeper, the
+    /// folder does. A symlink has no lead.
     #[test]
     fn a_file_leads_a_folder_of_the_same_fit() {
         use crate::store::Meta;
@@ -749,8 +749,13 @@ mod tests {
         assert_eq!(ranked[0].cmp(&dir), std::cmp::Ordering::Less);
         assert_eq!(ranked[1].cmp(&dir), std::cmp::Ordering::Less);
         assert_eq!(dir.cmp(&ranked[2]), std::cmp::Ordering::Less);
+        let link = s.insert_new(root, b"stat_link", Kind::Symlink, Meta::default());
+        let linked = r.rank(&s, link, &mut p, &mut buf);
+        assert_eq!(dir.cmp(&linked), std::cmp::Ordering::Less);
     }
 
+    /// The remembered places agree with climbing each entry's ancestors, and a
+    /// use recorded under an entry's shown path reaches that entry.
     #[test]
     fn places_and_uses() {
         use crate::store::Meta;
