@@ -56,7 +56,7 @@ def test_every_tool_reaches_a_name_that_is_not_utf8(tmp_path):
             assert not e and shown(s) == ["tw%E9in.txt", "tw%E9in.txt"], s
             # A folder or a path typed as shown: `in:`, `parent:`, a path term.
             for query in ["in:d%FF", "parent:d%FF", "d%FF/", "d%FF/in"]:
-                e, s, _, _ = await call(c, "search", {"query": query, "sort": "name"})
+                e, s, _, _ = await call(c, "search", {"query": query})
                 assert not e and "d%FF/inner.txt" in shown(s) and "caf%E9.txt" not in shown(s), (query, s)
 
             e, s, _, _ = await call(c, "read", {"path": "caf%E9.txt"})

@@ -293,6 +293,28 @@ fn eval<E: Entry + ?Sized>(node: &Node, cx: &mut Cx<'_, E>) -> bool {
     }
 }
 
+/// Whether an `Or` is the two forms of one term typed as paths are shown
+/// (`caf%E9.txt`, `in:d%FF`: as written, then as the bytes its escaped names
+/// stand for, which are not UTF-8), not an `|` the query wrote.
+fn escaped_forms(v: &[Node]) -> bool {
+    fn bytes(n: &Node) -> Option<&[u8]> {
+        match n {
+            Node::Name(NameMatch::Literal { lit, .. })
+            | Node::Path(PathMatch::Literal { lit, .. }) => Some(lit.needle()),
+            Node::Parent(f) | Node::Under(f) => Some(&f.prefix),
+            _ => None,
+        }
+    }
+    match v {
+        [written, raw] => {
+            std::mem::discriminant(written) == std::mem::discriminant(raw)
+                && bytes(written).is_some_and(|w| std::str::from_utf8(w).is_ok())
+                && bytes(raw).is_some_and(|r| std::str::from_utf8(r).is_err())
+        }
+        _ => false,
+    }
+}
+
 fn child_matches(m: &NameMatch, name: &[u8], buf: &mut Vec<u8>) -> bool {
     let folded = |buf: &mut Vec<u8>| {
         buf.clear();
@@ -553,14 +575,37 @@ impl Query {
                 fold_case(bytes).into_owned()
             }
         }
+        fn literal(n: &Node) -> Option<Vec<u8>> {
+            match n {
+                Node::Path(PathMatch::Literal { lit, fold, .. }) => {
+                    Some(folded(lit.needle(), *fold))
+                }
+                Node::Parent(f) | Node::Under(f) => Some(folded(&f.prefix, f.fold)),
+                _ => None,
+            }
+        }
         fn walk(n: &Node, out: &mut Vec<Vec<u8>>) {
             match n {
                 Node::And(v) => v.iter().for_each(|n| walk(n, out)),
-                Node::Path(PathMatch::Literal { lit, fold, .. }) => {
-                    out.push(folded(lit.needle(), *fold))
+                // A path or folder typed as shown with escaped names
+                // (`d%FF/inner`, `in:d%FF`) is each of its forms: the
+                // `/`-free pieces of the first that every form holds.
+                Node::Or(v) if escaped_forms(v) => {
+                    let Some(forms) = v.iter().map(literal).collect::<Option<Vec<_>>>() else {
+                        return;
+                    };
+                    let Some((first, others)) = forms.split_first() else {
+                        return;
+                    };
+                    out.extend(
+                        first
+                            .split(|&b| b == b'/')
+                            .filter(|p| !p.is_empty())
+                            .filter(|p| others.iter().all(|o| memchr::memmem::find(o, p).is_some()))
+                            .map(<[u8]>::to_vec),
+                    );
                 }
-                Node::Parent(f) | Node::Under(f) => out.push(folded(&f.prefix, f.fold)),
-                _ => {}
+                n => out.extend(literal(n)),
             }
         }
         let mut out = Vec::new();
@@ -695,6 +740,31 @@ impl Query {
                         out.push(fold_case(last).into_owned());
                     }
                 }
+                // A name or a path typed as shown with escaped names
+                // (`caf%E9.txt`, `d%FF/inner`): measured as typed.
+                Node::Or(v) if escaped_forms(v) => match v.first() {
+                    Some(Node::Name(NameMatch::Literal { lit, fold }))
+                        if v.iter()
+                            .all(|n| matches!(n, Node::Name(NameMatch::Literal { .. }))) =>
+                    {
+                        out.push(if *fold {
+                            lit.needle().to_vec()
+                        } else {
+                            fold_case(lit.needle()).into_owned()
+                        })
+                    }
+                    Some(Node::Path(PathMatch::Literal { lit, .. }))
+                        if v.iter()
+                            .all(|n| matches!(n, Node::Path(PathMatch::Literal { .. }))) =>
+                    {
+                        if let Some(last) =
+                            lit.needle().rsplit(|&b| b == b'/').find(|p| !p.is_empty())
+                        {
+                            out.push(fold_case(last).into_owned());
+                        }
+                    }
+                    _ => {}
+                },
                 _ => {}
             }
         }

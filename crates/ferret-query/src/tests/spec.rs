@@ -1000,6 +1000,17 @@ fn name_terms_ranges_and_extensions_for_an_index() {
         vec![b"main".to_vec(), b"lib".to_vec()]
     );
     assert!(q("ext:rs *.md").name_words().is_empty());
+    // A name or path typed as shown with escaped names is measured as typed
+    // and narrowed by what its forms share; an `|` the query wrote is not.
+    assert_eq!(q("caf%E9.txt").name_words(), vec![b"caf%e9.txt".to_vec()]);
+    assert_eq!(q("d%FF/Inner").name_words(), vec![b"inner".to_vec()]);
+    assert_eq!(
+        q("d%FF/Inner").required_path_literals(),
+        vec![b"inner".to_vec()]
+    );
+    assert!(q("in:d%FF").required_path_literals().is_empty());
+    assert!(q("a|b").name_words().is_empty());
+    assert!(q("a/x|b/x").required_path_literals().is_empty());
     for not_plain in [
         "case:Report",
         "ww:report",
