@@ -79,7 +79,8 @@ pub struct TreeSize {
     /// Bytes of all names.
     pub name_bytes: u64,
     /// Folders on network or FUSE file systems (below the root, with the
-    /// file system's name; empty for the root itself).
+    /// file system's name; empty for the root itself), and folders reachable
+    /// at two paths (named [`crate::walk::TWO_PATHS`]).
     pub network: Vec<(String, &'static str)>,
 }
 

@@ -154,8 +154,9 @@ pub(crate) struct Shared {
     /// until [`Index::take_own_temps`] takes them; `None` from then on (the
     /// start-up sweep is over, and later walks collect nothing).
     pub own_temps: Mutex<Option<Vec<RootPath>>>,
-    /// Folders on network or FUSE file systems the walks entered: (root,
-    /// path below it, file system), read again every `limit_rescan_every`.
+    /// Folders on network or FUSE file systems the walks entered, and
+    /// folders they reached at two paths (`walk::TWO_PATHS`): (root, path
+    /// below it, file system), read again every `limit_rescan_every`.
     pub network: Mutex<Vec<(usize, Vec<u8>, &'static str)>>,
     /// Made from, or handing over to, the index of other settings (`adopt`).
     pub adopt: adopt::Slots,

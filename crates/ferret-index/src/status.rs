@@ -37,9 +37,11 @@ pub struct Status {
     pub snapshot_error: Option<String>,
     pub journal_error: Option<String>,
     pub missing_roots: Vec<String>,
-    /// Folders on network or FUSE file systems (`path (nfs)`): inotify does
-    /// not hear changes other machines make there, so they are read again
-    /// every `limit_rescan_every` and the index is never taken as caught up.
+    /// Folders on network or FUSE file systems (`path (nfs)`), and folders
+    /// reached at two paths (`path (bind mount)`, each path): inotify does
+    /// not hear changes other machines make there, nor a change at a folder's
+    /// other path, so they are read again every `limit_rescan_every` and the
+    /// index is never taken as caught up.
     pub network_folders: Vec<String>,
     /// Made from the index of other settings while ferret ran: the roots
     /// it carried over instead of walking them (see `adopt`).

@@ -46,8 +46,70 @@ pub struct WalkStats {
     /// Folders on a network or FUSE file system where the walk entered one
     /// (a root on one, or a mount point below it), by their path below the
     /// root, and the file system's name: inotify does not hear changes made
-    /// there by other machines.
+    /// there by other machines. Also folders reachable at two paths in the
+    /// walk ([`TWO_PATHS`]): inotify watches a folder once, so the changes
+    /// made in it are heard at one of its paths only.
     pub network: Vec<(Vec<u8>, &'static str)>,
+}
+
+/// What [`WalkStats::network`] names a folder reachable at another path in
+/// the same walk by (the same device and inode: a bind mount).
+pub const TWO_PATHS: &str = "bind mount";
+
+/// The folders below `top` (itself included) that share their device and
+/// inode with another of them: one folder at two paths, as a bind mount
+/// makes it; of those, the ones whose parent is not one (the folders inside
+/// a bind mount share their identities too). The store's folder table is read first (a tree without any
+/// costs a sort of the folders' identities); only then is the tree walked.
+pub(crate) fn folders_at_two_paths(store: &Store, top: EntryId) -> Vec<EntryId> {
+    let mut idents: Vec<(u64, u64)> = store
+        .dirs
+        .iter()
+        .map(|d| (d.dev, d.ino))
+        .filter(|&i| i != (0, 0))
+        .collect();
+    idents.sort_unstable();
+    let mut twice: Vec<(u64, u64)> = idents
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    twice.dedup();
+    if twice.is_empty() {
+        return Vec::new();
+    }
+    // (A freed slot can keep an old identity: only live folders count.)
+    let mut found: Vec<((u64, u64), EntryId)> = Vec::new();
+    let mut stack = vec![top];
+    while let Some(id) = stack.pop() {
+        if let Some(d) = store.dir(id)
+            && twice.binary_search(&(d.dev, d.ino)).is_ok()
+        {
+            found.push(((d.dev, d.ino), id));
+        }
+        stack.extend(
+            store
+                .children(id)
+                .iter()
+                .filter(|&&c| store.kind(c) == Kind::Dir),
+        );
+    }
+    found.sort_unstable();
+    let mut out = Vec::new();
+    for group in found.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() > 1 {
+            out.extend(group.iter().map(|&(_, id)| id));
+        }
+    }
+    out.sort_unstable();
+    // The top of each such subtree: the folders inside a bind mount are at
+    // two paths as well, and are named with it.
+    let keep: Vec<EntryId> = out
+        .iter()
+        .copied()
+        .filter(|&id| id == top || out.binary_search(&store.parent(id)).is_err())
+        .collect();
+    keep
 }
 
 /// The file systems whose changes inotify may not hear (made by another
@@ -130,6 +192,10 @@ pub(crate) fn walk(
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
+    let walked = rel.clone();
+    if let Ok(id) = ident(dir.as_fd()) {
+        store.set_ident(top, id);
+    }
     let queue = Mutex::new(Queue {
         jobs: vec![Job {
             dir: Arc::new(dir),
@@ -189,7 +255,18 @@ pub(crate) fn walk(
             });
         }
     });
-    stats.into_inner().unwrap_or_else(|p| p.into_inner())
+    let mut stats = stats.into_inner().unwrap_or_else(|p| p.into_inner());
+    let store = store.into_inner().unwrap_or_else(|p| p.into_inner());
+    for id in folders_at_two_paths(store, top) {
+        let below = store.rel_path(id);
+        let path = match (walked.is_empty(), below.is_empty()) {
+            (true, _) => below,
+            (false, true) => walked.clone(),
+            (false, false) => [&walked[..], b"/", &below].concat(),
+        };
+        stats.network.push((path, TWO_PATHS));
+    }
+    stats
 }
 
 fn kind_of_mode(mode: u32) -> Kind {
@@ -483,6 +560,66 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (_, stats) = walk_dir(tmp.path(), Rules::default());
         assert!(stats.network.is_empty(), "{:?}", stats.network);
+    }
+
+    /// A folder reachable at two paths (a bind mount) is named at both, with
+    /// its path below the root: the walked folder's own path comes first.
+    #[test]
+    fn a_folder_at_two_paths_is_named_at_both() {
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let a = s.insert_new(root, b"a", Kind::Dir, Meta::default());
+        let b = s.insert_new(root, b"b", Kind::Dir, Meta::default());
+        let c = s.insert_new(a, b"c", Kind::Dir, Meta::default());
+        let d = s.insert_new(b, b"d", Kind::Dir, Meta::default());
+        for (id, ino) in [(root, 1), (a, 2), (b, 2), (c, 3), (d, 4)] {
+            s.set_ident(id, (7, ino));
+        }
+        assert_eq!(folders_at_two_paths(&s, root), vec![a, b]);
+        // Below one of them only, no other path is seen.
+        assert_eq!(folders_at_two_paths(&s, a), Vec::<EntryId>::new());
+        // The root at two paths; unknown identities never count.
+        s.set_ident(d, (7, 1));
+        s.set_ident(c, (0, 0));
+        let e = s.insert_new(root, b"e", Kind::Dir, Meta::default());
+        s.set_ident(e, (0, 0));
+        assert_eq!(folders_at_two_paths(&s, root), vec![root]);
+        // A tree without: nothing.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("x/y")).unwrap();
+        let (store, stats) = walk_dir(tmp.path(), Rules::default());
+        assert!(stats.network.is_empty(), "{:?}", stats.network);
+        assert!(folders_at_two_paths(&store, store.roots()[0]).is_empty());
+    }
+
+    /// A real bind mount (root only; skipped where mounting is not allowed):
+    /// the walk names both paths.
+    #[test]
+    fn a_bind_mount_inside_the_tree_is_named_at_both_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/inner")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("b")).unwrap();
+        std::fs::write(tmp.path().join("a/inner/f.txt"), "x").unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["--bind"])
+            .arg(tmp.path().join("a"))
+            .arg(tmp.path().join("b"))
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !mounted {
+            eprintln!("skipped: mount --bind is not allowed here");
+            return;
+        }
+        let (_, stats) = walk_dir(tmp.path(), Rules::default());
+        let _ = std::process::Command::new("umount")
+            .arg(tmp.path().join("b"))
+            .output();
+        let mut named = stats.network.clone();
+        named.sort();
+        assert_eq!(
+            named,
+            vec![(b"a".to_vec(), TWO_PATHS), (b"b".to_vec(), TWO_PATHS)]
+        );
     }
 
     #[test]

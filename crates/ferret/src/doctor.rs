@@ -196,9 +196,24 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
                 mib(size.index_bytes())
             ),
         );
-        if !size.network.is_empty() {
-            let list: Vec<String> = size
-                .network
+        let (two_paths, network): (Vec<_>, Vec<_>) = size
+            .network
+            .iter()
+            .partition(|(_, fs)| *fs == ferret_index::walk::TWO_PATHS);
+        if !two_paths.is_empty() {
+            let list: Vec<&str> = two_paths.iter().map(|(at, _)| at.as_str()).collect();
+            report.warn(
+                "folders at two paths",
+                format!(
+                    "{} are one folder reached at two paths (a bind mount): inotify watches a folder once, so a change there is heard at one of its paths only; ferret reads them again every --rescan-every ({}s), and grep reads files instead of trusting the content index",
+                    list.join(", "),
+                    serve.index.rescan_every.as_secs()
+                ),
+                "serve the folder at one path: unmount the bind mount inside the root, or name one of its paths in the root's .ignore file",
+            );
+        }
+        if !network.is_empty() {
+            let list: Vec<String> = network
                 .iter()
                 .map(|(at, fs)| format!("{at} ({fs})"))
                 .collect();

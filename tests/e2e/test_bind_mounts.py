@@ -1,0 +1,100 @@
+"""A folder at two paths inside a root: a bind mount.
+
+inotify watches a folder once, whatever path it was reached by: a change
+made in it is heard at one of its paths only, and the index held the other
+as it was at the walk (a file deleted through one path stayed in the index
+at the other; a file made there was never found there). ferret must notice
+the folder's second path (the same device and inode), say so in
+`diagnostics` and `ferret doctor`, read both paths again every
+`--rescan-every`, and never answer a grep from an index that cannot have
+heard the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FERRET, call, connect, run, search_until, shown
+
+
+@pytest.fixture
+def bound(tmp_path: Path):
+    root = tmp_path / "r"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "old.txt").write_text("old file\n")
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "--bind", str(root / "a"), str(root / "b")], capture_output=True
+    ).returncode != 0:
+        pytest.skip("needs root and mount --bind")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", str(root / "b")], capture_output=True)
+
+
+def serve(root: Path, rescan_every: str):
+    return connect("stdio", "legacy", ["--no-persist", "--rescan-every", rescan_every, "--root", str(root)])
+
+
+async def when_walked(c, timeout: float = 20.0) -> dict:
+    """`diagnostics` once the first walk has been counted (or at the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, d, _, _ = await call(c, "diagnostics", {})
+        if d["index"].get("build_ms") is not None or time.monotonic() > deadline:
+            return d
+        await asyncio.sleep(0.1)
+
+
+def test_both_paths_are_named_and_read_again(bound):
+    root = bound
+    token = f"bound-token-{os.getpid()}"
+
+    async def go():
+        async with serve(root, "1s") as c:
+            s = await search_until(c, "old.txt", ["a/old.txt", "b/old.txt"], timeout=20)
+            d = await when_walked(c)
+            assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "b (bind mount)"], d["index"]
+            # Made through one path: a grep at once finds it at both (the
+            # index cannot vouch for itself here, so files are read).
+            (root / "a" / "new.txt").write_text(f"{token}\n")
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and sorted(g["files"]) == ["a/new.txt", "b/new.txt"], g
+            # The rescans bring the index to both paths, made and deleted.
+            s = await search_until(c, "new.txt", ["a/new.txt", "b/new.txt"], timeout=20)
+            assert sorted(shown(s)) == ["a/new.txt", "b/new.txt"], f"a path never heard of the file: {s}"
+            (root / "b" / "old.txt").unlink()
+            deadline = time.monotonic() + 20
+            while True:
+                _, s, _, _ = await call(c, "search", {"query": "old.txt", "sort": "name"})
+                if s["total"] == 0 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            assert s["total"] == 0, f"a deleted file stayed at one of its paths: {s}"
+
+    run(go())
+
+
+def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
+    root = bound
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
+    env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+    p = subprocess.run(
+        [str(FERRET), "doctor", "--json", "--root", str(root), "--state-dir", str(tmp_path / "state")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    checks = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    two = checks["folders at two paths"]
+    assert two["status"] == "warn", two
+    assert f"{root / 'a'}, {root / 'b'}" in two["message"] and "--rescan-every" in two["message"], two
+    assert "network file systems" not in checks, checks
