@@ -147,6 +147,8 @@ def test_a_word_found_only_inside_words_gives_way_to_fuzzy_matches(tmp_path):
             "rusqlite-0.43.0/src/types/serde_json.rs",
             "crypto/sha256.rs",
             "crypto/sha512.rs",
+            "models/alpha_model_73941.json",
+            "models/mode_l7394.json",
         ]
         + [f"many/report_{i}.txt" for i in range(51)],
     )
@@ -166,8 +168,10 @@ def test_a_word_found_only_inside_words_gives_way_to_fuzzy_matches(tmp_path):
     # A word at a start of the name's words (a case change, a digit after
     # letters) answers plainly, as does a word that many names hold inside
     # theirs (then it is meant as found: `port` in 51 `report` names).
+    # And a word with digits or separators in it, copied from a name: meant
+    # as found.
     for plain, first, total in [("256", "crypto/sha256.rs", 1), ("explicit", "unicode-bidi-0.3.18/src/explicit.rs", 1),
-                                ("port", None, 51)]:
+                                ("port", None, 51), ("odel_7394", "models/alpha_model_73941.json", 1)]:
         _, s, _, _ = ask(tmp_path, "search", {"query": plain, "limit": 5})
         assert "fuzzy" not in s and s["total"] == total, (plain, s)
         assert first is None or shown(s)[0] == first, (plain, s)
