@@ -36,7 +36,7 @@ def bound(tmp_path: Path):
     try:
         yield root
     finally:
-        subprocess.run(["umount", str(root / "b")], capture_output=True)
+        subprocess.run(["umount", "-l", str(root / "b")], capture_output=True)
 
 
 def serve(root: Path, rescan_every: str):
@@ -98,3 +98,36 @@ def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
     assert two["status"] == "warn", two
     assert f"{root / 'a'}, {root / 'b'}" in two["message"] and "--rescan-every" in two["message"], two
     assert "network file systems" not in checks, checks
+
+
+def test_a_folder_bound_into_another_root_is_found_once_built(tmp_path):
+    # No one walk sees both paths: each root is walked apart (and a restart
+    # compares a big tree part by part), so the built index is looked at.
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "a").mkdir(parents=True)
+    second.mkdir()
+    (first / "a" / "old.txt").write_text("old file\n")
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "--bind", str(first / "a"), str(second)], capture_output=True
+    ).returncode != 0:
+        pytest.skip("needs root and mount --bind")
+
+    async def go():
+        args = ["--no-persist", "--rescan-every", "1s", "--root", f"one={first}", "--root", f"two={second}"]
+        async with connect("stdio", "legacy", args) as c:
+            d = await when_walked(c)
+            folders = d["index"]["network_folders"]
+            assert len(folders) == 2 and all(f.endswith("(bind mount)") for f in folders), d["index"]
+            (first / "a" / "new.txt").write_text("new\n")
+            deadline = time.monotonic() + 20
+            while True:
+                _, s, _, _ = await call(c, "search", {"query": "new.txt", "sort": "path"})
+                if s["total"] == 2 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            assert s["total"] == 2, f"one root never heard of the file: {s}"
+
+    try:
+        run(go())
+    finally:
+        subprocess.run(["umount", "-l", str(second)], capture_output=True)

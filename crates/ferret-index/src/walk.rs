@@ -53,15 +53,17 @@ pub struct WalkStats {
 }
 
 /// What [`WalkStats::network`] names a folder reachable at another path in
-/// the same walk by (the same device and inode: a bind mount).
+/// the same walk, or in the roots once built, by (the same device and inode:
+/// a bind mount).
 pub const TWO_PATHS: &str = "bind mount";
 
-/// The folders below `top` (itself included) that share their device and
-/// inode with another of them: one folder at two paths, as a bind mount
+/// The folders below `tops` (themselves included) that share their device
+/// and inode with another of them: one folder at two paths, as a bind mount
 /// makes it; of those, the ones whose parent is not one (the folders inside
-/// a bind mount share their identities too). The store's folder table is read first (a tree without any
-/// costs a sort of the folders' identities); only then is the tree walked.
-pub(crate) fn folders_at_two_paths(store: &Store, top: EntryId) -> Vec<EntryId> {
+/// a bind mount share their identities too). The store's folder table is
+/// read first (a tree without any costs a sort of the folders'
+/// identities); only then are the trees walked.
+pub(crate) fn folders_at_two_paths(store: &Store, tops: &[EntryId]) -> Vec<EntryId> {
     let mut idents: Vec<(u64, u64)> = store
         .dirs
         .iter()
@@ -78,9 +80,10 @@ pub(crate) fn folders_at_two_paths(store: &Store, top: EntryId) -> Vec<EntryId> 
     if twice.is_empty() {
         return Vec::new();
     }
-    // (A freed slot can keep an old identity: only live folders count.)
+    // The live folders below the tops (the table may hold folders of other
+    // trees).
     let mut found: Vec<((u64, u64), EntryId)> = Vec::new();
-    let mut stack = vec![top];
+    let mut stack = tops.to_vec();
     while let Some(id) = stack.pop() {
         if let Some(d) = store.dir(id)
             && twice.binary_search(&(d.dev, d.ino)).is_ok()
@@ -107,7 +110,7 @@ pub(crate) fn folders_at_two_paths(store: &Store, top: EntryId) -> Vec<EntryId> 
     let keep: Vec<EntryId> = out
         .iter()
         .copied()
-        .filter(|&id| id == top || out.binary_search(&store.parent(id)).is_err())
+        .filter(|&id| tops.contains(&id) || out.binary_search(&store.parent(id)).is_err())
         .collect();
     keep
 }
@@ -257,7 +260,7 @@ pub(crate) fn walk(
     });
     let mut stats = stats.into_inner().unwrap_or_else(|p| p.into_inner());
     let store = store.into_inner().unwrap_or_else(|p| p.into_inner());
-    for id in folders_at_two_paths(store, top) {
+    for id in folders_at_two_paths(store, &[top]) {
         let below = store.rel_path(id);
         let path = match (walked.is_empty(), below.is_empty()) {
             (true, _) => below,
@@ -575,21 +578,22 @@ mod tests {
         for (id, ino) in [(root, 1), (a, 2), (b, 2), (c, 3), (d, 4)] {
             s.set_ident(id, (7, ino));
         }
-        assert_eq!(folders_at_two_paths(&s, root), vec![a, b]);
-        // Below one of them only, no other path is seen.
-        assert_eq!(folders_at_two_paths(&s, a), Vec::<EntryId>::new());
+        assert_eq!(folders_at_two_paths(&s, &[root]), vec![a, b]);
+        // Below one of them only, no other path is seen; below both, both.
+        assert_eq!(folders_at_two_paths(&s, &[a]), Vec::<EntryId>::new());
+        assert_eq!(folders_at_two_paths(&s, &[a, b]), vec![a, b]);
         // The root at two paths; unknown identities never count.
         s.set_ident(d, (7, 1));
         s.set_ident(c, (0, 0));
         let e = s.insert_new(root, b"e", Kind::Dir, Meta::default());
         s.set_ident(e, (0, 0));
-        assert_eq!(folders_at_two_paths(&s, root), vec![root]);
+        assert_eq!(folders_at_two_paths(&s, &[root]), vec![root]);
         // A tree without: nothing.
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join("x/y")).unwrap();
         let (store, stats) = walk_dir(tmp.path(), Rules::default());
         assert!(stats.network.is_empty(), "{:?}", stats.network);
-        assert!(folders_at_two_paths(&store, store.roots()[0]).is_empty());
+        assert!(folders_at_two_paths(&store, store.roots()).is_empty());
     }
 
     /// A real bind mount (root only; skipped where mounting is not allowed):
@@ -610,10 +614,19 @@ mod tests {
             eprintln!("skipped: mount --bind is not allowed here");
             return;
         }
+        // Unmounted however the test ends (a panic left the mount behind,
+        // and the temporary folder undeletable).
+        struct Unmount(std::path::PathBuf);
+        impl Drop for Unmount {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(&self.0)
+                    .output();
+            }
+        }
+        let _unmount = Unmount(tmp.path().join("b"));
         let (_, stats) = walk_dir(tmp.path(), Rules::default());
-        let _ = std::process::Command::new("umount")
-            .arg(tmp.path().join("b"))
-            .output();
         let mut named = stats.network.clone();
         named.sort();
         assert_eq!(

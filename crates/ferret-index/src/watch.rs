@@ -30,7 +30,7 @@ use crate::{
     search::display_path,
     store::{EntryId, Kind, NONE, Store},
     walk::{self},
-    watched_walk::{fd_meta, note_stats, walk_apart, walk_into},
+    watched_walk::{fd_meta, note_stats, note_two_paths, walk_apart, walk_into},
 };
 
 /// How long to gather events before applying them: short, so that a change shows
@@ -438,6 +438,9 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
         *index.write_store() = store;
         crate::trim::give_back_memory();
     }
+    // A folder at two paths no one walk saw whole: across roots, or across
+    // the parts a reconciling rescan reads apart.
+    note_two_paths(index);
     let ms = started.elapsed().as_millis() as u64;
     index.shared.dirty.store(true, Ordering::Relaxed);
     let missing = index.missing_roots();

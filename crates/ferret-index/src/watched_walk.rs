@@ -164,6 +164,26 @@ fn within(rel: &[u8], folder: &[u8]) -> bool {
         || (rel.starts_with(folder) && rel.get(folder.len()) == Some(&b'/'))
 }
 
+/// The folders of the built index reached at two paths where no one walk
+/// saw both (across roots, or across the parts a reconciling rescan reads
+/// apart), named as a walk names them ([`walk::TWO_PATHS`]).
+pub(crate) fn note_two_paths(index: &Index) {
+    let found: Vec<(usize, Vec<u8>)> = {
+        let store = index.read_store();
+        walk::folders_at_two_paths(&store, store.roots())
+            .into_iter()
+            .map(|id| (store.root_of(id).0, store.rel_path(id)))
+            .collect()
+    };
+    for (root, rel) in found {
+        let stats = WalkStats {
+            network: vec![(rel, walk::TWO_PATHS)],
+            ..WalkStats::default()
+        };
+        note_stats(index, root, &stats);
+    }
+}
+
 pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
     if !stats.own_temps.is_empty()
         && let Some(temps) = index

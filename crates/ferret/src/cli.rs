@@ -159,7 +159,7 @@ pub struct IndexArgs {
     )]
     pub journal_max_entries: u64,
 
-    /// Where inotify cannot watch every folder (its watch limit is reached, or it is unavailable), rescan the rest this often (s, m, h suffix).
+    /// Where inotify cannot hear every change (its watch limit is reached or it is unavailable; folders on network or FUSE file systems; a folder at two paths, a bind mount), rescan those folders this often (s, m, h suffix).
     #[arg(long, value_name = "AGE", env = "FERRET_RESCAN_EVERY", default_value = "60s",
           value_parser = parse_age)]
     pub rescan_every: std::time::Duration,
