@@ -324,3 +324,12 @@ async def search_until(client, query: str, wanted: list[str], timeout: float = 1
 def all_text(result) -> str:
     """Everything a client could show: every content block and the structured content."""
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+
+
+def doctor_checks(*args: str) -> dict:
+    """`ferret doctor --json ARGS`, with no FERRET_* setting or configuration
+    file of the caller's: its checks by name."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
+    env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+    p = subprocess.run([str(FERRET), "doctor", "--json", *args], capture_output=True, text=True, timeout=60, env=env)
+    return {c["check"]: c for c in json.loads(p.stdout)["checks"]}

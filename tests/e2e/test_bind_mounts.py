@@ -13,14 +13,13 @@ heard the change.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import FERRET, call, connect, run, search_until, shown
+from conftest import call, connect, doctor_checks, run, search_until, shown
 
 
 @pytest.fixture
@@ -41,6 +40,17 @@ def bound(tmp_path: Path):
 
 def serve(root: Path, rescan_every: str):
     return connect("stdio", "legacy", ["--no-persist", "--rescan-every", rescan_every, "--root", str(root)])
+
+
+async def total_until(c, query: str, total: int, timeout: float = 20.0) -> dict:
+    """The `search` answer (in path order) once it counts `total` matches, or
+    the last one at the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, s, _, _ = await call(c, "search", {"query": query, "sort": "path"})
+        if s["total"] == total or time.monotonic() > deadline:
+            return s
+        await asyncio.sleep(0.2)
 
 
 async def when_walked(c, timeout: float = 20.0) -> dict:
@@ -71,12 +81,7 @@ def test_both_paths_are_named_and_read_again(bound):
             s = await search_until(c, "new.txt", ["a/new.txt", "b/new.txt"], timeout=20)
             assert sorted(shown(s)) == ["a/new.txt", "b/new.txt"], f"a path never heard of the file: {s}"
             (root / "b" / "old.txt").unlink()
-            deadline = time.monotonic() + 20
-            while True:
-                _, s, _, _ = await call(c, "search", {"query": "old.txt", "sort": "name"})
-                if s["total"] == 0 or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.2)
+            s = await total_until(c, "old.txt", 0)
             assert s["total"] == 0, f"a deleted file stayed at one of its paths: {s}"
 
     run(go())
@@ -84,16 +89,7 @@ def test_both_paths_are_named_and_read_again(bound):
 
 def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
     root = bound
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
-    env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
-    p = subprocess.run(
-        [str(FERRET), "doctor", "--json", "--root", str(root), "--state-dir", str(tmp_path / "state")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
-    checks = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    checks = doctor_checks("--root", str(root), "--state-dir", str(tmp_path / "state"))
     two = checks["folders at two paths"]
     assert two["status"] == "warn", two
     assert f"{root / 'a'}, {root / 'b'}" in two["message"] and "--rescan-every" in two["message"], two
@@ -119,12 +115,7 @@ def test_a_folder_bound_into_another_root_is_found_once_built(tmp_path):
             folders = d["index"]["network_folders"]
             assert len(folders) == 2 and all(f.endswith("(bind mount)") for f in folders), d["index"]
             (first / "a" / "new.txt").write_text("new\n")
-            deadline = time.monotonic() + 20
-            while True:
-                _, s, _, _ = await call(c, "search", {"query": "new.txt", "sort": "path"})
-                if s["total"] == 2 or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.2)
+            s = await total_until(c, "new.txt", 2)
             assert s["total"] == 2, f"one root never heard of the file: {s}"
 
     try:

@@ -14,7 +14,6 @@ cannot have heard the change.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FERRET, call, connect, run, search_until, shown
+from conftest import call, connect, doctor_checks, run, search_until, shown
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bindfs") is None or not os.path.exists("/dev/fuse") or os.geteuid() != 0,
@@ -109,16 +108,7 @@ def test_a_fuse_mount_is_read_again_every_rescan(mirror):
 
 def test_doctor_warns_of_a_fuse_mount(mirror, tmp_path):
     _, mount = mirror
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FERRET_")}
-    env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
-    p = subprocess.run(
-        [str(FERRET), "doctor", "--json", "--root", str(mount), "--state-dir", str(tmp_path / "state")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
-    checks = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    checks = doctor_checks("--root", str(mount), "--state-dir", str(tmp_path / "state"))
     net = checks["network file systems"]
     assert net["status"] == "warn", net
     assert f"{mount} (fuse)" in net["message"] and "--rescan-every" in net["message"], net
