@@ -333,3 +333,13 @@ def doctor_checks(*args: str) -> dict:
     env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
     p = subprocess.run([str(FERRET), "doctor", "--json", *args], capture_output=True, text=True, timeout=60, env=env)
     return {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+
+
+async def diagnostics_when_walked(client, timeout: float = 20.0) -> dict:
+    """`diagnostics` once the first walk has been counted (or at the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, d, _, _ = await call(client, "diagnostics", {})
+        if d["index"].get("build_ms") is not None or time.monotonic() > deadline:
+            return d
+        await asyncio.sleep(0.1)

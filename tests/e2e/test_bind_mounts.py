@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import call, connect, doctor_checks, run, search_until, shown
+from conftest import call, connect, diagnostics_when_walked, doctor_checks, run, search_until, shown
 
 
 @pytest.fixture
@@ -53,16 +53,6 @@ async def total_until(c, query: str, total: int, timeout: float = 20.0) -> dict:
         await asyncio.sleep(0.2)
 
 
-async def when_walked(c, timeout: float = 20.0) -> dict:
-    """`diagnostics` once the first walk has been counted (or at the timeout)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        _, d, _, _ = await call(c, "diagnostics", {})
-        if d["index"].get("build_ms") is not None or time.monotonic() > deadline:
-            return d
-        await asyncio.sleep(0.1)
-
-
 def test_both_paths_are_named_and_read_again(bound):
     root = bound
     token = f"bound-token-{os.getpid()}"
@@ -70,7 +60,7 @@ def test_both_paths_are_named_and_read_again(bound):
     async def go():
         async with serve(root, "1s") as c:
             s = await search_until(c, "old.txt", ["a/old.txt", "b/old.txt"], timeout=20)
-            d = await when_walked(c)
+            d = await diagnostics_when_walked(c)
             assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "b (bind mount)"], d["index"]
             # Made through one path: a grep at once finds it at both (the
             # index cannot vouch for itself here, so files are read).
@@ -111,7 +101,7 @@ def test_a_folder_bound_into_another_root_is_found_once_built(tmp_path):
     async def go():
         args = ["--no-persist", "--rescan-every", "1s", "--root", f"one={first}", "--root", f"two={second}"]
         async with connect("stdio", "legacy", args) as c:
-            d = await when_walked(c)
+            d = await diagnostics_when_walked(c)
             folders = d["index"]["network_folders"]
             assert len(folders) == 2 and all(f.endswith("(bind mount)") for f in folders), d["index"]
             (first / "a" / "new.txt").write_text("new\n")

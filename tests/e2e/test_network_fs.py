@@ -13,15 +13,13 @@ cannot have heard the change.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from conftest import call, connect, doctor_checks, run, search_until, shown
+from conftest import call, connect, diagnostics_when_walked, doctor_checks, run, search_until, shown
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bindfs") is None or not os.path.exists("/dev/fuse") or os.geteuid() != 0,
@@ -51,16 +49,6 @@ def serve(mount: Path, rescan_every: str):
     return connect("stdio", "legacy", ["--no-persist", "--rescan-every", rescan_every, "--root", str(mount)])
 
 
-async def network_folders_when_walked(c, timeout: float = 20.0) -> dict:
-    """`diagnostics` once the first walk has been counted (or at the timeout)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        _, d, _, _ = await call(c, "diagnostics", {})
-        if d["index"].get("build_ms") is not None or time.monotonic() > deadline:
-            return d
-        await asyncio.sleep(0.1)
-
-
 def made_behind(backing: Path, token: str) -> None:
     """A file made in the backing folder: inotify on the mirror hears nothing."""
     (backing / "sub").mkdir()
@@ -78,7 +66,7 @@ def test_a_grep_at_once_finds_what_inotify_never_heard(mirror):
             assert shown(s) == ["old.txt"], s
             # The walk finds the mount's file system; under load the first
             # answers can come before the walk's last folder is counted.
-            d = await network_folders_when_walked(c)
+            d = await diagnostics_when_walked(c)
             assert d["index"]["network_folders"] == [". (fuse)"], d["index"]
             assert shown(s) == ["old.txt"], s
             made_behind(backing, token)
