@@ -157,8 +157,9 @@ pub fn name_is_exact(name: &str, words: &[String]) -> bool {
 /// Whether `name` holds `word` (ASCII case aside) only inside its words:
 /// at no start of one (the name's start; after a byte that is not a letter
 /// or digit; a lower-to-upper case change; an acronym's last capital before
-/// a lower-case letter; a change between letters and digits). `nullsubexpr.toml` holds `ubexp` only inside, `sha256.rs` holds
-/// `256` at a start. `false` where it is not so plainly: the name does not
+/// a lower-case letter; a change between letters and digits).
+/// `nullsubexpr.toml` holds `ubexp` only inside, `sha256.rs` holds `256` at
+/// a start. `false` where it is not so plainly: the name does not
 /// hold the word as written, either is past ASCII, or the word starts with
 /// neither a letter nor a digit (it brings its own boundary) or holds a `/`
 /// (a path's word, not a name's).

@@ -728,6 +728,12 @@ impl Query {
         };
         let mut out = Vec::new();
         for n in conjuncts {
+            // A name or a path typed as shown with escaped names
+            // (`caf%E9.txt`, `d%FF/inner`) is measured as typed: its first form.
+            let n = match n {
+                Node::Or(v) if escaped_forms(v) => &v[0],
+                n => n,
+            };
             match n {
                 Node::Name(NameMatch::Literal { lit, fold }) => out.push(if *fold {
                     lit.needle().to_vec()
@@ -740,31 +746,6 @@ impl Query {
                         out.push(fold_case(last).into_owned());
                     }
                 }
-                // A name or a path typed as shown with escaped names
-                // (`caf%E9.txt`, `d%FF/inner`): measured as typed.
-                Node::Or(v) if escaped_forms(v) => match v.first() {
-                    Some(Node::Name(NameMatch::Literal { lit, fold }))
-                        if v.iter()
-                            .all(|n| matches!(n, Node::Name(NameMatch::Literal { .. }))) =>
-                    {
-                        out.push(if *fold {
-                            lit.needle().to_vec()
-                        } else {
-                            fold_case(lit.needle()).into_owned()
-                        })
-                    }
-                    Some(Node::Path(PathMatch::Literal { lit, .. }))
-                        if v.iter()
-                            .all(|n| matches!(n, Node::Path(PathMatch::Literal { .. }))) =>
-                    {
-                        if let Some(last) =
-                            lit.needle().rsplit(|&b| b == b'/').find(|p| !p.is_empty())
-                        {
-                            out.push(fold_case(last).into_owned());
-                        }
-                    }
-                    _ => {}
-                },
                 _ => {}
             }
         }

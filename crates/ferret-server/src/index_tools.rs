@@ -125,11 +125,10 @@ enum Fallback {
 /// words give a best match whose name is none of them (`fs copy` finding
 /// `fs_copy.rs`), the fuzzy answer is taken if its best match's name is one
 /// (`fs/copy.rs`). When the best of a few matches ([`INSIDE_AT_MOST`])
-/// holds a word only inside a word of its name (`ubexp` in
-/// `nullsubexpr.toml`, `de` in `serde_json.rs`), the fuzzy answer is taken (`ubexp` finds `unicode-bidi/src/explicit.rs`
-/// first, `serde_json de` `serde_json/src/de.rs`; the others are still
-/// among its matches).
-/// Both are decided on the whole answer, never on the page asked for, so
+/// holds a word of letters only inside a word of its name ([`only_inside`]:
+/// `ubexp` in `nullsubexpr.toml`, `de` in `serde_json.rs`), the fuzzy answer
+/// is taken (`ubexp` finds `unicode-bidi/src/explicit.rs` first, `serde_json
+/// de` `serde_json/src/de.rs`). Both are decided on the whole answer, never on the page asked for, so
 /// every page of a search comes from the same one. A caller gone away is
 /// `Err`.
 fn fall_back(
