@@ -112,3 +112,20 @@ def test_a_folder_bound_into_another_root_is_found_once_built(tmp_path):
         run(go())
     finally:
         subprocess.run(["umount", "-l", str(second)], capture_output=True)
+
+
+def test_a_restart_from_the_snapshot_names_both_paths_again(bound, tmp_path):
+    # The list is not saved: a restart compares the loaded index with the
+    # disk (root by root, a big tree part by part) and must find them again.
+    root = bound
+    args = ["--state-dir", str(tmp_path / "state"), "--rescan-every", "1h", "--root", str(root)]
+
+    async def go():
+        for start in ("fresh", "from the snapshot"):
+            async with connect("stdio", "legacy", args) as c:
+                await search_until(c, "old.txt", ["a/old.txt", "b/old.txt"], timeout=20)
+                d = await diagnostics_when_walked(c)
+                assert d["index"]["loaded_from_snapshot"] == (start != "fresh"), (start, d["index"])
+                assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "b (bind mount)"], (start, d["index"])
+
+    run(go())

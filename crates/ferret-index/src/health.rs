@@ -109,16 +109,21 @@ pub fn measure(root: &IndexRoot, rules: crate::Rules, progress: &AtomicU64) -> T
         shallow: false,
     };
     let stats = walk::walk(&mut store, top, fd, Vec::new(), Chain::root(None), &spec);
+    let two_paths = walk::folders_at_two_paths(&store, &[top])
+        .into_iter()
+        .map(|id| (store.rel_path(id), walk::TWO_PATHS));
+    let network = stats
+        .network
+        .into_iter()
+        .chain(two_paths)
+        .map(|(rel, fs)| (ferret_names::shown_path(&rel).into_owned(), fs))
+        .collect();
     crate::orders::rebuild_store(&mut store);
     TreeSize {
         entries: stats.entries,
         folders: store.count_of(Kind::Dir).saturating_sub(1),
         name_bytes: store.name_bytes() as u64,
-        network: stats
-            .network
-            .iter()
-            .map(|(rel, fs)| (ferret_names::shown_path(rel).into_owned(), *fs))
-            .collect(),
+        network,
     }
 }
 

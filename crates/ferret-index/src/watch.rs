@@ -437,10 +437,8 @@ pub(crate) fn build(index: &Index, watcher: Option<&Watcher>, progress: &AtomicU
         store.shrink_to_fit();
         *index.write_store() = store;
         crate::trim::give_back_memory();
+        note_two_paths(index);
     }
-    // A folder at two paths no one walk saw whole: across roots, or across
-    // the parts a reconciling rescan reads apart.
-    note_two_paths(index);
     let ms = started.elapsed().as_millis() as u64;
     index.shared.dirty.store(true, Ordering::Relaxed);
     let missing = index.missing_roots();
@@ -1076,6 +1074,8 @@ impl<'a> Applier<'a> {
     pub(crate) fn rescan_root(&mut self, root: usize, progress: &AtomicU64) {
         let top = self.index.read_store().roots()[root];
         self.rescan(root, top, progress);
+        // A bind mount made since is found here (it makes no event).
+        note_two_paths(self.index);
     }
 
     /// Walk the folder `folder` again and make the index agree with it,

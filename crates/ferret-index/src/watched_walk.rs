@@ -13,7 +13,6 @@ use std::{
 
 use crate::{
     Index,
-    dirs::ident,
     inotify_watch::{WatchError, Watched, Watcher},
     rules::Chain,
     store::{EntryId, Meta, Store},
@@ -94,9 +93,6 @@ pub(crate) fn walk_into(
     progress: &AtomicU64,
     shallow: bool,
 ) -> (WalkStats, Vec<Added>) {
-    if let Ok(id) = ident(fd.as_fd()) {
-        store.set_ident(top, id);
-    }
     let limit = AtomicBool::new(index.status().watch_limit_reached);
     let hook = WatchHook {
         watcher,
@@ -164,23 +160,22 @@ fn within(rel: &[u8], folder: &[u8]) -> bool {
         || (rel.starts_with(folder) && rel.get(folder.len()) == Some(&b'/'))
 }
 
-/// The folders of the built index reached at two paths where no one walk
-/// saw both (across roots, or across the parts a reconciling rescan reads
-/// apart), named as a walk names them ([`walk::TWO_PATHS`]).
+/// The folders of the index reached at two paths ([`walk::TWO_PATHS`]),
+/// noted with the network folders. Asked of the whole index, not of one
+/// walk: the paths may lie in two roots, or in two parts of a rescan (a
+/// large tree is compared part by part, each walked apart).
 pub(crate) fn note_two_paths(index: &Index) {
-    let found: Vec<(usize, Vec<u8>)> = {
+    let mut by_root: Vec<WalkStats> = vec![WalkStats::default(); index.shared.config.roots.len()];
+    {
         let store = index.read_store();
-        walk::folders_at_two_paths(&store, store.roots())
-            .into_iter()
-            .map(|id| (store.root_of(id).0, store.rel_path(id)))
-            .collect()
-    };
-    for (root, rel) in found {
-        let stats = WalkStats {
-            network: vec![(rel, walk::TWO_PATHS)],
-            ..WalkStats::default()
-        };
-        note_stats(index, root, &stats);
+        for id in walk::folders_at_two_paths(&store, store.roots()) {
+            if let Some(stats) = by_root.get_mut(store.root_of(id).0) {
+                stats.network.push((store.rel_path(id), walk::TWO_PATHS));
+            }
+        }
+    }
+    for (root, stats) in by_root.iter().enumerate() {
+        note_stats(index, root, stats);
     }
 }
 

@@ -272,3 +272,64 @@ fn a_restart_finds_what_changed_while_down_in_parts_or_whole() {
         index.shutdown();
     }
 }
+
+/// A folder at two paths (a bind mount; root only, skipped where mounting is
+/// not allowed) is named again after a restart that compares the saved index
+/// with the disk in parts (`rescan_part` 3: `a` and `b` are read apart, so
+/// no one walk sees both paths), as after a fresh build.
+#[test]
+fn a_restart_in_parts_names_a_folder_at_two_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let (root, state) = (base.join("root"), base.join("state"));
+    for d in ["a/x/y", "b", "c/z"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("a/x/y/f.txt"), "f").unwrap();
+    let mounted = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(root.join("a"))
+        .arg(root.join("b"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: mount --bind is not allowed here");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .output();
+        }
+    }
+    let _unmount = Unmount(root.join("b"));
+    let config = || {
+        let mut c = IndexConfig::new(vec![IndexRoot::new("r", &root)]);
+        c.state_dir = Some(state.clone());
+        c.rescan_part = 3;
+        c
+    };
+    for restart in [false, true] {
+        let index = Index::open(config()).unwrap();
+        index.start();
+        assert!(index.wait_ready(Duration::from_secs(30)));
+        assert_eq!(index.status().loaded_from_snapshot, restart);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while index.status().reconciling {
+            assert!(Instant::now() < deadline, "{:?}", index.status());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut named = index.status().network_folders;
+        named.sort();
+        assert_eq!(
+            named,
+            ["a (bind mount)", "b (bind mount)"],
+            "restart {restart}"
+        );
+        index.save_snapshot().unwrap();
+        index.shutdown();
+    }
+}
