@@ -31,6 +31,8 @@ def project(tmp_path_factory):
         "lib/libc.so.6",
         "share/doc/armv7-unknown-linux-uclibceabi.html",
         "node_modules/libc/index.js",
+        "node_modules/libc/libcore.js",
+        "src/fast_libc.rs",
         "old/deep/er/still/libcx.txt",
     ]
     make_files(root, files)
@@ -51,9 +53,11 @@ def ask(root, tool, args, era="2026-07-28"):
 def test_relevance_is_the_default_order_when_the_query_names_something(project):
     _, s, text, _ = ask(project, "search", {"query": "libc"})
     paths = shown(s)
-    # The exact name first, wherever it is (outside generated folders
-    # before inside); then better fits before substring matches.
-    assert paths[:2] == ["lib/libc.so.6", "node_modules/libc/"], paths
+    # The exact name first, then names starting with the word, wherever they
+    # are (outside generated folders before inside, each time); then a word
+    # of the name, then the word inside a word.
+    assert paths[:5] == ["lib/libc.so.6", "node_modules/libc/", "old/deep/er/still/libcx.txt",
+                         "node_modules/libc/libcore.js", "src/fast_libc.rs"], paths
     assert paths.index("share/doc/armv7-unknown-linux-uclibceabi.html") > paths.index("old/deep/er/still/libcx.txt")
     assert len(s["scores"]) == len(paths) and s["scores"] == sorted(s["scores"], reverse=True)
     # Asked for by name, the order is by name; an empty query keeps name order.

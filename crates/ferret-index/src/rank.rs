@@ -2,12 +2,15 @@
 //!
 //! The order, most relevant first:
 //! 1. the exact name (or its stem, `main` for `main.rs`, `libc` for
-//!    `libc.so.6`) before any other fit: what was typed letter for letter is
-//!    what was meant, even in a vendored folder (a Python installation's
+//!    `libc.so.6`) before any other fit, then names that start with the
+//!    word: what was typed letter for letter, or a name's start, is what was
+//!    meant, even in a vendored folder (a Python installation's
 //!    `site-packages`, a crate's `vendor`);
 //! 2. entries outside generated or vendored folders (`node_modules`, `target`,
 //!    `vendor`, `dist`, `build`, `__pycache__`, `.git`, virtual environments …)
-//!    before those inside;
+//!    before those inside, within each of those fits and for the rest (and,
+//!    among those inside, a tool's output, such as `__pycache__` or `.git`,
+//!    lower in the score than vendored sources);
 //! 3. how the name answers the query's words: the exact name, then names that
 //!    start with the word, then the word at a word or camelCase boundary (`_`,
 //!    `-`, `.`, space, `aB`), then anywhere;
@@ -46,6 +49,31 @@ const GENERATED: &[&[u8]] = &[
     b".terraform",
     b".cache",
 ];
+
+/// Generated folders whose contents a tool made from files kept elsewhere
+/// (byte code, build products, a version control's own store): what is
+/// looked for by name is the file they were made from. In a vendored tree,
+/// where everything is generated (a Python installation's `site-packages`
+/// beside its standard library's `__pycache__`), they cost [`BUILT_COST`]
+/// in the score: `install_egg_info` means the sources named so before
+/// `__pycache__/install_egg_info.cpython-311.pyc`. A subset of [`GENERATED`].
+const BUILT: &[&[u8]] = &[
+    b"__pycache__",
+    b".git",
+    b"target",
+    b"build",
+    b"dist",
+    b".cache",
+    b".gradle",
+    b".next",
+    b".nuxt",
+    b"DerivedData",
+];
+
+/// What lying in a [`BUILT`] folder costs an entry's bonus: four folder
+/// levels (one costs 1.5), so a source file a few folders deeper in a
+/// vendored tree still leads the copy made from it.
+const BUILT_COST: f32 = 6.0;
 
 /// How a name answers a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -188,28 +216,33 @@ pub(crate) struct Relevance {
 
 impl Relevance {
     pub fn cmp(&self, other: &Relevance) -> std::cmp::Ordering {
-        (self.fit != NameFit::Exact)
-            .cmp(&(other.fit != NameFit::Exact))
+        (self.fit > NameFit::Prefix)
+            .cmp(&(other.fit > NameFit::Prefix))
+            .then((self.fit != NameFit::Exact).cmp(&(other.fit != NameFit::Exact)))
             .then(self.generated.cmp(&other.generated))
             .then(self.fit.cmp(&other.fit))
             .then(other.bonus.total_cmp(&self.bonus))
     }
 
-    /// Whether nothing but an exact name can rank above this entry because
-    /// of its fit and folder: what the prefix shortcut counts.
+    /// Whether no name that neither is nor starts with the word can rank
+    /// above this entry because of its fit and folder: what the prefix
+    /// shortcut counts.
     pub fn leads(&self) -> bool {
-        self.fit == NameFit::Exact || !self.generated
+        self.fit <= NameFit::Prefix
     }
 
-    /// One number for agents and people: higher is better (exact names 800
-    /// or 400 in a generated folder, then 200, 100 and 0 by fit, 400 less in
-    /// a generated folder, and the bonus).
+    /// One number for agents and people: higher is better (exact names 800,
+    /// names starting with the word 600, 100 less in a generated folder;
+    /// then 200 and 100 by fit, 400 less in a generated folder; and the
+    /// bonus).
     pub fn score(&self) -> f32 {
-        let fit = match self.fit {
-            NameFit::Exact => 800.0,
-            other => (3 - other as i32) as f32 * 100.0,
+        let (fit, generated) = match self.fit {
+            NameFit::Exact => (800.0, 100.0),
+            NameFit::Prefix => (600.0, 100.0),
+            NameFit::Boundary => (200.0, 400.0),
+            NameFit::Anywhere => (100.0, 400.0),
         };
-        let generated = if self.generated { -400.0 } else { 0.0 };
+        let generated = if self.generated { -generated } else { 0.0 };
         ((fit + generated + self.bonus) * 10.0).round() / 10.0
     }
 }
@@ -229,6 +262,8 @@ pub(crate) struct Place {
     depth: u32,
     len: u32,
     pub(crate) generated: bool,
+    /// It is or lies in a [`BUILT`] folder.
+    built: bool,
     words: u16,
 }
 
@@ -280,12 +315,14 @@ impl Places {
 }
 
 impl Place {
-    /// Packed, never zero: depth + 1 in the low 24 bits, the length in the
-    /// next 24 (a path below the root is far shorter than 16 MiB; longer
-    /// ones count as that long), the words in the 15 above, `generated` in
-    /// the top bit.
+    /// Packed, never zero: depth + 1 in the low 23 bits (a folder level
+    /// takes at least two bytes of a path, so no path shorter than 16 MiB
+    /// is that deep), `built` in the next, the length in the next 24 (a
+    /// path below the root is far shorter than 16 MiB; longer ones count as
+    /// that long), the words in the 15 above, `generated` in the top bit.
     fn pack(self) -> u64 {
-        (u64::from(self.depth) + 1) & 0xFF_FFFF
+        (u64::from(self.depth) + 1).min(0x7F_FFFF)
+            | u64::from(self.built) << 23
             | u64::from(self.len.min(0xFF_FFFF)) << 24
             | (u64::from(self.words) & 0x7FFF) << 48
             | u64::from(self.generated) << 63
@@ -293,7 +330,8 @@ impl Place {
 
     fn unpack(w: u64) -> Place {
         Place {
-            depth: ((w & 0xFF_FFFF) - 1) as u32,
+            depth: ((w & 0x7F_FFFF) - 1) as u32,
+            built: (w >> 23) & 1 == 1,
             len: ((w >> 24) & 0xFF_FFFF) as u32,
             generated: w >> 63 == 1,
             words: ((w >> 48) & 0x7FFF) as u16,
@@ -355,7 +393,8 @@ pub(crate) fn recency(kind: Kind, mtime: i64, now: i64) -> f32 {
 /// bonus of an unused entry.
 pub(crate) fn bonus(recency: f32, used: f32, place: Place, name_len: usize) -> f32 {
     let len = place.len as usize + name_len;
-    recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0
+    let built = if place.built { BUILT_COST } else { 0.0 };
+    recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0 - built
 }
 
 /// Which of `words` (a bit each, the first [`WORDS_MAX`]) the folded name
@@ -462,6 +501,7 @@ impl<'a> Ranker<'a> {
                 depth: base.depth + 1,
                 len: base.len + name.len() as u32 + 1,
                 generated: base.generated || GENERATED.contains(&name),
+                built: base.built || BUILT.contains(&name),
                 words: base.words
                     | if words.is_empty() {
                         0
@@ -754,6 +794,47 @@ mod tests {
         assert_eq!(dir.cmp(&linked), std::cmp::Ordering::Less);
     }
 
+    /// In a vendored tree a tool's output ranks below the sources it was made
+    /// from, though both are generated and the copy lies nearer the root.
+    #[test]
+    fn a_tools_output_ranks_below_vendored_sources() {
+        use crate::store::Meta;
+        let mut s = Store::new();
+        let root = s.add_root(b"r", Meta::default());
+        let cache = s.insert_new(root, b"__pycache__", Kind::Dir, Meta::default());
+        let pyc = s.insert_new(
+            cache,
+            b"egg_info.cpython-311.pyc",
+            Kind::File,
+            Meta::default(),
+        );
+        let mut at = s.insert_new(root, b"site-packages", Kind::Dir, Meta::default());
+        for name in [&b"setuptools"[..], b"command"] {
+            at = s.insert_new(at, name, Kind::Dir, Meta::default());
+        }
+        let source = s.insert_new(at, b"egg_info.py", Kind::File, Meta::default());
+        for word in [&b"egg_info"[..], b"egg"] {
+            let r = Ranker::new(vec![word.to_vec()], 100 * 86_400, None);
+            let (mut buf, mut p) = (Vec::new(), Places::default());
+            let (built, vendored) = (
+                r.rank(&s, pyc, &mut p, &mut buf),
+                r.rank(&s, source, &mut p, &mut buf),
+            );
+            assert!(built.generated && vendored.generated);
+            assert_eq!(built.fit, vendored.fit);
+            assert_eq!(vendored.cmp(&built), std::cmp::Ordering::Less);
+            // Two folder levels nearer the root, 6 less for the tool's folder.
+            let fresh = r.rank(&s, pyc, &mut Places::default(), &mut buf);
+            assert!((fresh.bonus - built.bonus).abs() < 1e-4);
+            assert!(
+                (built.bonus - (vendored.bonus + 2.0 * 1.5 - BUILT_COST + 8.0 / 40.0)).abs() < 1e-4,
+                "{} {}",
+                built.bonus,
+                vendored.bonus
+            );
+        }
+    }
+
     /// The remembered places agree with climbing each entry's ancestors, and a
     /// use recorded under an entry's shown path reaches that entry.
     #[test]
@@ -767,6 +848,7 @@ mod tests {
         let a = s.insert_new(deep, b"report.txt", Kind::File, Meta::default());
         let b = s.insert_new(src, b"report.md", Kind::File, Meta::default());
         let c = s.insert_new(root, b"report.rs", Kind::File, Meta::default());
+        let d = s.insert_new(src, b"my_report.md", Kind::File, Meta::default());
         let mut uses = Uses::default();
         uses.record("src/report.md", 5.0, 0);
         let mut r = Ranker::new(vec![b"report".to_vec()], 0, Some(&uses));
@@ -787,8 +869,9 @@ mod tests {
             // b is one folder deeper than c but used: it comes first.
             assert_eq!(rb.cmp(&rc), std::cmp::Ordering::Less);
             assert_eq!(rc.cmp(&ra), std::cmp::Ordering::Less);
-            // The exact name comes first even in a generated folder; after
-            // it, the folder outside wins whatever the fit.
+            // The exact name comes first even in a generated folder, then a
+            // name starting with the word; within each fit and after them,
+            // the folder outside wins.
             let exact = Ranker::new(vec![b"report.txt".to_vec()], 0, None);
             let mut q = Places::default();
             let (ea, eb) = (
@@ -797,14 +880,27 @@ mod tests {
             );
             assert!(ea.fit == NameFit::Exact && eb.fit != NameFit::Exact);
             assert_eq!(ea.cmp(&eb), std::cmp::Ordering::Less);
-            assert!(ea.leads() && eb.leads() && ra.leads());
+            assert!(ea.leads() && ra.leads());
             let start = Ranker::new(vec![b"rep".to_vec()], 0, None);
-            let (sa, sb) = (
+            let (sa, sb, sd) = (
                 start.rank(&s, a, &mut q, &mut buf),
                 start.rank(&s, b, &mut q, &mut buf),
+                start.rank(&s, d, &mut q, &mut buf),
             );
-            assert!(!sa.leads() && sb.leads());
+            assert_eq!(
+                (sa.fit, sb.fit, sd.fit),
+                (NameFit::Prefix, NameFit::Prefix, NameFit::Boundary)
+            );
+            assert!(sa.leads() && sb.leads() && !sd.leads());
             assert_eq!(sb.cmp(&sa), std::cmp::Ordering::Less);
+            assert_eq!(sa.cmp(&sd), std::cmp::Ordering::Less);
+            assert!(
+                sb.score() > sa.score() && sa.score() > sd.score(),
+                "{} {} {}",
+                sb.score(),
+                sa.score(),
+                sd.score()
+            );
             assert!(ea.score() > eb.score(), "{} {}", ea.score(), eb.score());
             assert!(ra.score() < rb.score());
             let unused = Ranker::new(vec![b"report".to_vec()], 0, None);
