@@ -77,6 +77,42 @@ def test_both_paths_are_named_and_read_again(bound):
     run(go())
 
 
+def test_grep_uses_the_content_index_outside_the_bound_folders(bound):
+    # Only the bound folders' files are read whatever the content index
+    # holds (and their changed folders listed); it judges the rest.
+    root = bound
+    token = f"outside-token-{os.getpid()}"
+    (root / "c").mkdir()
+    (root / "c" / "outside.txt").write_text(f"{token}\n")
+    (root / "c" / "other.txt").write_text("nothing here\n")
+
+    async def go():
+        async with serve(root, "1h") as c:
+            d = await diagnostics_when_walked(c)
+            assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "b (bind mount)"], d["index"]
+            deadline = time.monotonic() + 30
+            while True:
+                e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files", "path": "c"})
+                if g["content_index"].get("used") or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            assert not e and g["files"] == ["c/outside.txt"], g
+            # A folder no bind touches: the index answers for every file.
+            assert g["content_index"]["used"] and "not_indexed" not in g["content_index"], g
+            assert g["files_scanned"] == 1, g
+            # The whole tree: made through one path, found at both at once
+            # (no rescan comes within the hour), the rest judged by the index.
+            (root / "a" / "new.txt").write_text(f"{token}\n")
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and sorted(g["files"]) == ["a/new.txt", "b/new.txt", "c/outside.txt"], g
+            ci = g["content_index"]
+            assert ci["used"] and ci["not_indexed"] >= 3, g
+            # c/other.txt was never read.
+            assert g["files_scanned"] == 5, g
+
+    run(go())
+
+
 def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
     root = bound
     checks = doctor_checks("--root", str(root), "--state-dir", str(tmp_path / "state"))

@@ -131,6 +131,13 @@ pub struct Gathered {
     /// watcher hears every folder and its barrier was passed), so it alone
     /// named the candidates; otherwise changed folders were listed too.
     pub caught_up: bool,
+    /// Not `caught_up` only because of these folders of the scope (as
+    /// agents see them), which the watcher cannot hear (on a network or
+    /// FUSE file system, or reached at two paths: a bind mount): it hears
+    /// every other folder and its barrier was passed. The changed folders
+    /// among them were listed; the content index judges the files outside
+    /// them, and those inside are read whatever it holds.
+    pub unheard: Vec<String>,
     /// A folder the index does not hold was listed, and the listing stopped
     /// at the list limit (`max_walk_entries` files): files past it are not
     /// among the candidates.
@@ -149,11 +156,69 @@ pub fn gather(index: &Index, roots: &Roots, scope: &Scope) -> Result<Gathered, F
         Begun::Folder {
             query,
             under,
-            caught_up,
+            heard,
             ..
-        } => from_index(index, roots, scope, &query, under, caught_up),
+        } => from_index(index, roots, scope, &query, under, heard),
         Begun::Unindexed { query, folder } => Ok(walked(roots, scope, &query, &folder)),
     }
+}
+
+/// How much of a scope the index vouches for, its barrier passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Heard {
+    /// Every change made before the call (`Gathered::caught_up`).
+    All,
+    /// Every change but in these folders of the scope
+    /// (`Gathered::unheard`).
+    AllBut(Vec<String>),
+    /// None: it may be behind anywhere.
+    Nothing,
+}
+
+impl Heard {
+    /// What the index vouches for in the scope `shown` (a folder or a file
+    /// as agents see it; `None`: every root).
+    fn of(index: &Index, shown: Option<&str>) -> Heard {
+        match index.caught_up_but(ferret_index::CATCH_UP_WAIT) {
+            None => Heard::Nothing,
+            Some(unheard) => {
+                let inside: Vec<String> = unheard
+                    .into_iter()
+                    .filter(|u| shown.is_none_or(|s| within(s, u) || within(u, s)))
+                    .collect();
+                if inside.is_empty() {
+                    Heard::All
+                } else {
+                    Heard::AllBut(inside)
+                }
+            }
+        }
+    }
+
+    fn caught_up(&self) -> bool {
+        *self == Heard::All
+    }
+
+    fn unheard(&self) -> Vec<String> {
+        match self {
+            Heard::AllBut(folders) => folders.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Whether the shown path `path` is `folder` or lies below it (`.` is a
+/// single root's whole tree).
+fn within(path: &str, folder: &str) -> bool {
+    folder == "."
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Whether `path` lies in one of `folders` (see [`within`]).
+fn within_any(path: &str, folders: &[String]) -> bool {
+    folders.iter().any(|f| within(path, f))
 }
 
 /// What the scope is, once the index is ready and its barrier passed.
@@ -165,7 +230,7 @@ enum Begun {
         query: Query,
         under: Option<EntryId>,
         shown: Option<String>,
-        caught_up: bool,
+        heard: Heard,
     },
     /// A folder the index does not hold (hidden or ignored, or the index is
     /// still empty): listed.
@@ -183,7 +248,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
     }
     // The barrier comes before the index is read: every change completed
     // before this call is then in it, new folders read to the bottom.
-    let caught_up = index.caught_up(ferret_index::CATCH_UP_WAIT);
+    let heard = Heard::of(index, None);
     let clock = Clock::system();
     let files =
         Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");
@@ -193,7 +258,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
             query,
             under: None,
             shown: None,
-            caught_up,
+            heard,
         });
     };
     let (root, rel) = match roots.resolve(path)? {
@@ -202,12 +267,27 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
                 query,
                 under: None,
                 shown: None,
-                caught_up,
+                heard,
             });
         }
         Target::In(root, rel) => (root, rel),
     };
     let shown = roots.display(root, &rel);
+    // What the index vouches for within the scope alone.
+    let heard = match heard {
+        Heard::AllBut(folders) => {
+            let inside: Vec<String> = folders
+                .into_iter()
+                .filter(|u| within(&shown, u) || within(u, &shown))
+                .collect();
+            if inside.is_empty() {
+                Heard::All
+            } else {
+                Heard::AllBut(inside)
+            }
+        }
+        other => other,
+    };
     let real = roots.real_path(root, &rel, path)?;
     let meta = if real.is_root() {
         root.dir().dir_metadata()
@@ -219,7 +299,8 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
         return Ok(Begun::One(Gathered {
             candidates: vec![Candidate::new(shown, mtime_of(&meta), meta.len())],
             from_walk: 0,
-            caught_up,
+            caught_up: heard.caught_up(),
+            unheard: heard.unheard(),
             walk_capped: false,
         }));
     }
@@ -228,7 +309,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
             query,
             under: Some(id),
             shown: Some(shown),
-            caught_up,
+            heard,
         },
         None => Begun::Unindexed {
             query,
@@ -261,11 +342,12 @@ fn from_index(
     scope: &Scope,
     query: &Query,
     under: Option<EntryId>,
-    caught_up: bool,
+    heard: Heard,
 ) -> Result<Gathered, FsError> {
     let multi = roots.is_multi();
     let mut out = Gathered {
-        caught_up,
+        caught_up: heard.caught_up(),
+        unheard: heard.unheard(),
         ..Gathered::default()
     };
     // One string per file (a whole-tree grep gathers every file): facts,
@@ -293,7 +375,11 @@ fn from_index(
     let named: std::collections::HashSet<&str> =
         out.candidates.iter().map(|c| c.path.as_str()).collect();
     let mut walked = Gathered::default();
-    let dirs = index.folders_below(under);
+    let mut dirs = index.folders_below(under);
+    // Where the index hears every folder but some, only those are looked at.
+    if !out.unheard.is_empty() {
+        dirs.retain(|(shown, _, _)| within_any(shown, &out.unheard));
+    }
     let listed_dirs: std::collections::HashSet<&str> =
         dirs.iter().map(|(shown, _, _)| shown.as_str()).collect();
     let now = std::time::SystemTime::now()
@@ -429,16 +515,31 @@ pub fn narrow(
         return out;
     };
     let query = grams_of(pattern);
+    // In folders the watcher cannot hear, the index's trigrams may be of
+    // another version than the file's, with the same size and time: those
+    // files are read whatever it holds, and it judges the rest.
+    let unheard = &gathered.unheard;
+    let asked: Vec<bool> = gathered
+        .candidates
+        .iter()
+        .map(|c| !within_any(&c.path, unheard))
+        .collect();
     let files: Vec<(&str, i64, u64)> = gathered
         .candidates
         .iter()
-        .map(|c| (c.path.as_str(), c.mtime, c.size))
+        .zip(&asked)
+        .filter(|(_, asked)| **asked)
+        .map(|(c, _)| (c.path.as_str(), c.mtime, c.size))
         .collect();
-    match content.narrow(&query, &files, gathered.caught_up) {
+    let synced = gathered.caught_up || !unheard.is_empty();
+    match content.narrow(&query, &files, synced) {
         Err(why) => out.unused = Some(why.to_string()),
         Ok(n) => {
             let mut keep = n.keep.into_iter();
-            gathered.candidates.retain(|_| keep.next().unwrap_or(true));
+            let mut asked = asked.into_iter();
+            gathered
+                .candidates
+                .retain(|_| !asked.next().unwrap_or(false) || keep.next().unwrap_or(true));
             out.used = true;
             out.after = gathered.candidates.len() as u64;
             out.answered = n.answered;
@@ -479,7 +580,7 @@ pub fn gather_narrowed(
             query,
             under,
             shown,
-            caught_up: true,
+            heard: Heard::All,
         },
     ) = (content, &begun)
         // The binaries' paths only for a scope narrower than the index
@@ -499,9 +600,9 @@ pub fn gather_narrowed(
         Begun::Folder {
             query,
             under,
-            caught_up,
+            heard,
             ..
-        } => from_index(index, roots, scope, &query, under, caught_up)?,
+        } => from_index(index, roots, scope, &query, under, heard)?,
         Begun::Unindexed { query, folder } => walked(roots, scope, &query, &folder),
     };
     let narrowing = narrow(content, pattern, &mut gathered);
@@ -754,6 +855,17 @@ impl Entry for Walked<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder holds itself and what lies below it, not a sibling whose
+    /// name starts with its own; `.` (a single root) holds everything.
+    #[test]
+    fn a_path_lies_within_a_folder_by_whole_names() {
+        assert!(within("a", "a") && within("a/b/c.txt", "a") && within("a/b", "."));
+        assert!(!within("ab/c.txt", "a") && !within("a", "a/b") && !within("b", "a"));
+        let folders = ["mnt/nfs".to_string(), "one/b".to_string()];
+        assert!(within_any("one/b/x", &folders) && !within_any("one/bx", &folders));
+        assert!(!within_any("x", &[]));
+    }
 
     /// A listed file is seen by the query language as the index sees it:
     /// an escaped name as its bytes. `len:8` is the name `caf\xe9.txt`'s

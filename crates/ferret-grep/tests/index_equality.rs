@@ -598,6 +598,7 @@ fn compare(
         candidates: gathered.candidates.clone(),
         from_walk: gathered.from_walk,
         caught_up: gathered.caught_up,
+        unheard: gathered.unheard.clone(),
         walk_capped: gathered.walk_capped,
     };
     let n = narrow(Some(&s.content), p, &mut listed);

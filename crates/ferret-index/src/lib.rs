@@ -150,6 +150,9 @@ pub(crate) struct Shared {
     /// no root missing): kept by `set_status`, read by [`Index::caught_up`]
     /// without cloning the status.
     pub hears_all: AtomicBool,
+    /// As `hears_all`, but for the folders in `network`: what
+    /// [`Index::caught_up_but`] reads.
+    pub hears_outside: AtomicBool,
     /// ferret's own temporary files the walks met, (root, path below it),
     /// until [`Index::take_own_temps`] takes them; `None` from then on (the
     /// start-up sweep is over, and later walks collect nothing).
@@ -281,6 +284,7 @@ impl Index {
                 touch_listeners: Mutex::new(Vec::new()),
                 sync: sync::SyncPoint::default(),
                 hears_all: AtomicBool::new(false),
+                hears_outside: AtomicBool::new(false),
                 own_temps: Mutex::new(Some(Vec::new())),
                 network: Mutex::new(Vec::new()),
                 adopt: adopt::Slots::default(),
@@ -446,12 +450,15 @@ impl Index {
     pub(crate) fn set_status(&self, f: impl FnOnce(&mut Status)) {
         let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s);
-        let hears_all = s.ready
+        let hears_outside = s.ready
             && !s.reconciling
             && s.watcher.starts_with("watching")
             && !s.watch_limit_reached
-            && s.missing_roots.is_empty()
-            && s.network_folders.is_empty();
+            && s.missing_roots.is_empty();
+        let hears_all = hears_outside && s.network_folders.is_empty();
+        self.shared
+            .hears_outside
+            .store(hears_outside, Ordering::Release);
         self.shared.hears_all.store(hears_all, Ordering::Release);
         if s.ready {
             self.shared.ready.notify_all();
@@ -773,6 +780,33 @@ impl Index {
     /// passed); when `false`, callers must look at the disk themselves.
     pub fn caught_up(&self, timeout: Duration) -> bool {
         self.hears_every_change() && self.sync(timeout)
+    }
+
+    /// [`Index::caught_up`], but for the folders the watcher cannot hear
+    /// (on a network or FUSE file system, or reached at two paths: a bind
+    /// mount): `Some` with their paths as agents see them (none when it
+    /// hears every change) when it hears every change elsewhere and its
+    /// barrier was passed within `timeout`. A search that starts now then
+    /// misses no change made before the call outside those folders; inside
+    /// them, callers must look at the disk themselves. `None` when it cannot
+    /// vouch for any folder (building, `reconciling`, a watch limit, a root
+    /// missing) or the barrier was not passed.
+    pub fn caught_up_but(&self, timeout: Duration) -> Option<Vec<String>> {
+        if !self.shared.hears_outside.load(Ordering::Acquire) || !self.sync(timeout) {
+            return None;
+        }
+        let folders = self
+            .shared
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        Some(
+            folders
+                .iter()
+                .map(|(r, rel, _)| self.shown_below(*r, &ferret_names::shown_path(rel)))
+                .collect(),
+        )
     }
 
     /// What a name search (or a read of the journal) does first: where the

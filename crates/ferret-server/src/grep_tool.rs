@@ -579,6 +579,7 @@ pub fn content_filter(
     let deadline = Instant::now() + timeout;
     meter.set_total((files.candidates.len() * patterns.len()) as u64);
     let caught_up = files.caught_up;
+    let unheard = files.unheard;
     let mut remaining = files.candidates;
     let mut documents_skipped = 0;
     for p in patterns {
@@ -593,6 +594,7 @@ pub fn content_filter(
         let mut gathered = ferret_grep::candidates::Gathered {
             candidates: std::mem::take(&mut remaining),
             caught_up,
+            unheard: unheard.clone(),
             ..Default::default()
         };
         let before = gathered.candidates.len();
@@ -669,8 +671,11 @@ pub fn content_search(
 ) -> Result<(ferret_index::SearchOutcome, u64), FsError> {
     // The watcher's barrier first: a file created before the call is then
     // among the names searched (when the index cannot confirm it, the
-    // search answers from what it holds, as a plain search does).
-    let caught_up = index.caught_up(ferret_index::CATCH_UP_WAIT);
+    // search answers from what it holds, as a plain search does). In
+    // folders the watcher cannot hear, files are read whatever the content
+    // index holds.
+    let heard = index.caught_up_but(ferret_index::CATCH_UP_WAIT);
+    let caught_up = heard.as_ref().is_some_and(Vec::is_empty);
     let all = index
         .search_until(
             &ferret_index::SearchRequest {
@@ -701,6 +706,7 @@ pub fn content_search(
     let files = ferret_grep::candidates::Gathered {
         candidates: files,
         caught_up,
+        unheard: heard.unwrap_or_default(),
         ..Default::default()
     };
     let found = content_filter(
