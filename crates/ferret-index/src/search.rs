@@ -441,9 +441,10 @@ fn by_relevance(
     let mut buf = Vec::new();
     let mut ranked: Option<Vec<(Relevance, EntryId)>> = None;
     // (Only for exact plans: otherwise counting the total visits every match
-    // anyway.)
+    // anyway; and only best first: turned around, the page is the worst.)
     if let (Some(word), Some(set), true) = (ranker.only_word(), &plan.names, exact)
         && word.is_ascii()
+        && !request.descending
     {
         let names = &store.names;
         let lo = names.lower_bound_folded(word);
@@ -460,8 +461,9 @@ fn by_relevance(
                 })
                 .map(|id| (id, None)),
         );
-        // Generated folders come after the rest but for exact names: the
-        // shortcut holds when enough of these are exact or outside them.
+        // Names that are or start with the word come before every other
+        // fit, wherever they are: the shortcut holds when enough of them
+        // match.
         ranker.prepare(store, first.len());
         let first = rank_all(store, &ranker, first, &plan.halt);
         if first.iter().filter(|(r, _)| r.leads()).count() >= wanted {
@@ -1369,7 +1371,16 @@ mod tests {
     /// A tree for relevance: generated folders, nested folders, recency of
     /// every tier (counted from the real clock, as the ranking counts it).
     fn ranked_store(rng: &mut Rng, entries: usize, now: i64) -> Store {
-        const FOLDERS: &[&str] = &["src", "vendor", "node_modules", "docs", "a", "reports"];
+        const FOLDERS: &[&str] = &[
+            "src",
+            "vendor",
+            "node_modules",
+            "docs",
+            "a",
+            "reports",
+            "target",
+            "__pycache__",
+        ];
         let mut s = Store::new();
         let root = s.add_root(b"r", Meta::default());
         let mut dirs = vec![root];
@@ -1613,6 +1624,32 @@ mod tests {
                             assert_eq!(
                                 got, page,
                                 "seed {seed} round {round} direct {direct:?}: {query:?} page {offset}+{limit}"
+                            );
+                            // Turned around: the worst first, whatever the
+                            // names that start with the word.
+                            let got = search_with(
+                                &s,
+                                &SearchRequest {
+                                    descending: true,
+                                    ..request
+                                },
+                                uses_now,
+                            );
+                            let got: Vec<(f32, String)> = got
+                                .hits
+                                .into_iter()
+                                .map(|h| (h.score.unwrap_or(f32::NAN), h.path))
+                                .collect();
+                            let page: Vec<(f32, String)> = want
+                                .iter()
+                                .rev()
+                                .skip(offset)
+                                .take(limit)
+                                .cloned()
+                                .collect();
+                            assert_eq!(
+                                got, page,
+                                "seed {seed} round {round} direct {direct:?}: {query:?} descending page {offset}+{limit}"
                             );
                         }
                     }
