@@ -113,6 +113,50 @@ def test_grep_uses_the_content_index_outside_the_bound_folders(bound):
     run(go())
 
 
+def test_a_bound_folder_renamed_above_stays_unheard(tmp_path):
+    # `mv d e` with `d/b` bound to `a`: the listed folder moves with its
+    # parent, so a change heard at `a` still leaves `e/b` read from the disk.
+    root = tmp_path / "r"
+    (root / "a").mkdir(parents=True)
+    (root / "d" / "b").mkdir(parents=True)
+    (root / "c").mkdir()
+    (root / "a" / "old.txt").write_text("old file\n")
+    (root / "c" / "x.txt").write_text("nothing\n")
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "--bind", str(root / "a"), str(root / "d" / "b")], capture_output=True
+    ).returncode != 0:
+        pytest.skip("needs root and mount --bind")
+    token = f"renamed-token-{os.getpid()}"
+
+    async def go():
+        async with serve(root, "1h") as c:
+            d = await diagnostics_when_walked(c)
+            assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "d/b (bind mount)"], d["index"]
+            os.rename(root / "d", root / "e")
+            await search_until(c, "old.txt", ["a/old.txt", "e/b/old.txt"], timeout=20)
+            d = (await call(c, "diagnostics", {}))[1]
+            assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "e/b (bind mount)"], d["index"]
+            deadline = time.monotonic() + 30
+            while True:
+                e, g, _, _ = await call(c, "grep", {"pattern": "nothing", "output": "files", "path": "c"})
+                if g["content_index"].get("used") or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            assert g["content_index"].get("used"), g
+            (root / "a" / "old.txt").write_text(f"old file {token}\n")
+            (root / "a" / "new1.txt").write_text(f"{token}\n")
+            (root / "e" / "b" / "new2.txt").write_text(f"{token}\n")
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            want = sorted(f"{top}/{n}" for top in ("a", "e/b") for n in ("old.txt", "new1.txt", "new2.txt"))
+            assert not e and sorted(g["files"]) == want, g
+
+    try:
+        run(go())
+    finally:
+        subprocess.run(["umount", "-l", str(root / "e" / "b")], capture_output=True)
+        subprocess.run(["umount", "-l", str(root / "d" / "b")], capture_output=True)
+
+
 def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
     root = bound
     checks = doctor_checks("--root", str(root), "--state-dir", str(tmp_path / "state"))

@@ -790,7 +790,9 @@ impl Index {
     /// misses no change made before the call outside those folders; inside
     /// them, callers must look at the disk themselves. `None` when it cannot
     /// vouch for any folder (building, `reconciling`, a watch limit, a root
-    /// missing) or the barrier was not passed.
+    /// missing) or the barrier was not passed, and when a folder listed is
+    /// no longer in the index where it was listed (removed: its path may now
+    /// be another folder's, which must not be taken as heard).
     pub fn caught_up_but(&self, timeout: Duration) -> Option<Vec<String>> {
         if !self.shared.hears_outside.load(Ordering::Acquire) || !self.sync(timeout) {
             return None;
@@ -801,6 +803,23 @@ impl Index {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
+        if !folders.is_empty() {
+            let store = self.read_store();
+            let held = |(root, rel, _): &(usize, Vec<u8>, &str)| {
+                let Some(&top) = store.roots().get(*root) else {
+                    return false;
+                };
+                let id = if rel.is_empty() {
+                    Some(top)
+                } else {
+                    store.lookup(top, rel)
+                };
+                id.is_some_and(|id| store.kind(id) == store::Kind::Dir)
+            };
+            if !folders.iter().all(held) {
+                return None;
+            }
+        }
         Some(
             folders
                 .iter()

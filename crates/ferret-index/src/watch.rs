@@ -1006,6 +1006,7 @@ impl<'a> Applier<'a> {
         }
         let old_path = display_path(&store, id);
         let old_parent = store.parent(id);
+        let old_rel = (kind == Kind::Dir).then(|| store.rel_path(id));
         if let Some(existing) = store.child(to.0, to.1)
             && existing != id
         {
@@ -1019,12 +1020,36 @@ impl<'a> Applier<'a> {
         }
         store.rename(id, to.0, to.1);
         store.set_meta(id, meta);
+        // The folders the watcher cannot hear move with it.
+        let relisted = old_rel.and_then(|old_rel| {
+            let new_rel = store.rel_path(id);
+            let mut listed = self
+                .index
+                .shared
+                .network
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let mut moved = false;
+            for (r, rel, _) in listed.iter_mut() {
+                if *r == root && crate::watched_walk::within(rel, &old_rel) {
+                    let mut renamed = new_rel.clone();
+                    renamed.extend_from_slice(&rel[old_rel.len()..]);
+                    *rel = renamed;
+                    moved = true;
+                }
+            }
+            moved.then(|| self.index.shown_network(&listed))
+        });
         let action = if old_parent == to.0 {
             Action::Renamed
         } else {
             Action::Moved
         };
         changes.push(change(&store, id, action, Some(old_path)));
+        drop(store);
+        if let Some(shown) = relisted {
+            self.index.set_status(|s| s.network_folders = shown);
+        }
         true
     }
 

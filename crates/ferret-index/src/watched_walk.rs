@@ -154,7 +154,7 @@ pub(crate) fn fd_meta(fd: BorrowedFd<'_>) -> Meta {
 }
 
 /// Whether the path `rel` (below a root) is `folder` or lies inside it.
-fn within(rel: &[u8], folder: &[u8]) -> bool {
+pub(crate) fn within(rel: &[u8], folder: &[u8]) -> bool {
     folder.is_empty()
         || rel == folder
         || (rel.starts_with(folder) && rel.get(folder.len()) == Some(&b'/'))
