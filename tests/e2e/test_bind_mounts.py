@@ -157,6 +157,52 @@ def test_a_bound_folder_renamed_above_stays_unheard(tmp_path):
         subprocess.run(["umount", "-l", str(root / "d" / "b")], capture_output=True)
 
 
+def test_a_mount_made_while_serving_is_read_before_the_next_answer(tmp_path):
+    # A mount makes no inotify event: the folder it covers is read again
+    # once the mount table changes, before a search or grep asked after it
+    # passes the watcher's barrier; a bind mount is then named as such.
+    root = tmp_path / "r"
+    for d in ("a", "c", "m"):
+        (root / d).mkdir(parents=True)
+    (root / "a" / "old.txt").write_text("old file\n")
+    (root / "m" / "under.txt").write_text("hidden by the mount\n")
+    token = f"mounted-token-{os.getpid()}"
+    mounted: list[Path] = []
+
+    def mount(*args: str, at: Path) -> None:
+        if os.geteuid() != 0 or subprocess.run(["mount", *args, str(at)], capture_output=True).returncode != 0:
+            pytest.skip("needs root, mount --bind and tmpfs")
+        mounted.append(at)
+
+    async def go():
+        async with serve(root, "1h") as c:
+            d = await diagnostics_when_walked(c)
+            assert d["index"]["network_folders"] == [], d["index"]
+            # A file system over a folder: its files at once, the covered
+            # ones gone, and what is made there later heard.
+            mount("-t", "tmpfs", "ferret-test", at=root / "m")
+            (root / "m" / "on.txt").write_text(f"{token}\n")
+            _, s, _, _ = await call(c, "search", {"query": "m/", "sort": "path"})
+            assert shown(s) == ["m/", "m/on.txt"], s
+            (root / "m" / "later.txt").write_text("later\n")
+            s = await search_until(c, "later.txt", ["m/later.txt"], timeout=10)
+            assert shown(s) == ["m/later.txt"], s
+            # A bind mount: both paths named, and a grep at once finds a
+            # file made through one path at both.
+            mount("--bind", str(root / "a"), at=root / "c")
+            (root / "a" / "new.txt").write_text(f"{token}\n")
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and sorted(g["files"]) == ["a/new.txt", "c/new.txt", "m/on.txt"], g
+            d = (await call(c, "diagnostics", {}))[1]
+            assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "c (bind mount)"], d["index"]
+
+    try:
+        run(go())
+    finally:
+        for at in reversed(mounted):
+            subprocess.run(["umount", "-l", str(at)], capture_output=True)
+
+
 def test_doctor_warns_of_a_folder_at_two_paths(bound, tmp_path):
     root = bound
     checks = doctor_checks("--root", str(root), "--state-dir", str(tmp_path / "state"))

@@ -38,6 +38,7 @@ pub mod fuzzy;
 pub mod health;
 mod inotify_watch;
 pub mod journal;
+mod mounts;
 mod names;
 mod postings;
 mod rank;

@@ -95,6 +95,19 @@ pub(crate) fn run(index: Index) {
         None
     };
     let (watcher, rx) = taken.unwrap_or((watcher, rx));
+    // Read before the build: a mount made during it is read after.
+    let mut mounts = if watcher.is_some() {
+        let roots: Vec<_> = index
+            .shared
+            .config
+            .roots
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        crate::mounts::MountWatch::open(&roots)
+    } else {
+        None
+    };
     build(&index, watcher.as_ref(), &index.shared.progress);
     let mut applier = Applier::new(&index, watcher.as_ref());
     applier.settle.extend(crate::adopt::settle(&index));
@@ -182,6 +195,8 @@ pub(crate) fn run(index: Index) {
                         None => applier.expire_renames_now(),
                     }
                     applier.settle_now();
+                    // A mount made before the caller asked is read too.
+                    applier.remount(&mut mounts);
                 }
                 match (&watcher, overflowed) {
                     // Barrier events may be lost: a new file (the roots
@@ -202,6 +217,7 @@ pub(crate) fn run(index: Index) {
                 // them, not before (their moves out would undo the reading).
                 applier.expire_renames();
                 applier.settle_now();
+                applier.remount(&mut mounts);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(200))
@@ -1093,6 +1109,35 @@ impl<'a> Applier<'a> {
         let mut keep = inside.into_iter();
         folders.retain(|_| !keep.next().unwrap_or(false));
         Some(folders)
+    }
+
+    /// Read again each indexed folder where something was mounted or
+    /// unmounted since the mount table was last read (neither makes an
+    /// inotify event), then ask the whole index for folders at two paths: a
+    /// network file system is named as the walk enters it, a bind mount
+    /// here.
+    fn remount(&mut self, mounts: &mut Option<crate::mounts::MountWatch>) {
+        let Some(changed) = mounts.as_mut().map(crate::mounts::MountWatch::changed) else {
+            return;
+        };
+        if changed.is_empty() {
+            return;
+        }
+        for (root, rel) in changed {
+            let folder = {
+                let store = self.index.read_store();
+                store
+                    .roots()
+                    .get(root)
+                    .and_then(|&top| store.lookup(top, &rel))
+                    .filter(|&id| store.kind(id) == Kind::Dir)
+            };
+            if let Some(folder) = folder {
+                tracing::debug!(root, "a mount changed: its folder read again");
+                self.rescan(root, folder, &AtomicU64::new(0));
+            }
+        }
+        note_two_paths(self.index);
     }
 
     /// Reconcile a whole root with the disk.
