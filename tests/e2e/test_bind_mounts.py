@@ -195,6 +195,29 @@ def test_a_mount_made_while_serving_is_read_before_the_next_answer(tmp_path):
             assert not e and sorted(g["files"]) == ["a/new.txt", "c/new.txt", "m/on.txt"], g
             d = (await call(c, "diagnostics", {}))[1]
             assert sorted(d["index"]["network_folders"]) == ["a (bind mount)", "c (bind mount)"], d["index"]
+            # Undone: neither path is listed any more, and the index answers
+            # for every file again.
+            subprocess.run(["umount", str(root / "c")], check=True)
+            mounted.remove(root / "c")
+            deadline = time.monotonic() + 20
+            while True:
+                # (Until the content index has read the files made above.)
+                e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+                assert not e and sorted(g["files"]) == ["a/new.txt", "m/on.txt"], g
+                if "not_indexed" not in g["content_index"] or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            assert g["content_index"]["used"] and "not_indexed" not in g["content_index"], g
+            d = (await call(c, "diagnostics", {}))[1]
+            assert d["index"]["network_folders"] == [], d["index"]
+            # A file mounted over a file: a write through either path is
+            # heard at neither, so no file is judged by the index meanwhile.
+            (root / "f.txt").write_text("plain\n")
+            mount("--bind", str(root / "a" / "old.txt"), at=root / "f.txt")
+            (root / "a" / "old.txt").write_text(f"old file {token}\n")
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and sorted(g["files"]) == ["a/new.txt", "a/old.txt", "f.txt", "m/on.txt"], g
+            assert not g["content_index"].get("used"), g
 
     try:
         run(go())

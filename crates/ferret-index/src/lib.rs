@@ -154,6 +154,10 @@ pub(crate) struct Shared {
     /// As `hears_all`, but for the folders in `network`: what
     /// [`Index::caught_up_but`] reads.
     pub hears_outside: AtomicBool,
+    /// The mount table cannot be watched (or a change to it not read
+    /// yet), or a file is a mount point below a root (`mounts.rs`): the
+    /// watcher may miss a change anywhere, so nothing is vouched for.
+    pub mounts_unsure: AtomicBool,
     /// ferret's own temporary files the walks met, (root, path below it),
     /// until [`Index::take_own_temps`] takes them; `None` from then on (the
     /// start-up sweep is over, and later walks collect nothing).
@@ -286,6 +290,7 @@ impl Index {
                 sync: sync::SyncPoint::default(),
                 hears_all: AtomicBool::new(false),
                 hears_outside: AtomicBool::new(false),
+                mounts_unsure: AtomicBool::new(false),
                 own_temps: Mutex::new(Some(Vec::new())),
                 network: Mutex::new(Vec::new()),
                 adopt: adopt::Slots::default(),
@@ -360,6 +365,14 @@ impl Index {
     }
 
     /// The open folder of root number `root`.
+    /// Every root's open handle, by root number (`None` where it could not
+    /// be opened).
+    pub(crate) fn root_fd_list(&self) -> Vec<Option<BorrowedFd<'_>>> {
+        (0..self.shared.config.roots.len())
+            .map(|r| self.root_fd(r))
+            .collect()
+    }
+
     pub(crate) fn root_fd(&self, root: usize) -> Option<BorrowedFd<'_>> {
         self.shared
             .root_fds
@@ -798,6 +811,10 @@ impl Index {
         if !self.shared.hears_outside.load(Ordering::Acquire) || !self.sync(timeout) {
             return None;
         }
+        // (After the barrier: the mounts made before it were read.)
+        if self.shared.mounts_unsure.load(Ordering::Acquire) {
+            return None;
+        }
         let folders = self
             .shared
             .network
@@ -846,6 +863,7 @@ impl Index {
     /// (A flag kept with the status, not a copy of it.)
     pub fn hears_every_change(&self) -> bool {
         self.shared.hears_all.load(Ordering::Acquire)
+            && !self.shared.mounts_unsure.load(Ordering::Acquire)
     }
 
     /// The temporary files of ferret's atomic writes (`.ferret-tmp-*`,

@@ -95,22 +95,19 @@ pub(crate) fn run(index: Index) {
         None
     };
     let (watcher, rx) = taken.unwrap_or((watcher, rx));
-    // Read before the build: a mount made during it is read after.
+    // Read before the build: a mount made during it is read after. (Where
+    // the table cannot be watched, no part of the index is vouched for.)
     let mut mounts = if watcher.is_some() {
-        let roots: Vec<_> = index
-            .shared
-            .config
-            .roots
-            .iter()
-            .map(|r| r.path.clone())
-            .collect();
-        crate::mounts::MountWatch::open(&roots)
+        let watch = crate::mounts::MountWatch::open(&index.root_fd_list());
+        index.shared.mounts_unsure.store(watch.is_none(), Ordering::Release);
+        watch
     } else {
         None
     };
     build(&index, watcher.as_ref(), &index.shared.progress);
     let mut applier = Applier::new(&index, watcher.as_ref());
     applier.settle.extend(crate::adopt::settle(&index));
+    applier.note_mounted_files(mounts.as_ref());
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
     let snapshot_every = index.shared.config.snapshot_every;
@@ -242,7 +239,7 @@ pub(crate) fn run(index: Index) {
                 }
             }
         }
-        rebuild_listening(&index, &applier, &rx, &mut backlog);
+        rebuild_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
             if let Err(e) = index.save_snapshot() {
@@ -333,6 +330,7 @@ fn rebuild_listening(
     applier: &Applier<'_>,
     rx: &mpsc::Receiver<RawEvent>,
     backlog: &mut VecDeque<RawEvent>,
+    mounts: &mut Option<crate::mounts::MountWatch>,
 ) {
     if !index.read_store().needs_rebuild() {
         return;
@@ -340,13 +338,14 @@ fn rebuild_listening(
     // A rename half or a stale corner waiting is settled by a barrier
     // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    listen_while(index, quiet, rx, backlog, || index.rebuild_if_needed());
+    listen_while(index, quiet, rx, backlog, mounts, || index.rebuild_if_needed());
 }
 
 /// Run `work` (which changes nothing the events name) in a helper thread
 /// while this one keeps receiving events: with `quiet`, a barrier that comes
 /// before any other event is passed at once, since every event before it was
-/// applied before `work` began. Other events wait in `backlog`, in order, to
+/// applied before `work` began (unless the mount table changed: a barrier
+/// then waits for the mounts to be read, after `work`). Other events wait in `backlog`, in order, to
 /// be applied after it; past `EVENT_QUEUE` of them the queue is left to fill
 /// (and, full, to drop events, read again as after an overflow).
 fn listen_while(
@@ -354,6 +353,7 @@ fn listen_while(
     quiet: bool,
     rx: &mpsc::Receiver<RawEvent>,
     backlog: &mut VecDeque<RawEvent>,
+    mounts: &mut Option<crate::mounts::MountWatch>,
     work: impl FnOnce() + Send,
 ) {
     let barrier = index.shared.sync.wd();
@@ -365,7 +365,12 @@ fn listen_while(
                 continue;
             }
             match rx.recv_timeout(Duration::from_millis(2)) {
-                Ok(ev) if quiet && backlog.is_empty() && ev.is_barrier(barrier) => {
+                Ok(ev)
+                    if quiet
+                        && backlog.is_empty()
+                        && ev.is_barrier(barrier)
+                        && !mounts.as_mut().is_some_and(crate::mounts::MountWatch::marked) =>
+                {
                     index.shared.sync.reached(1);
                 }
                 Ok(ev) => backlog.push_back(ev),
@@ -1111,33 +1116,83 @@ impl<'a> Applier<'a> {
         Some(folders)
     }
 
-    /// Read again each indexed folder where something was mounted or
-    /// unmounted since the mount table was last read (neither makes an
-    /// inotify event), then ask the whole index for folders at two paths: a
-    /// network file system is named as the walk enters it, a bind mount
-    /// here.
+    /// Read again each indexed folder where something was mounted,
+    /// unmounted or mounted anew since the mount table was last read
+    /// (neither makes an inotify event), its folders the watcher cannot hear
+    /// forgotten first (the walk names them again if they still are), then
+    /// ask the whole index for folders at two paths: a network file system
+    /// is named as the walk enters it, a bind mount here. A mount point
+    /// that is a file has its folder's entries compared.
     fn remount(&mut self, mounts: &mut Option<crate::mounts::MountWatch>) {
-        let Some(changed) = mounts.as_mut().map(crate::mounts::MountWatch::changed) else {
+        let Some(watch) = mounts.as_mut() else {
+            return;
+        };
+        let fds = self.index.root_fd_list();
+        let Some(changed) = watch.changed(&fds) else {
+            // Read again at the next barrier; until then nothing is vouched for.
+            self.index.shared.mounts_unsure.store(true, Ordering::Release);
             return;
         };
         if changed.is_empty() {
             return;
         }
-        for (root, rel) in changed {
-            let folder = {
+        {
+            let mut listed = self
+                .index
+                .shared
+                .network
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            listed.retain(|(r, rel, fs)| {
+                *fs == walk::TWO_PATHS
+                    || !changed
+                        .iter()
+                        .any(|(root, point)| root == r && crate::watched_walk::within(rel, point))
+            });
+        }
+        for (root, rel) in &changed {
+            let (folder, shallow) = {
                 let store = self.index.read_store();
-                store
+                let at = store
                     .roots()
-                    .get(root)
-                    .and_then(|&top| store.lookup(top, &rel))
-                    .filter(|&id| store.kind(id) == Kind::Dir)
+                    .get(*root)
+                    .and_then(|&top| store.lookup(top, rel));
+                match at {
+                    Some(id) if store.kind(id) == Kind::Dir => (Some(id), false),
+                    Some(id) => (Some(store.parent(id)), true),
+                    None => (None, false),
+                }
             };
-            if let Some(folder) = folder {
-                tracing::debug!(root, "a mount changed: its folder read again");
-                self.rescan(root, folder, &AtomicU64::new(0));
+            match folder {
+                Some(folder) if shallow => self.rescan_part(*root, folder, true, &AtomicU64::new(0)),
+                Some(folder) => {
+                    tracing::debug!(root, "a mount changed: its folder read again");
+                    self.rescan(*root, folder, &AtomicU64::new(0));
+                }
+                None => {}
             }
         }
         note_two_paths(self.index);
+        self.note_mounted_files(Some(watch));
+    }
+
+    /// Whether a mount point below a root is a file the index holds (its
+    /// changes are heard at neither path: nothing is vouched for), or the
+    /// table cannot be read.
+    fn note_mounted_files(&self, mounts: Option<&crate::mounts::MountWatch>) {
+        let Some(watch) = mounts else {
+            return;
+        };
+        let store = self.index.read_store();
+        let files = watch.points().any(|(root, rel)| {
+            store
+                .roots()
+                .get(root)
+                .and_then(|&top| store.lookup(top, rel))
+                .is_some_and(|id| store.kind(id) != Kind::Dir)
+        });
+        drop(store);
+        self.index.shared.mounts_unsure.store(files, Ordering::Release);
     }
 
     /// Reconcile a whole root with the disk.
@@ -1305,7 +1360,7 @@ mod tests {
                     });
                     // Listening ends when the caller has its answer: the
                     // barrier's event is received while the "rebuild" runs.
-                    listen_while(&index, true, &rx, backlog, || {
+                    listen_while(&index, true, &rx, backlog, &mut None, || {
                         while !work_done.load(Ordering::Acquire) {
                             std::thread::sleep(Duration::from_millis(1));
                         }

@@ -165,18 +165,34 @@ pub(crate) fn within(rel: &[u8], folder: &[u8]) -> bool {
 /// walk: the paths may lie in two roots, or in two parts of a rescan (a
 /// large tree is compared part by part, each walked apart).
 pub(crate) fn note_two_paths(index: &Index) {
-    let mut by_root: Vec<WalkStats> = vec![WalkStats::default(); index.shared.config.roots.len()];
-    {
+    let found: Vec<(usize, Vec<u8>)> = {
         let store = index.read_store();
-        for id in walk::folders_at_two_paths(&store, store.roots()) {
-            if let Some(stats) = by_root.get_mut(store.root_of(id).0) {
-                stats.network.push((store.rel_path(id), walk::TWO_PATHS));
+        walk::folders_at_two_paths(&store, store.roots())
+            .into_iter()
+            .map(|id| (store.root_of(id).0, store.rel_path(id)))
+            .collect()
+    };
+    // The whole index is asked: what it no longer finds at two paths (a
+    // bind mount undone) is not listed any more.
+    let shown = {
+        let mut folders = index
+            .shared
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        folders.retain(|(_, _, fs)| *fs != walk::TWO_PATHS);
+        for (root, rel) in found {
+            let covered = folders
+                .iter()
+                .any(|(r, p, _)| *r == root && within(&rel, p));
+            if !covered {
+                folders.retain(|(r, p, _)| !(*r == root && within(p, &rel)));
+                folders.push((root, rel, walk::TWO_PATHS));
             }
         }
-    }
-    for (root, stats) in by_root.iter().enumerate() {
-        note_stats(index, root, stats);
-    }
+        index.shown_network(&folders)
+    };
+    index.set_status(|s| s.network_folders = shown);
 }
 
 pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {

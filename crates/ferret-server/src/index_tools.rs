@@ -158,9 +158,9 @@ fn fall_back(
     };
     // The best match is weak when a word sits only inside a word of its
     // name, or its name is none of several words. A name's fit outweighs
-    // the rest of its rank (generated folders count only below a name's start), so in the first
-    // case hardly any name starts a word with every word, and the fuzzy
-    // matches hold those that do.
+    // the rest of its rank (generated folders count only below a name's
+    // start), so in the first case hardly any name starts a word with
+    // every word, and the fuzzy matches hold those that do.
     let inside = plain.total <= INSIDE_AT_MOST
         && top
             .as_ref()
