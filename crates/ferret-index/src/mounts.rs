@@ -60,9 +60,7 @@ impl MountWatch {
                 tv_nsec: 0,
             };
             self.pending = rustix::event::poll(&mut fds, Some(&zero)).is_ok_and(|n| n > 0)
-                && fds[0]
-                    .revents()
-                    .intersects(PollFlags::PRI | PollFlags::ERR);
+                && fds[0].revents().intersects(PollFlags::PRI | PollFlags::ERR);
         }
         self.pending
     }
@@ -111,7 +109,9 @@ impl MountWatch {
 
     /// The mount points below the roots at the last reading.
     pub(crate) fn points(&self) -> impl Iterator<Item = (usize, &[u8])> {
-        self.seen.iter().map(|(root, rel, _)| (*root, rel.as_slice()))
+        self.seen
+            .iter()
+            .map(|(root, rel, _)| (*root, rel.as_slice()))
     }
 }
 

@@ -99,7 +99,10 @@ pub(crate) fn run(index: Index) {
     // the table cannot be watched, no part of the index is vouched for.)
     let mut mounts = if watcher.is_some() {
         let watch = crate::mounts::MountWatch::open(&index.root_fd_list());
-        index.shared.mounts_unsure.store(watch.is_none(), Ordering::Release);
+        index
+            .shared
+            .mounts_unsure
+            .store(watch.is_none(), Ordering::Release);
         watch
     } else {
         None
@@ -338,7 +341,9 @@ fn rebuild_listening(
     // A rename half or a stale corner waiting is settled by a barrier
     // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    listen_while(index, quiet, rx, backlog, mounts, || index.rebuild_if_needed());
+    listen_while(index, quiet, rx, backlog, mounts, || {
+        index.rebuild_if_needed()
+    });
 }
 
 /// Run `work` (which changes nothing the events name) in a helper thread
@@ -369,7 +374,9 @@ fn listen_while(
                     if quiet
                         && backlog.is_empty()
                         && ev.is_barrier(barrier)
-                        && !mounts.as_mut().is_some_and(crate::mounts::MountWatch::marked) =>
+                        && !mounts
+                            .as_mut()
+                            .is_some_and(crate::mounts::MountWatch::marked) =>
                 {
                     index.shared.sync.reached(1);
                 }
@@ -1130,7 +1137,10 @@ impl<'a> Applier<'a> {
         let fds = self.index.root_fd_list();
         let Some(changed) = watch.changed(&fds) else {
             // Read again at the next barrier; until then nothing is vouched for.
-            self.index.shared.mounts_unsure.store(true, Ordering::Release);
+            self.index
+                .shared
+                .mounts_unsure
+                .store(true, Ordering::Release);
             return;
         };
         if changed.is_empty() {
@@ -1164,7 +1174,9 @@ impl<'a> Applier<'a> {
                 }
             };
             match folder {
-                Some(folder) if shallow => self.rescan_part(*root, folder, true, &AtomicU64::new(0)),
+                Some(folder) if shallow => {
+                    self.rescan_part(*root, folder, true, &AtomicU64::new(0))
+                }
                 Some(folder) => {
                     tracing::debug!(root, "a mount changed: its folder read again");
                     self.rescan(*root, folder, &AtomicU64::new(0));
@@ -1192,7 +1204,10 @@ impl<'a> Applier<'a> {
                 .is_some_and(|id| store.kind(id) != Kind::Dir)
         });
         drop(store);
-        self.index.shared.mounts_unsure.store(files, Ordering::Release);
+        self.index
+            .shared
+            .mounts_unsure
+            .store(files, Ordering::Release);
     }
 
     /// Reconcile a whole root with the disk.
