@@ -211,13 +211,17 @@ def test_a_mount_made_while_serving_is_read_before_the_next_answer(tmp_path):
             d = (await call(c, "diagnostics", {}))[1]
             assert d["index"]["network_folders"] == [], d["index"]
             # A file mounted over a file: a write through either path is
-            # heard at neither, so no file is judged by the index meanwhile.
-            (root / "f.txt").write_text("plain\n")
-            mount("--bind", str(root / "a" / "old.txt"), at=root / "f.txt")
+            # heard at neither, so the folder holding it is read from the
+            # disk, and the index judges the rest.
+            (root / "s").mkdir()
+            (root / "s" / "f.txt").write_text("plain\n")
+            mount("--bind", str(root / "a" / "old.txt"), at=root / "s" / "f.txt")
             (root / "a" / "old.txt").write_text(f"old file {token}\n")
             e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
-            assert not e and sorted(g["files"]) == ["a/new.txt", "a/old.txt", "f.txt", "m/on.txt"], g
-            assert not g["content_index"].get("used"), g
+            assert not e and sorted(g["files"]) == ["a/new.txt", "a/old.txt", "m/on.txt", "s/f.txt"], g
+            assert g["content_index"].get("used"), g
+            d = (await call(c, "diagnostics", {}))[1]
+            assert d["index"]["network_folders"] == ["s (a file mounted in it)"], d["index"]
 
     try:
         run(go())

@@ -154,9 +154,9 @@ pub(crate) struct Shared {
     /// As `hears_all`, but for the folders in `network`: what
     /// [`Index::caught_up_but`] reads.
     pub hears_outside: AtomicBool,
-    /// The mount table cannot be watched (or a change to it not read
-    /// yet), or a file is a mount point below a root (`mounts.rs`): the
-    /// watcher may miss a change anywhere, so nothing is vouched for.
+    /// The mount table cannot be watched, or a change to it could not be
+    /// read (`mounts.rs`): the watcher may miss a change anywhere, so
+    /// nothing is vouched for.
     pub mounts_unsure: AtomicBool,
     /// ferret's own temporary files the walks met, (root, path below it),
     /// until [`Index::take_own_temps`] takes them; `None` from then on (the
@@ -364,7 +364,6 @@ impl Index {
             .collect()
     }
 
-    /// The open folder of root number `root`.
     /// Every root's open handle, by root number (`None` where it could not
     /// be opened).
     pub(crate) fn root_fd_list(&self) -> Vec<Option<BorrowedFd<'_>>> {
@@ -373,6 +372,7 @@ impl Index {
             .collect()
     }
 
+    /// The open folder of root number `root`.
     pub(crate) fn root_fd(&self, root: usize) -> Option<BorrowedFd<'_>> {
         self.shared
             .root_fds

@@ -56,6 +56,13 @@ pub struct WalkStats {
 /// paths only.
 pub const TWO_PATHS: &str = "bind mount";
 
+/// What the network folders' list names the folder of a file mounted over
+/// another (a file bind mount): inotify reports a file's changes to the
+/// folder it was reached by, which is not this one, so the folder's files
+/// are read whatever the indexes hold, and the folder is read again every
+/// `--rescan-every`.
+pub const FILE_MOUNT: &str = "a file mounted in it";
+
 /// The folders below `tops` (themselves included) that share their device
 /// and inode with another of them: one folder at two paths, as a bind mount
 /// makes it; of those, the ones whose parent is not one (the folders inside

@@ -350,9 +350,10 @@ fn rebuild_listening(
 /// while this one keeps receiving events: with `quiet`, a barrier that comes
 /// before any other event is passed at once, since every event before it was
 /// applied before `work` began (unless the mount table changed: a barrier
-/// then waits for the mounts to be read, after `work`). Other events wait in `backlog`, in order, to
-/// be applied after it; past `EVENT_QUEUE` of them the queue is left to fill
-/// (and, full, to drop events, read again as after an overflow).
+/// then waits for the mounts to be read, after `work`). Other events wait
+/// in `backlog`, in order, to be applied after it; past `EVENT_QUEUE` of
+/// them the queue is left to fill (and, full, to drop events, read again as
+/// after an overflow).
 fn listen_while(
     index: &Index,
     quiet: bool,
@@ -1144,6 +1145,10 @@ impl<'a> Applier<'a> {
             return;
         };
         if changed.is_empty() {
+            // (Read, or known unchanged: a failed reading is made good.)
+            if self.index.shared.mounts_unsure.load(Ordering::Acquire) {
+                self.note_mounted_files(Some(watch));
+            }
             return;
         }
         {
@@ -1155,6 +1160,7 @@ impl<'a> Applier<'a> {
                 .unwrap_or_else(|p| p.into_inner());
             listed.retain(|(r, rel, fs)| {
                 *fs == walk::TWO_PATHS
+                    || *fs == walk::FILE_MOUNT
                     || !changed
                         .iter()
                         .any(|(root, point)| root == r && crate::watched_walk::within(rel, point))
@@ -1188,26 +1194,50 @@ impl<'a> Applier<'a> {
         self.note_mounted_files(Some(watch));
     }
 
-    /// Whether a mount point below a root is a file the index holds (its
-    /// changes are heard at neither path: nothing is vouched for), or the
-    /// table cannot be read.
+    /// The folders holding a mount point below a root that is a file the
+    /// index holds (its changes are heard at neither path), listed with the
+    /// folders the watcher cannot hear ([`walk::FILE_MOUNT`]) in place of
+    /// the last ones; and the table known read.
     fn note_mounted_files(&self, mounts: Option<&crate::mounts::MountWatch>) {
         let Some(watch) = mounts else {
             return;
         };
-        let store = self.index.read_store();
-        let files = watch.points().any(|(root, rel)| {
-            store
-                .roots()
-                .get(root)
-                .and_then(|&top| store.lookup(top, rel))
-                .is_some_and(|id| store.kind(id) != Kind::Dir)
-        });
-        drop(store);
+        let mut folders: Vec<(usize, Vec<u8>)> = {
+            let store = self.index.read_store();
+            watch
+                .points()
+                .filter_map(|(root, rel)| {
+                    let id = store.lookup(*store.roots().get(root)?, rel)?;
+                    (store.kind(id) != Kind::Dir).then(|| (root, store.rel_path(store.parent(id))))
+                })
+                .collect()
+        };
+        folders.sort();
+        folders.dedup();
+        let shown = {
+            let mut listed = self
+                .index
+                .shared
+                .network
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let before = listed.iter().filter(|e| e.2 == walk::FILE_MOUNT).count();
+            listed.retain(|e| e.2 != walk::FILE_MOUNT);
+            let changed = before != 0 || !folders.is_empty();
+            listed.extend(
+                folders
+                    .into_iter()
+                    .map(|(r, rel)| (r, rel, walk::FILE_MOUNT)),
+            );
+            changed.then(|| self.index.shown_network(&listed))
+        };
+        if let Some(shown) = shown {
+            self.index.set_status(|s| s.network_folders = shown);
+        }
         self.index
             .shared
             .mounts_unsure
-            .store(files, Ordering::Release);
+            .store(false, Ordering::Release);
     }
 
     /// Reconcile a whole root with the disk.

@@ -182,11 +182,16 @@ pub(crate) fn note_two_paths(index: &Index) {
             .unwrap_or_else(|p| p.into_inner());
         folders.retain(|(_, _, fs)| *fs != walk::TWO_PATHS);
         for (root, rel) in found {
+            // One inside another of its kind is read with it; a network
+            // folder inside is kept apart (it is named again only when a
+            // walk enters it, and this list is made anew each time).
             let covered = folders
                 .iter()
-                .any(|(r, p, _)| *r == root && within(&rel, p));
+                .any(|(r, p, fs)| *r == root && *fs == walk::TWO_PATHS && within(&rel, p));
             if !covered {
-                folders.retain(|(r, p, _)| !(*r == root && within(p, &rel)));
+                folders.retain(|(r, p, fs)| {
+                    !(*r == root && *fs == walk::TWO_PATHS && within(p, &rel))
+                });
                 folders.push((root, rel, walk::TWO_PATHS));
             }
         }
@@ -216,10 +221,13 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
             .unwrap_or_else(|p| p.into_inner());
         for (rel, fs) in &stats.network {
             // A rescan's walk starts at a folder with no parent to compare
-            // devices with: a folder at or below one listed is not another.
-            let covered = folders.iter().any(|(r, p, _)| *r == root && within(rel, p));
+            // devices with: a folder at or below one listed is not another
+            // (but for the folders of other kinds, each list made anew).
+            let covered = folders
+                .iter()
+                .any(|(r, p, kind)| *r == root && *kind == *fs && within(rel, p));
             if !covered {
-                folders.retain(|(r, p, _)| !(*r == root && within(p, rel)));
+                folders.retain(|(r, p, kind)| !(*r == root && *kind == *fs && within(p, rel)));
                 folders.push((root, rel.clone(), fs));
             }
         }
