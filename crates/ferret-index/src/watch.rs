@@ -255,6 +255,20 @@ pub(crate) fn run(index: Index) {
     // second is taken as a move out (the second half, if it comes, is then
     // a new entry there).
     if let Some(reply) = crate::adopt::ending(&index) {
+        // What waits behind a rebuild, and the mounts made since the last
+        // barrier, go into the store handed over (the new index reads the
+        // mount table afresh from here).
+        if !backlog.is_empty() {
+            let barrier = index.shared.sync.wd();
+            let events: Vec<RawEvent> = backlog.drain(..).collect();
+            let barriers = events.iter().filter(|e| e.is_barrier(barrier)).count() as u64;
+            applier.batches += 1;
+            applier.apply(events);
+            if barriers > 0 {
+                index.shared.sync.reached(barriers);
+            }
+        }
+        applier.remount(&mut mounts);
         applier.batches += 1;
         applier.expire_renames();
         let settle = std::mem::take(&mut applier.settle);
