@@ -205,11 +205,11 @@ pub fn run(args: cli::DoctorArgs) -> anyhow::Result<ExitCode> {
             report.warn(
                 "folders at two paths",
                 format!(
-                    "{}: each shares its device and inode with another folder under the root (a bind mount); inotify watches a folder once, so a change there is heard at one of its paths only: ferret reads them again every --rescan-every ({}s), and grep reads files instead of trusting the content index",
+                    "{}: each shares its device and inode with another folder under the root (a bind mount); inotify watches a folder once, so a change there is heard at one of its paths only: ferret reads them again every --rescan-every ({}s), and grep reads their files instead of trusting the content index",
                     list.join(", "),
                     serve.index.rescan_every.as_secs()
                 ),
-                "serve the folder at one path (unmount the bind mount inside the root, or name one of its paths in the root's .ignore file), then restart ferret",
+                "serve the folder at one path: unmount the bind mount inside the root (a running ferret notices), or name one of its paths in the root's .ignore file",
             );
         }
         if !network.is_empty() {
