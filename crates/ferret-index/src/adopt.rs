@@ -332,24 +332,14 @@ pub(crate) fn finish(index: &Index, watcher: Option<&Watcher>) {
     }
     let donor = &a.donor;
     {
-        let theirs = donor
-            .shared
-            .network
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let theirs = donor.unheard().clone();
         let mine: Vec<_> = theirs
             .into_iter()
             .filter_map(|(root, rel, fs)| Some((*root_of.get(&root)?, rel, fs)))
             .collect();
         if !mine.is_empty() {
             let shown = index.shown_network(&mine);
-            index
-                .shared
-                .network
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(mine);
+            index.unheard().extend(mine);
             index.set_status(|s| s.network_folders.extend(shown));
         }
     }

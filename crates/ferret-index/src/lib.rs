@@ -364,6 +364,14 @@ impl Index {
             .collect()
     }
 
+    /// The folders the watcher cannot hear (`Shared::network`), locked.
+    pub(crate) fn unheard(&self) -> std::sync::MutexGuard<'_, Vec<(usize, Vec<u8>, &'static str)>> {
+        self.shared
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Every root's open handle, by root number (`None` where it could not
     /// be opened).
     pub(crate) fn root_fd_list(&self) -> Vec<Option<BorrowedFd<'_>>> {
@@ -815,12 +823,7 @@ impl Index {
         if self.shared.mounts_unsure.load(Ordering::Acquire) {
             return None;
         }
-        let folders = self
-            .shared
-            .network
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let folders = self.unheard().clone();
         if !folders.is_empty() {
             let store = self.read_store();
             let held = |(root, rel, _): &(usize, Vec<u8>, &str)| {

@@ -1066,12 +1066,7 @@ impl<'a> Applier<'a> {
         // The folders the watcher cannot hear move with it.
         let relisted = old_rel.and_then(|old_rel| {
             let new_rel = store.rel_path(id);
-            let mut listed = self
-                .index
-                .shared
-                .network
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut listed = self.index.unheard();
             let mut moved = false;
             for (r, rel, _) in listed.iter_mut() {
                 if *r == root && crate::watched_walk::within(rel, &old_rel) {
@@ -1099,13 +1094,7 @@ impl<'a> Applier<'a> {
     /// The folders on network or FUSE file systems, as entries (`None`
     /// when there are none).
     fn network_folders(&self) -> Option<Vec<(usize, EntryId)>> {
-        let wanted = self
-            .index
-            .shared
-            .network
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let wanted = self.index.unheard().clone();
         if wanted.is_empty() {
             return None;
         }
@@ -1166,12 +1155,7 @@ impl<'a> Applier<'a> {
             return;
         }
         {
-            let mut listed = self
-                .index
-                .shared
-                .network
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut listed = self.index.unheard();
             listed.retain(|(r, rel, fs)| {
                 *fs == walk::TWO_PATHS
                     || *fs == walk::FILE_MOUNT
@@ -1229,12 +1213,7 @@ impl<'a> Applier<'a> {
         folders.sort();
         folders.dedup();
         let shown = {
-            let mut listed = self
-                .index
-                .shared
-                .network
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut listed = self.index.unheard();
             let before = listed.iter().filter(|e| e.2 == walk::FILE_MOUNT).count();
             listed.retain(|e| e.2 != walk::FILE_MOUNT);
             let changed = before != 0 || !folders.is_empty();

@@ -175,11 +175,7 @@ pub(crate) fn note_two_paths(index: &Index) {
     // The whole index is asked: what it no longer finds at two paths (a
     // bind mount undone) is not listed any more.
     let shown = {
-        let mut folders = index
-            .shared
-            .network
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut folders = index.unheard();
         folders.retain(|(_, _, fs)| *fs != walk::TWO_PATHS);
         for (root, rel) in found {
             // One inside another of its kind is read with it; a network
@@ -214,11 +210,7 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
         temps.dedup();
     }
     if !stats.network.is_empty() {
-        let mut folders = index
-            .shared
-            .network
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut folders = index.unheard();
         for (rel, fs) in &stats.network {
             // A rescan's walk starts at a folder with no parent to compare
             // devices with: a folder at or below one listed is not another
