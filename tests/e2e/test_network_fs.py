@@ -100,3 +100,46 @@ def test_doctor_warns_of_a_fuse_mount(mirror, tmp_path):
     net = checks["network file systems"]
     assert net["status"] == "warn", net
     assert f"{mount} (fuse)" in net["message"] and "--rescan-every" in net["message"], net
+
+
+def test_a_network_folder_stays_named_when_a_bind_mount_around_it_is_undone(tmp_path):
+    # The folders at two paths are asked of the whole index anew each time;
+    # a network folder inside one is named only when a walk enters it, so
+    # it must never be dropped for being inside.
+    root = tmp_path / "r"
+    backing = tmp_path / "backing"
+    (root / "a" / "n").mkdir(parents=True)
+    (root / "c").mkdir()
+    backing.mkdir()
+    (backing / "old.txt").write_text("old file\n")
+    subprocess.run(["bindfs", "--no-allow-other", str(backing), str(root / "a" / "n")], check=True)
+    token = f"nested-token-{os.getpid()}"
+
+    async def go():
+        async with serve(root, "1h") as c:
+            d = await diagnostics_when_walked(c)
+            assert d["index"]["network_folders"] == ["a/n (fuse)"], d["index"]
+            if os.geteuid() != 0 or subprocess.run(
+                ["mount", "--bind", str(root / "a"), str(root / "c")], capture_output=True
+            ).returncode != 0:
+                pytest.skip("needs mount --bind")
+            try:
+                await call(c, "search", {"query": "old.txt"})
+                d = (await call(c, "diagnostics", {}))[1]
+                assert set(d["index"]["network_folders"]) >= {"a (bind mount)", "c (bind mount)"}, d["index"]
+            finally:
+                subprocess.run(["umount", str(root / "c")], check=True)
+            await call(c, "search", {"query": "old.txt"})
+            d = (await call(c, "diagnostics", {}))[1]
+            assert d["index"]["network_folders"] == ["a/n (fuse)"], d["index"]
+            made_behind(backing, token)
+            e, g, _, _ = await call(c, "grep", {"pattern": token, "output": "files"})
+            assert not e and g["files"] == ["a/n/sub/from_elsewhere.txt"], g
+
+    try:
+        run(go())
+    finally:
+        subprocess.run(["umount", "-l", str(root / "c")], capture_output=True)
+        for cmd in (["fusermount", "-u"], ["fusermount3", "-u"], ["umount"]):
+            if shutil.which(cmd[0]) and subprocess.run([*cmd, str(root / "a" / "n")], capture_output=True).returncode == 0:
+                break

@@ -850,14 +850,15 @@ impl Index {
     }
 
     /// What a name search (or a read of the journal) does first: where the
-    /// watcher hears every change, wait at its barrier, at most `timeout`;
-    /// whether the index is behind, i.e. the barrier was not passed in time
-    /// and changes made before this call may be missing. `false` at once
-    /// where the watcher cannot hear every change: the status says why
-    /// (building, `reconciling`, a watch limit), and there is nothing to
-    /// wait for.
+    /// watcher hears every change (but, it may be, in folders it cannot
+    /// hear: the rest is then as fresh, and a mount made before the call is
+    /// read), wait at its barrier, at most `timeout`; whether the index is
+    /// behind, i.e. the barrier was not passed in time and changes made
+    /// before this call may be missing. `false` at once where the watcher
+    /// cannot hear every change: the status says why (building,
+    /// `reconciling`, a watch limit), and there is nothing to wait for.
     pub fn behind_after_waiting(&self, timeout: Duration) -> bool {
-        self.hears_every_change() && !self.sync(timeout)
+        self.shared.hears_outside.load(Ordering::Acquire) && !self.sync(timeout)
     }
 
     /// Whether the watcher hears every change: built, not comparing the
