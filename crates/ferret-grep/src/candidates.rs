@@ -363,9 +363,24 @@ fn from_index(
         }
         out.candidates.push(Candidate::new(f.path, f.mtime, f.size));
     }
-    if out.caught_up {
-        return Ok(out);
+    if !out.caught_up {
+        walk_changed(index, roots, scope, query, under, &mut out)?;
     }
+    Ok(out)
+}
+
+/// The files of the folders changed on disk since the index saw them (only
+/// those in `out.unheard` when it names any), added to `out` where it does
+/// not name them yet.
+fn walk_changed(
+    index: &Index,
+    roots: &Roots,
+    scope: &Scope,
+    query: &Query,
+    under: Option<EntryId>,
+    out: &mut Gathered,
+) -> Result<(), FsError> {
+    let multi = roots.is_multi();
     // The index may be behind (no watcher, the watch limit reached, or
     // the watcher busy past the wait): folders changed on disk since the
     // index saw them are listed, and what the search above did not name
@@ -427,7 +442,7 @@ fn from_index(
     out.walk_capped |= walked.walk_capped;
     out.from_walk = walked.candidates.len() as u64;
     out.candidates.append(&mut walked.candidates);
-    Ok(out)
+    Ok(())
 }
 
 impl Gathered {
@@ -594,6 +609,42 @@ pub fn gather_narrowed(
             content.answer(&grams_of(pattern), reach_of(pattern), true, list_binaries)
     {
         return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
+    }
+    // Where only some folders are not heard, the index names the files
+    // elsewhere: its claims inside them are dropped, every file the name
+    // index holds there is read (as below a pending path), and their
+    // changed folders are listed. (Not for a whole root unheard, which the
+    // listing below covers alike.)
+    if let (
+        Some(content),
+        Begun::Folder {
+            query,
+            under,
+            shown,
+            heard: Heard::AllBut(unheard),
+        },
+    ) = (content, &begun)
+        && !unheard
+            .iter()
+            .any(|u| u == "." || (roots.is_multi() && !u.contains('/')))
+        && let Ok(Some(mut answer)) =
+            content.answer(&grams_of(pattern), reach_of(pattern), true, true)
+    {
+        let inside = |p: &str| within_any(p, unheard);
+        answer.hits.retain(|h| !inside(&h.path));
+        answer.unvouched.retain(|p| !inside(p));
+        answer.binary.retain(|p| !inside(p));
+        answer
+            .pending
+            .extend(unheard.iter().map(|u| std::sync::Arc::from(u.as_str())));
+        let (mut gathered, mut narrowing) =
+            from_answer(index, roots, scope, query, *under, shown.as_deref(), answer)?;
+        gathered.caught_up = false;
+        gathered.unheard = unheard.clone();
+        walk_changed(index, roots, scope, query, *under, &mut gathered)?;
+        gathered.newest_first();
+        narrowing.after = gathered.candidates.len() as u64;
+        return Ok((gathered, narrowing));
     }
     let mut gathered = match begun {
         Begun::One(gathered) => gathered,
