@@ -595,56 +595,58 @@ pub fn gather_narrowed(
             query,
             under,
             shown,
-            heard: Heard::All,
+            heard,
         },
     ) = (content, &begun)
+    {
+        // Where only some folders are not heard, the index names the files
+        // elsewhere: its claims inside them are dropped, every file the
+        // name index holds there is read (as below a pending path), and
+        // their changed folders are listed. (Not for a whole root unheard,
+        // which the listing below covers alike.)
+        let unheard = match heard {
+            Heard::All => Some(&[][..]),
+            Heard::AllBut(u)
+                if !u
+                    .iter()
+                    .any(|u| u == "." || (roots.is_multi() && !u.contains('/'))) =>
+            {
+                Some(u.as_slice())
+            }
+            _ => None,
+        };
         // The binaries' paths only for a scope narrower than the index
-        // (else they are counted, not listed).
-        && let list_binaries = (shown.as_deref().is_some_and(|s| s != ".")
+        // (else they are counted, not listed), or to leave out those in
+        // unheard folders.
+        let list_binaries = unheard.is_some_and(|u| !u.is_empty())
+            || shown.as_deref().is_some_and(|s| s != ".")
             || !scope.globs.is_empty()
             // (`query` is the caller's and `file:`: the index holds files
             // only, so the caller's alone says whether each is in scope.)
-            || !scope.query.is_match_all())
-        && let Ok(Some(answer)) =
-            content.answer(&grams_of(pattern), reach_of(pattern), true, list_binaries)
-    {
-        return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
-    }
-    // Where only some folders are not heard, the index names the files
-    // elsewhere: its claims inside them are dropped, every file the name
-    // index holds there is read (as below a pending path), and their
-    // changed folders are listed. (Not for a whole root unheard, which the
-    // listing below covers alike.)
-    if let (
-        Some(content),
-        Begun::Folder {
-            query,
-            under,
-            shown,
-            heard: Heard::AllBut(unheard),
-        },
-    ) = (content, &begun)
-        && !unheard
-            .iter()
-            .any(|u| u == "." || (roots.is_multi() && !u.contains('/')))
-        && let Ok(Some(mut answer)) =
-            content.answer(&grams_of(pattern), reach_of(pattern), true, true)
-    {
-        let inside = |p: &str| within_any(p, unheard);
-        answer.hits.retain(|h| !inside(&h.path));
-        answer.unvouched.retain(|p| !inside(p));
-        answer.binary.retain(|p| !inside(p));
-        answer
-            .pending
-            .extend(unheard.iter().map(|u| std::sync::Arc::from(u.as_str())));
-        let (mut gathered, mut narrowing) =
-            from_answer(index, roots, scope, query, *under, shown.as_deref(), answer)?;
-        gathered.caught_up = false;
-        gathered.unheard = unheard.clone();
-        walk_changed(index, roots, scope, query, *under, &mut gathered)?;
-        gathered.newest_first();
-        narrowing.after = gathered.candidates.len() as u64;
-        return Ok((gathered, narrowing));
+            || !scope.query.is_match_all();
+        if let Some(unheard) = unheard
+            && let Ok(Some(mut answer)) =
+                content.answer(&grams_of(pattern), reach_of(pattern), true, list_binaries)
+        {
+            if unheard.is_empty() {
+                return from_answer(index, roots, scope, query, *under, shown.as_deref(), answer);
+            }
+            let inside = |p: &str| within_any(p, unheard);
+            answer.hits.retain(|h| !inside(&h.path));
+            answer.unvouched.retain(|p| !inside(p));
+            answer.binary.retain(|p| !inside(p));
+            answer
+                .pending
+                .extend(unheard.iter().map(|u| std::sync::Arc::from(u.as_str())));
+            let (mut gathered, mut narrowing) =
+                from_answer(index, roots, scope, query, *under, shown.as_deref(), answer)?;
+            gathered.caught_up = false;
+            gathered.unheard = unheard.to_vec();
+            walk_changed(index, roots, scope, query, *under, &mut gathered)?;
+            gathered.newest_first();
+            narrowing.after = gathered.candidates.len() as u64;
+            return Ok((gathered, narrowing));
+        }
     }
     let mut gathered = match begun {
         Begun::One(gathered) => gathered,
