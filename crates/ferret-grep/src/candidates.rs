@@ -570,7 +570,9 @@ pub fn narrow(
 /// content index did: [`gather`] then [`narrow`], unless the index can name
 /// the files itself. It can when the name index was caught up (its barrier
 /// passed: every change made before the call is in it and on its change
-/// feed) and the scope is the index's (every root or a folder it holds):
+/// feed; or all but some folders, whose files are then read whatever the
+/// indexes hold and whose changed folders are listed) and the scope is the
+/// index's (every root or a folder it holds):
 /// the content index's answer ([`ferret_content::ContentIndex::answer`]:
 /// the files whose trigrams hold the pattern's, those it cannot answer for,
 /// and the paths changed since it read them) is then looked up in the name
@@ -645,6 +647,8 @@ pub fn gather_narrowed(
             walk_changed(index, roots, scope, query, *under, &mut gathered)?;
             gathered.newest_first();
             narrowing.after = gathered.candidates.len() as u64;
+            // What the listing found is read whatever the index holds.
+            narrowing.not_indexed += gathered.from_walk;
             return Ok((gathered, narrowing));
         }
     }
