@@ -217,13 +217,25 @@ pub(crate) struct Relevance {
     pub bonus: f32,
 }
 
+/// Each class of [`Relevance::class`] as it counts in the score: 100 apart
+/// at least, so that a bonus seldom carries a score past another class's.
+const CLASS_SCORE: [f32; 8] = [800.0, 700.0, 600.0, 500.0, 200.0, 100.0, -200.0, -300.0];
+
 impl Relevance {
+    /// The order's classes, best first: exact names, in a generated folder
+    /// after; names starting with the word, likewise; then outside generated
+    /// folders the word at a boundary and anywhere; then inside them.
+    fn class(&self) -> usize {
+        let generated = usize::from(self.generated);
+        match self.fit {
+            NameFit::Exact | NameFit::Prefix => self.fit as usize * 2 + generated,
+            NameFit::Boundary | NameFit::Anywhere => 2 + self.fit as usize + generated * 2,
+        }
+    }
+
     pub fn cmp(&self, other: &Relevance) -> std::cmp::Ordering {
-        (self.fit > NameFit::Prefix)
-            .cmp(&(other.fit > NameFit::Prefix))
-            .then((self.fit != NameFit::Exact).cmp(&(other.fit != NameFit::Exact)))
-            .then(self.generated.cmp(&other.generated))
-            .then(self.fit.cmp(&other.fit))
+        self.class()
+            .cmp(&other.class())
             .then(other.bonus.total_cmp(&self.bonus))
     }
 
@@ -234,19 +246,12 @@ impl Relevance {
         self.fit <= NameFit::Prefix
     }
 
-    /// One number for agents and people: higher is better (exact names 800,
-    /// names starting with the word 600, 100 less in a generated folder;
-    /// then 200 and 100 by fit, 400 less in a generated folder; and the
-    /// bonus).
+    /// One number for agents and people, higher is better: its class's
+    /// ([`CLASS_SCORE`]: exact names 800, names starting with the word 600,
+    /// 100 less in a generated folder; then 200 and 100 by fit, 400 less in
+    /// a generated folder) plus the bonus.
     pub fn score(&self) -> f32 {
-        let (fit, generated) = match self.fit {
-            NameFit::Exact => (800.0, 100.0),
-            NameFit::Prefix => (600.0, 100.0),
-            NameFit::Boundary => (200.0, 400.0),
-            NameFit::Anywhere => (100.0, 400.0),
-        };
-        let generated = if self.generated { -generated } else { 0.0 };
-        ((fit + generated + self.bonus) * 10.0).round() / 10.0
+        ((CLASS_SCORE[self.class()] + self.bonus) * 10.0).round() / 10.0
     }
 }
 
@@ -795,6 +800,46 @@ mod tests {
         let link = s.insert_new(root, b"stat_link", Kind::Symlink, Meta::default());
         let linked = r.rank(&s, link, &mut p, &mut buf);
         assert_eq!(dir.cmp(&linked), std::cmp::Ordering::Less);
+    }
+
+    /// The classes are the order written out: a name's start before the
+    /// generated folders, they before the other fits; each its own score.
+    #[test]
+    fn the_classes_spell_the_order() {
+        let fits = [
+            NameFit::Exact,
+            NameFit::Prefix,
+            NameFit::Boundary,
+            NameFit::Anywhere,
+        ];
+        let mut all: Vec<Relevance> = fits
+            .iter()
+            .flat_map(|&fit| {
+                [false, true].map(|generated| Relevance {
+                    fit,
+                    generated,
+                    bonus: 0.0,
+                })
+            })
+            .collect();
+        all.sort_by(Relevance::cmp);
+        let spelled: Vec<(NameFit, bool)> = all.iter().map(|r| (r.fit, r.generated)).collect();
+        assert_eq!(
+            spelled,
+            [
+                (NameFit::Exact, false),
+                (NameFit::Exact, true),
+                (NameFit::Prefix, false),
+                (NameFit::Prefix, true),
+                (NameFit::Boundary, false),
+                (NameFit::Anywhere, false),
+                (NameFit::Boundary, true),
+                (NameFit::Anywhere, true),
+            ]
+        );
+        let classes: Vec<usize> = all.iter().map(Relevance::class).collect();
+        assert_eq!(classes, (0..8).collect::<Vec<_>>());
+        assert!(all.windows(2).all(|w| w[0].score() - w[1].score() >= 100.0));
     }
 
     /// In a vendored tree a tool's output ranks below the sources it was made
