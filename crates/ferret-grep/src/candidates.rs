@@ -176,15 +176,23 @@ enum Heard {
 }
 
 impl Heard {
-    /// What the index vouches for in the scope `shown` (a folder or a file
-    /// as agents see it; `None`: every root).
-    fn of(index: &Index, shown: Option<&str>) -> Heard {
+    /// What the index vouches for in every root, its barrier passed.
+    fn of(index: &Index) -> Heard {
         match index.caught_up_but(ferret_index::CATCH_UP_WAIT) {
             None => Heard::Nothing,
-            Some(unheard) => {
-                let inside: Vec<String> = unheard
+            Some(unheard) if unheard.is_empty() => Heard::All,
+            Some(unheard) => Heard::AllBut(unheard),
+        }
+    }
+
+    /// What it vouches for within the scope `shown` (a folder or a file as
+    /// agents see it): the unheard folders that overlap it.
+    fn within_scope(self, shown: &str) -> Heard {
+        match self {
+            Heard::AllBut(folders) => {
+                let inside: Vec<String> = folders
                     .into_iter()
-                    .filter(|u| shown.is_none_or(|s| within(s, u) || within(u, s)))
+                    .filter(|u| within(shown, u) || within(u, shown))
                     .collect();
                 if inside.is_empty() {
                     Heard::All
@@ -192,6 +200,7 @@ impl Heard {
                     Heard::AllBut(inside)
                 }
             }
+            other => other,
         }
     }
 
@@ -248,7 +257,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
     }
     // The barrier comes before the index is read: every change completed
     // before this call is then in it, new folders read to the bottom.
-    let heard = Heard::of(index, None);
+    let heard = Heard::of(index);
     let clock = Clock::system();
     let files =
         Query::compile("file:", &QueryOptions::default(), &clock).expect("`file:` compiles");
@@ -273,21 +282,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
         Target::In(root, rel) => (root, rel),
     };
     let shown = roots.display(root, &rel);
-    // What the index vouches for within the scope alone.
-    let heard = match heard {
-        Heard::AllBut(folders) => {
-            let inside: Vec<String> = folders
-                .into_iter()
-                .filter(|u| within(&shown, u) || within(u, &shown))
-                .collect();
-            if inside.is_empty() {
-                Heard::All
-            } else {
-                Heard::AllBut(inside)
-            }
-        }
-        other => other,
-    };
+    let heard = heard.within_scope(&shown);
     let real = roots.real_path(root, &rel, path)?;
     let meta = if real.is_root() {
         root.dir().dir_metadata()
