@@ -1135,11 +1135,14 @@ impl<'a> Applier<'a> {
     /// is named as the walk enters it, a bind mount here. A mount point
     /// that is a file has its folder's entries compared.
     fn remount(&mut self, mounts: &mut Option<crate::mounts::MountWatch>) {
+        // (One `poll` at each barrier; the roots' handles only once marked.)
         let Some(watch) = mounts.as_mut() else {
             return;
         };
-        let fds = self.index.root_fd_list();
-        let Some(changed) = watch.changed(&fds) else {
+        if !watch.marked() {
+            return;
+        }
+        let Some(changed) = watch.changed(&self.index.root_fd_list()) else {
             // Read again at the next barrier; until then nothing is vouched for.
             self.index
                 .shared
