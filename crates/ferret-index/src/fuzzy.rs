@@ -1785,8 +1785,9 @@ const CLOSE_MAX: usize = 4096;
 /// typed with a letter dropped, as [`DROPPED_WEIGHT`] reads it), then as
 /// plain searches rank equals: outside generated folders, then the bonus
 /// (a file's lead, recency, use, depth, length). Nothing for several
-/// words, or a word that forgives no typo (under five characters). Read off the trigram lists as
-/// the typo tier is, in proportion to the names near the word.
+/// words, or a word that forgives no typo (under five characters). Read
+/// off the trigram lists as the typo tier is, in proportion to the names
+/// near the word.
 pub fn close_until(
     store: &Store,
     request: &FuzzyRequest<'_>,

@@ -128,9 +128,9 @@ enum Fallback {
 /// holds a word of letters only inside a word of its name ([`only_inside`]:
 /// `ubexp` in `nullsubexpr.toml`, `de` in `serde_json.rs`), the fuzzy answer
 /// is taken (`ubexp` finds `unicode-bidi/src/explicit.rs` first, `serde_json
-/// de` `serde_json/src/de.rs`). Both are decided on the whole answer, never on the page asked for, so
-/// every page of a search comes from the same one. A caller gone away is
-/// `Err`.
+/// de` `serde_json/src/de.rs`). Both are decided on the whole answer,
+/// never on the page asked for, so every page of a search comes from the
+/// same one. A caller gone away is `Err`.
 fn fall_back(
     index: &Index,
     call: &SearchCall,
