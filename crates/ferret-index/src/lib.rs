@@ -372,6 +372,17 @@ impl Index {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The status's list of the folders the watcher cannot hear, made from
+    /// `listed` (the locked list, let go here).
+    pub(crate) fn publish_unheard(
+        &self,
+        listed: std::sync::MutexGuard<'_, Vec<(usize, Vec<u8>, &'static str)>>,
+    ) {
+        let shown = self.shown_network(&listed);
+        drop(listed);
+        self.set_status(|s| s.network_folders = shown);
+    }
+
     /// Every root's open handle, by root number (`None` where it could not
     /// be opened).
     pub(crate) fn root_fd_list(&self) -> Vec<Option<BorrowedFd<'_>>> {

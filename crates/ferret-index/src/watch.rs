@@ -1076,7 +1076,7 @@ impl<'a> Applier<'a> {
                     moved = true;
                 }
             }
-            moved.then(|| self.index.shown_network(&listed))
+            moved.then_some(listed)
         });
         let action = if old_parent == to.0 {
             Action::Renamed
@@ -1085,8 +1085,8 @@ impl<'a> Applier<'a> {
         };
         changes.push(change(&store, id, action, Some(old_path)));
         drop(store);
-        if let Some(shown) = relisted {
-            self.index.set_status(|s| s.network_folders = shown);
+        if let Some(listed) = relisted {
+            self.index.publish_unheard(listed);
         }
         true
     }
@@ -1215,20 +1215,14 @@ impl<'a> Applier<'a> {
         };
         folders.sort();
         folders.dedup();
-        let shown = {
-            let mut listed = self.index.unheard();
-            let before = listed.iter().filter(|e| e.2 == walk::FILE_MOUNT).count();
-            listed.retain(|e| e.2 != walk::FILE_MOUNT);
-            let changed = before != 0 || !folders.is_empty();
-            listed.extend(
-                folders
-                    .into_iter()
-                    .map(|(r, rel)| (r, rel, walk::FILE_MOUNT)),
-            );
-            changed.then(|| self.index.shown_network(&listed))
-        };
-        if let Some(shown) = shown {
-            self.index.set_status(|s| s.network_folders = shown);
+        let mut listed = self.index.unheard();
+        let before = listed.len();
+        listed.retain(|e| e.2 != walk::FILE_MOUNT);
+        if before != listed.len() || !folders.is_empty() {
+            for (root, rel) in folders {
+                crate::watched_walk::list_unheard(&mut listed, root, rel, walk::FILE_MOUNT);
+            }
+            self.index.publish_unheard(listed);
         }
         self.index
             .shared

@@ -160,6 +160,37 @@ pub(crate) fn within(rel: &[u8], folder: &[u8]) -> bool {
         || (rel.starts_with(folder) && rel.get(folder.len()) == Some(&b'/'))
 }
 
+/// Which list of the folders the watcher cannot hear a kind belongs to:
+/// network and FUSE file systems (found as walks enter them), folders at
+/// two paths, folders holding a mounted file (each made anew when asked).
+fn list_of(kind: &str) -> u8 {
+    match kind {
+        walk::TWO_PATHS => 1,
+        walk::FILE_MOUNT => 2,
+        _ => 0,
+    }
+}
+
+/// Add `rel` (below root `root`) of `kind` to the folders the watcher
+/// cannot hear, unless a folder of the same list holds it; the folders of
+/// that list it holds give way to it (one is read with the folder above).
+pub(crate) fn list_unheard(
+    folders: &mut Vec<(usize, Vec<u8>, &'static str)>,
+    root: usize,
+    rel: Vec<u8>,
+    kind: &'static str,
+) {
+    let same = |k: &str| list_of(k) == list_of(kind);
+    if folders
+        .iter()
+        .any(|(r, p, k)| *r == root && same(k) && within(&rel, p))
+    {
+        return;
+    }
+    folders.retain(|(r, p, k)| !(*r == root && same(k) && within(p, &rel)));
+    folders.push((root, rel, kind));
+}
+
 /// The folders of the index reached at two paths ([`walk::TWO_PATHS`]),
 /// noted with the network folders. Asked of the whole index, not of one
 /// walk: the paths may lie in two roots, or in two parts of a rescan (a
@@ -173,27 +204,14 @@ pub(crate) fn note_two_paths(index: &Index) {
             .collect()
     };
     // The whole index is asked: what it no longer finds at two paths (a
-    // bind mount undone) is not listed any more.
-    let shown = {
-        let mut folders = index.unheard();
-        folders.retain(|(_, _, fs)| *fs != walk::TWO_PATHS);
-        for (root, rel) in found {
-            // One inside another of its kind is read with it; a network
-            // folder inside is kept apart (it is named again only when a
-            // walk enters it, and this list is made anew each time).
-            let covered = folders
-                .iter()
-                .any(|(r, p, fs)| *r == root && *fs == walk::TWO_PATHS && within(&rel, p));
-            if !covered {
-                folders.retain(|(r, p, fs)| {
-                    !(*r == root && *fs == walk::TWO_PATHS && within(p, &rel))
-                });
-                folders.push((root, rel, walk::TWO_PATHS));
-            }
-        }
-        index.shown_network(&folders)
-    };
-    index.set_status(|s| s.network_folders = shown);
+    // bind mount undone) is not listed any more. (A network folder inside
+    // one stays listed apart: it is named again only when a walk enters it.)
+    let mut folders = index.unheard();
+    folders.retain(|(_, _, fs)| *fs != walk::TWO_PATHS);
+    for (root, rel) in found {
+        list_unheard(&mut folders, root, rel, walk::TWO_PATHS);
+    }
+    index.publish_unheard(folders);
 }
 
 pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
@@ -213,19 +231,10 @@ pub(crate) fn note_stats(index: &Index, root: usize, stats: &WalkStats) {
         let mut folders = index.unheard();
         for (rel, fs) in &stats.network {
             // A rescan's walk starts at a folder with no parent to compare
-            // devices with: a folder at or below one listed is not another
-            // (but for the folders of other kinds, each list made anew).
-            let covered = folders
-                .iter()
-                .any(|(r, p, kind)| *r == root && *kind == *fs && within(rel, p));
-            if !covered {
-                folders.retain(|(r, p, kind)| !(*r == root && *kind == *fs && within(p, rel)));
-                folders.push((root, rel.clone(), fs));
-            }
+            // devices with: a folder at or below one listed is not another.
+            list_unheard(&mut folders, root, rel.clone(), fs);
         }
-        let shown = index.shown_network(&folders);
-        drop(folders);
-        index.set_status(|s| s.network_folders = shown);
+        index.publish_unheard(folders);
     }
     if stats.unreadable > 0 || stats.raced > 0 {
         index.set_status(|s| {
