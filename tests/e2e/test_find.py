@@ -104,6 +104,46 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
     run(both())
 
 
+def test_an_empty_answer_names_what_holds_all_words_but_one(tmp_path):
+    # No path holds both `mount` and `watch`: instead of an empty answer the
+    # entries holding one of them are named, each with the word it lacks,
+    # apart from the matches and never counted among them.
+    make_files(tmp_path, ["index/watch.rs", "index/mounts.rs", "http/src/request.rs",
+                          "http/src/uri/builder.rs", "notes/todo.md"])
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(tmp_path), "--no-persist"]) as c:
+            _, s, text, _ = await call(c, "search", {"query": "mount watch"})
+            assert s["total"] == 0 and shown(s) == [], s
+            assert {(p["path"], tuple(p["missing"])) for p in s["partial"]} == {
+                ("index/mounts.rs", ("watch",)), ("index/watch.rs", ("mount",))}, s
+            assert "partial:" in text and "index/mounts.rs  (without `watch`)" in text, text
+            # Three words: every word but one first.
+            _, s, _, _ = await call(c, "search", {"query": "http request builder"})
+            assert s["total"] == 0 and s["partial"][0] == {
+                "path": "http/src/request.rs", "missing": ["builder"]}, s
+            # Three words, no two of them together: one word each.
+            _, s, _, _ = await call(c, "search", {"query": "mount request todo"})
+            assert {p["path"] for p in s["partial"]} == {
+                "index/mounts.rs", "http/src/request.rs", "notes/todo.md"}, s
+            assert all(len(p["missing"]) == 2 for p in s["partial"]), s
+            # The rest of the query still filters; `fuzzy: true` names them too.
+            _, s, _, _ = await call(c, "search", {"query": "mount watch ext:md"})
+            assert s["total"] == 0 and "partial" not in s, s
+            _, s, _, _ = await call(c, "search", {"query": "mount watch", "fuzzy": True})
+            assert {p["path"] for p in s["partial"]} == {"index/mounts.rs", "index/watch.rs"}, s
+            # Only on a first page, within `limit`, when nothing matched, for several words.
+            _, s, _, _ = await call(c, "search", {"query": "mount watch", "limit": 1})
+            assert len(s["partial"]) == 1, s
+            for args in [{"offset": 1}, {"sort": "name"}]:
+                _, s, _, _ = await call(c, "search", {"query": "mount watch", **args})
+                assert "partial" not in s, (args, s)
+            _, s, _, _ = await call(c, "search", {"query": "mounts"})
+            assert s["total"] == 1 and "partial" not in s, s
+
+    run(go())
+
+
 def test_a_short_answer_names_what_is_one_letter_off(tmp_path):
     # `stats.rs` answers its one match; the file meant, typed with a letter
     # dropped, added or changed, is named after it as close, apart from the
