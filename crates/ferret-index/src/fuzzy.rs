@@ -551,6 +551,19 @@ fn is_separator(b: u8) -> bool {
     matches!(b, b'_' | b'-' | b'.' | b' ')
 }
 
+/// Whether the folder name `folder` (folded) is `word` (squeezed) with a
+/// plural's `s` or `es` after it: `commands` for `command`, `tests` for
+/// `test`, `classes` for `class`; what is typed names the folder's
+/// subject, and folders are named in the plural as often as not.
+fn plural_of(folder: &[u8], word: &[u8]) -> bool {
+    let end = match folder.len().checked_sub(word.len()) {
+        Some(1) => &b"s"[..],
+        Some(2) => &b"es"[..],
+        _ => return false,
+    };
+    word.len() >= 3 && folder.starts_with(word) && folder.ends_with(end)
+}
+
 /// `bytes` without word separators.
 fn squeeze(bytes: &[u8]) -> Vec<u8> {
     bytes
@@ -754,7 +767,7 @@ impl Cover {
                         .filter(|&b| !is_separator(b))
                         .eq(word.iter().copied())
                 };
-                bare(f) || bare(unversioned(f))
+                bare(f) || bare(unversioned(f)) || plural_of(f, word)
             })
         };
         let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
@@ -2799,11 +2812,24 @@ mod tests {
         assert!(half == 0.0, "parameter is not held: {half}");
         let lead = get.bonus("parameter/get.rs", 0, &mut buf);
         assert_eq!(lead, EXACT_BONUS, "the other word is a folder");
-        let part = get.bonus("parameters/get.rs", 0, &mut buf);
+        let part = get.bonus("parameterstore/get.rs", 0, &mut buf);
         assert!(
             (part - EXACT_BONUS * 3.0 / 12.0).abs() < 1e-3,
             "the other word is only part of a folder: {part}"
         );
+        // Folders are named in the plural as often as not.
+        let plural = get.bonus("parameters/get.rs", 0, &mut buf);
+        assert_eq!(plural, EXACT_BONUS, "the other word's plural is a folder");
+        let pip = cover(&["pip", "install", "command"]);
+        let commands = pip.bonus(
+            "site-packages/pip/_internal/commands/install.py",
+            0,
+            &mut buf,
+        );
+        let other = pip.bonus("site-packages/setuptools/command/install.py", 0, &mut buf);
+        assert!(commands > other, "{commands} {other}");
+        assert!(plural_of(b"classes", b"class") && plural_of(b"tests", b"test"));
+        assert!(!plural_of(b"testss", b"test") && !plural_of(b"is", b"i"));
         let init = cover(&["idna", "init"]);
         let pkg = init.bonus("site-packages/idna/__init__.py", 0, &mut buf);
         let folder = init.bonus("site-packages/idna/", 0, &mut buf);
