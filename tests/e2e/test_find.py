@@ -109,7 +109,8 @@ def test_an_empty_answer_names_what_holds_all_words_but_one(tmp_path):
     # entries holding one of them are named, each with the word it lacks,
     # apart from the matches and never counted among them.
     make_files(tmp_path, ["index/watch.rs", "index/mounts.rs", "http/src/request.rs",
-                          "http/src/uri/builder.rs", "notes/todo.md"])
+                          "http/src/uri/builder.rs", "notes/todo.md", "lib/ssl.py",
+                          "mp/context.py", "sites/lists/context.py"])
 
     async def go():
         async with connect("stdio", "2026-07-28", ["--root", str(tmp_path), "--no-persist"]) as c:
@@ -127,6 +128,16 @@ def test_an_empty_answer_names_what_holds_all_words_but_one(tmp_path):
             assert {p["path"] for p in s["partial"]} == {
                 "index/mounts.rs", "http/src/request.rs", "notes/todo.md"}, s
             assert all(len(p["missing"]) == 2 for p in s["partial"]), s
+            # Fuzzy matches holding a word only as scattered letters (`ssl`
+            # in `sites/lists`) stay, and what holds the words as typed is
+            # named after them (what they show, not again).
+            _, s, text, _ = await call(c, "search", {"query": "ssl context"})
+            assert shown(s) == ["sites/lists/context.py"] and s["total"] == 1, s
+            assert [(p["path"], p["missing"]) for p in s["partial"]] == [
+                ("lib/ssl.py", ["context"]), ("mp/context.py", ["ssl"])] or [
+                (p["path"], p["missing"]) for p in s["partial"]] == [
+                ("mp/context.py", ["ssl"]), ("lib/ssl.py", ["context"])], s
+            assert text.index("lib/ssl.py") > text.index("sites/lists/context.py"), text
             # The rest of the query still filters; `fuzzy: true` names them too.
             _, s, _, _ = await call(c, "search", {"query": "mount watch ext:md"})
             assert s["total"] == 0 and "partial" not in s, s

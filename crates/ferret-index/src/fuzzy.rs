@@ -262,6 +262,8 @@ fn fuzzy_with(
     let cover = Cover::new(&words, &folded);
     let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
     let mut folded_name = Vec::new();
+    // The best match's score, path and lead (see `SearchOutcome::scattered`).
+    let mut best: Option<(f32, String, f32)> = None;
     'candidates: for c in found {
         if !halt.go() {
             break;
@@ -298,7 +300,8 @@ fn fuzzy_with(
             }
         }
         display_path_into(store, id, &mut path_bytes, &mut path);
-        let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
+        let lead = cover.bonus(&path, c.typo, &mut buf);
+        let mut total = fixed + lead;
         let haystack = if path.is_ascii() {
             Utf32Str::new(&path, &mut chars)
         } else {
@@ -341,6 +344,11 @@ fn fuzzy_with(
                 }
             }
         }
+        if best.as_ref().is_none_or(|(score, best_path, _)| {
+            answer_order((total, &path), (*score, best_path)).is_lt()
+        }) {
+            best = Some((total, path.clone(), lead));
+        }
         page.offer(total, &path, id);
     }
     let total = if total_found > MAX_SCORED || cut {
@@ -361,6 +369,7 @@ fn fuzzy_with(
             .collect(),
         groups: None,
         total: total as u64,
+        scattered: cover.letters > 0 && best.is_some_and(|(_, _, lead)| lead == 0.0),
     })
 }
 
@@ -2160,6 +2169,36 @@ mod tests {
         );
         let s = store(&["a/rng.rs", "b/c/d/uring.rs"]);
         assert_eq!(find(&s, "urng.rs"), ["b/c/d/uring.rs", "a/rng.rs"]);
+    }
+
+    /// An answer whose best match holds a word only as letters scattered
+    /// along its path says so; one whose best spells every word out (or
+    /// holds it one typo off, or abbreviated) does not.
+    #[test]
+    fn an_answer_says_when_its_best_holds_a_word_only_scattered() {
+        let scattered = |s: &Store, q: &str| {
+            let (rest, words) = ferret_query::split_words(q).unwrap();
+            let filter = Query::compile(&rest, &Options::default(), &Clock::system()).unwrap();
+            let request = FuzzyRequest {
+                words: &words,
+                filter: &filter,
+                under: None,
+                offset: 0,
+                limit: 5,
+            };
+            let out = fuzzy(s, &request, None);
+            assert!(out.total > 0, "{q}");
+            out.scattered
+        };
+        let s = store(&["sites/lists/context.py", "mp/context.py"]);
+        assert!(scattered(&s, "ssl context"));
+        assert!(scattered(&s, "sls"));
+        assert!(!scattered(&s, "context"));
+        assert!(!scattered(&s, "lists context"));
+        assert!(!scattered(&s, "contxet"), "one typo off is held");
+        let s = store(&["tokio-util/src/codec/decoder.rs", "lib/ssl_context.py"]);
+        assert!(!scattered(&s, "ssl context"));
+        assert!(!scattered(&s, "tucdec"), "an abbreviation is held");
     }
 
     /// Close names: every name one edit from the word (its stem too), a

@@ -515,6 +515,7 @@ fn relevance_outcome(
             .collect(),
         groups: None,
         total: total as u64,
+        scattered: false,
     }
 }
 
@@ -533,6 +534,7 @@ fn outcome(
             .collect(),
         groups: None,
         total: total as u64,
+        scattered: false,
     }
 }
 
@@ -721,6 +723,7 @@ pub fn page_groups(
         hits: Vec::new(),
         groups: Some(groups),
         total,
+        scattered: false,
     }
 }
 

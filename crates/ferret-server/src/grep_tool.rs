@@ -736,6 +736,7 @@ pub fn content_search(
             .collect(),
         groups: None,
         total,
+        scattered: false,
     };
     Ok((page, found.documents_skipped))
 }

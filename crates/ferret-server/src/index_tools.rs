@@ -284,7 +284,7 @@ const PARTIAL_WAIT: Duration = Duration::from_millis(100);
 
 /// What the partial names are introduced by.
 const PARTIAL_NOTE: &str =
-    "partial: nothing holds every word; these lack the words named (not matches)";
+    "partial: no path holds every word as typed; these lack the words named (not matches)";
 
 /// An entry that holds some of a query's words, and the words it lacks.
 struct Partial {
@@ -292,20 +292,27 @@ struct Partial {
     missing: Vec<String>,
 }
 
-/// When a query of several words found nothing, not even fuzzily (`mount
-/// watch` where `mounts.rs` and `watch.rs` hold one word each; `http request
-/// builder` where `http/src/request.rs` holds two), the entries that hold
+/// When no path holds every word of a query of several words as typed, and
+/// the answer is empty or only fuzzy matches holding some word's letters
+/// scattered along their paths ([`ferret_index::SearchOutcome::scattered`]:
+/// `mount watch` where `mounts.rs` and `watch.rs` hold one word each; `http
+/// request builder` where `http/src/request.rs` holds two; `ssl context`,
+/// whose fuzzy matches hold `ssl` only as `s`, `s`, `l` apart), the entries that hold
 /// every word but one, as the fuzzy pass finds them with that word left out,
 /// or, when none does, those holding one word: an agent reads which word no
 /// path holds and what the others find, rather than an empty answer it must
-/// guess again from. First page only; the best of each pass first (the
-/// passes of a level have as many words each, so their scores compare).
+/// guess again from. First page only; the best of each pass first, then
+/// the second of each, and so on (the passes of a level have as many words
+/// each, so their scores compare); only entries holding the words kept as
+/// typed ([`holds_as_typed`]), not guesses holding them scattered (`yyqv`
+/// in `physics/quantum/grover.py`).
 /// Each pass has its share of half the search budget; one cut short adds
 /// nothing, and a caller gone away ends them all.
 fn partial_names(
     index: &Index,
     call: &SearchCall,
     request: &SearchRequest,
+    answer: &ferret_index::SearchOutcome,
     words: &[String],
     filter: &Query,
     meter: &Meter,
@@ -321,6 +328,8 @@ fn partial_names(
     let levels: &[usize] = if n > 2 { &[n - 1, 1] } else { &[1] };
     for &keep in levels {
         let mut found: Vec<Partial> = Vec::new();
+        // Each one's place in its pass's answer.
+        let mut rank: Vec<usize> = Vec::new();
         let mut tried: Vec<Vec<&String>> = Vec::new();
         for i in 0..n {
             let kept: Vec<&String> = if keep == 1 {
@@ -366,10 +375,20 @@ fn partial_names(
                 },
                 stop,
             ) {
-                Ok(outcome) => found.extend(outcome.hits.into_iter().map(|hit| Partial {
-                    hit,
-                    missing: missing.clone(),
-                })),
+                Ok(outcome) => {
+                    // Guesses that hold a word only scattered are not named.
+                    let typed = outcome
+                        .hits
+                        .into_iter()
+                        .filter(|h| kept_words.iter().all(|w| holds_as_typed(&h.path, w)));
+                    for (r, hit) in typed.enumerate() {
+                        rank.push(r);
+                        found.push(Partial {
+                            hit,
+                            missing: missing.clone(),
+                        });
+                    }
+                }
                 Err(ferret_index::Stopped::Cancelled) => return Vec::new(),
                 Err(_) => {}
             }
@@ -377,16 +396,43 @@ fn partial_names(
         if found.is_empty() {
             continue;
         }
-        found.sort_by(|a, b| {
-            let score = |p: &Partial| p.hit.score.unwrap_or(f32::MIN);
-            score(b).total_cmp(&score(a))
-        });
-        let mut seen = std::collections::HashSet::new();
-        found.retain(|p| seen.insert(p.hit.path.clone()));
-        found.truncate(room);
-        return found;
+        // Each pass's best, then each one's second, and so on (each in
+        // score order): every word left out shows what the others find.
+        let mut order: Vec<(usize, usize)> = (0..found.len()).map(|i| (rank[i], i)).collect();
+        let score = |i: usize| found[i].hit.score.unwrap_or(f32::MIN);
+        order.sort_by(|&(ra, a), &(rb, b)| ra.cmp(&rb).then(score(b).total_cmp(&score(a))));
+        // What the answer shows already is not named again.
+        let mut seen: std::collections::HashSet<String> =
+            answer.hits.iter().map(|h| h.path.clone()).collect();
+        let mut slots: Vec<Option<Partial>> = found.into_iter().map(Some).collect();
+        let mut named = Vec::new();
+        for (_, i) in order {
+            if named.len() == room {
+                break;
+            }
+            if let Some(p) = slots[i].take()
+                && seen.insert(p.hit.path.clone())
+            {
+                named.push(p);
+            }
+        }
+        return named;
     }
     Vec::new()
+}
+
+/// Whether `path` holds `word` as typed: its letters side by side, case and
+/// word separators (`_`, `-`, `.`, space) aside (`ssl` in `lib/ssl.py` or
+/// `SSL_utils`, not in `sites/lists`).
+fn holds_as_typed(path: &str, word: &str) -> bool {
+    let squeezed = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let word = squeezed(word);
+    word.is_empty() || squeezed(path).contains(&word)
 }
 
 /// What an answer whose fuzzy matches fit better says.
@@ -794,11 +840,17 @@ pub fn find(
         }
         _ => Vec::new(),
     };
-    // Nothing holds every word, not even fuzzily: what holds all but one.
+    // Nothing holds every word as typed, not even fuzzily (an empty answer,
+    // or fuzzy matches holding a word's letters only scattered): what
+    // holds all but one.
     let mut partial = match (&call.fallback, &call.fuzzy) {
-        _ if outcome.total != 0 || warning.is_some() => Vec::new(),
-        (Some((words, filter)), _) => partial_names(index, call, &request, words, filter, meter),
-        (None, Some(words)) => partial_names(index, call, &request, words, &call.query, meter),
+        _ if (outcome.total != 0 && !outcome.scattered) || warning.is_some() => Vec::new(),
+        (Some((words, filter)), _) => {
+            partial_names(index, call, &request, &outcome, words, filter, meter)
+        }
+        (None, Some(words)) => {
+            partial_names(index, call, &request, &outcome, words, &call.query, meter)
+        }
         (None, None) => Vec::new(),
     };
     if let Some(show) = show {

@@ -211,6 +211,7 @@ mod tests {
             ],
             groups: None,
             total: 7,
+            scattered: false,
         };
         let all = Columns {
             path: true,
