@@ -262,8 +262,9 @@ fn fuzzy_with(
     let cover = Cover::new(&words, &folded);
     let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
     let mut folded_name = Vec::new();
-    // The best match's score, path and lead (see `SearchOutcome::scattered`).
-    let mut best: Option<(f32, String, f32)> = None;
+    // The best match's score, path and words matched by a typo (see
+    // `SearchOutcome::scattered`).
+    let mut best: Option<(f32, String, u64)> = None;
     'candidates: for c in found {
         if !halt.go() {
             break;
@@ -300,8 +301,7 @@ fn fuzzy_with(
             }
         }
         display_path_into(store, id, &mut path_bytes, &mut path);
-        let lead = cover.bonus(&path, c.typo, &mut buf);
-        let mut total = fixed + lead;
+        let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
         let haystack = if path.is_ascii() {
             Utf32Str::new(&path, &mut chars)
         } else {
@@ -347,7 +347,7 @@ fn fuzzy_with(
         if best.as_ref().is_none_or(|(score, best_path, _)| {
             answer_order((total, &path), (*score, best_path)).is_lt()
         }) {
-            best = Some((total, path.clone(), lead));
+            best = Some((total, path.clone(), c.typo));
         }
         page.offer(total, &path, id);
     }
@@ -369,7 +369,7 @@ fn fuzzy_with(
             .collect(),
         groups: None,
         total: total as u64,
-        scattered: cover.letters > 0 && best.is_some_and(|(_, _, lead)| lead == 0.0),
+        scattered: best.is_some_and(|(_, path, typo)| cover.scatters(&path, typo, &mut buf)),
     })
 }
 
@@ -565,12 +565,18 @@ fn is_separator(b: u8) -> bool {
 /// `test`, `classes` for `class`; what is typed names the folder's
 /// subject, and folders are named in the plural as often as not.
 fn plural_of(folder: &[u8], word: &[u8]) -> bool {
-    let end = match folder.len().checked_sub(word.len()) {
-        Some(1) => &b"s"[..],
-        Some(2) => &b"es"[..],
-        _ => return false,
-    };
-    word.len() >= 3 && folder.starts_with(word) && folder.ends_with(end)
+    if word.len() < 3 || !folder.starts_with(word) {
+        return false;
+    }
+    match &folder[word.len()..] {
+        b"s" => true,
+        // `es` only where English puts it: `classes`, `boxes`, `matches`
+        // (not `modes` for `mod`, `notes` for `not`).
+        b"es" => [&b"s"[..], b"x", b"z", b"ch", b"sh"]
+            .iter()
+            .any(|end| word.ends_with(end)),
+        _ => false,
+    }
 }
 
 /// `bytes` without word separators.
@@ -613,6 +619,22 @@ impl Cover {
     fn near(&self, w: usize, name: &[u8]) -> bool {
         let (typed, long) = &self.typed[w];
         *long && within_one_edit(name, typed)
+    }
+
+    /// Whether `path` (as shown) holds some word neither as typed (its
+    /// letters side by side, case and word separators aside) nor one typo
+    /// off (matched by a typo: `typo`; or the name one edit from it): only
+    /// as letters scattered along it.
+    fn scatters(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
+        fold_into(path.trim_end_matches('/').as_bytes(), buf);
+        let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let whole = squeeze(buf);
+        self.words.iter().enumerate().any(|(w, word)| {
+            !(typo & (1 << w) != 0
+                || word.is_empty()
+                || memchr::memmem::find(&whole, word).is_some()
+                || self.near(w, name))
+        })
     }
 
     /// Each word's lead as an abbreviation of `text` (its name from byte
@@ -776,7 +798,11 @@ impl Cover {
                         .filter(|&b| !is_separator(b))
                         .eq(word.iter().copied())
                 };
-                bare(f) || bare(unversioned(f)) || plural_of(f, word)
+                let plural = |f: &[u8]| {
+                    let f: Vec<u8> = f.iter().copied().filter(|&b| !is_separator(b)).collect();
+                    plural_of(&f, word)
+                };
+                bare(f) || bare(unversioned(f)) || plural(f) || plural(unversioned(f))
             })
         };
         let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
@@ -2172,8 +2198,8 @@ mod tests {
     }
 
     /// An answer whose best match holds a word only as letters scattered
-    /// along its path says so; one whose best spells every word out (or
-    /// holds it one typo off, or abbreviated) does not.
+    /// along its path (initials too) says so; one whose best holds every
+    /// word as typed anywhere in it, or one typo off, does not.
     #[test]
     fn an_answer_says_when_its_best_holds_a_word_only_scattered() {
         let scattered = |s: &Store, q: &str| {
@@ -2198,7 +2224,13 @@ mod tests {
         assert!(!scattered(&s, "contxet"), "one typo off is held");
         let s = store(&["tokio-util/src/codec/decoder.rs", "lib/ssl_context.py"]);
         assert!(!scattered(&s, "ssl context"));
-        assert!(!scattered(&s, "tucdec"), "an abbreviation is held");
+        assert!(
+            scattered(&s, "tucdec"),
+            "initials are not the word as typed"
+        );
+        // Both words inside the names, neither at a start: held as typed.
+        let s = store(&["src/openssl/mycontext.c"]);
+        assert!(!scattered(&s, "ssl context"));
     }
 
     /// Close names: every name one edit from the word (its stem too), a
@@ -2868,7 +2900,12 @@ mod tests {
         let other = pip.bonus("site-packages/setuptools/command/install.py", 0, &mut buf);
         assert!(commands > other, "{commands} {other}");
         assert!(plural_of(b"classes", b"class") && plural_of(b"tests", b"test"));
+        assert!(plural_of(b"matches", b"match") && plural_of(b"boxes", b"box"));
         assert!(!plural_of(b"testss", b"test") && !plural_of(b"is", b"i"));
+        assert!(!plural_of(b"modes", b"mod") && !plural_of(b"notes", b"not"));
+        assert!(!plural_of(b"modules", b"modul"));
+        let cases = cover(&["testcase", "run"]);
+        assert_eq!(cases.bonus("test_cases/run.rs", 0, &mut buf), EXACT_BONUS);
         let init = cover(&["idna", "init"]);
         let pkg = init.bonus("site-packages/idna/__init__.py", 0, &mut buf);
         let folder = init.bonus("site-packages/idna/", 0, &mut buf);

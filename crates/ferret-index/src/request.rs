@@ -74,9 +74,10 @@ pub struct SearchOutcome {
     pub groups: Option<Vec<Group>>,
     /// All matches (or all groups with `group_by`).
     pub total: u64,
-    /// A fuzzy answer whose best match holds some word only as letters
-    /// scattered along its path: no name, folder or abbreviation on it
-    /// holds every word as typed, or one typo from it (`ssl context`
-    /// finding `libcst/codemod/_context.py`, its `s`, `s` and `l` apart).
+    /// A fuzzy answer whose best match holds some word neither as typed
+    /// (its letters side by side, case and word separators aside) nor one
+    /// typo off, only as letters scattered along its path, initials
+    /// included (`ssl context` finding `libcst/codemod/_context.py`, its
+    /// `s`, `s` and `l` apart).
     pub scattered: bool,
 }

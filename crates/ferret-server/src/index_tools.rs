@@ -182,8 +182,8 @@ fn fall_back(
     // found nothing, and one cut short for want of budget would answer
     // nothing while matches exist (a debug build on the Python standard
     // library spends up to 480 ms on `test packages`). A call spends at most
-    // twice the budget (two and a half with an `offset`: the look at the top
-    // hit has half of one).
+    // two and a half budgets: the search, this, and half of one for the look
+    // at the top hit (with an `offset`) or for the close or partial names.
     let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
     let fuzzy = index.fuzzy_until(
         &ferret_index::fuzzy::FuzzyRequest {
@@ -292,22 +292,24 @@ struct Partial {
     missing: Vec<String>,
 }
 
-/// When no path holds every word of a query of several words as typed, and
-/// the answer is empty or only fuzzy matches holding some word's letters
-/// scattered along their paths ([`ferret_index::SearchOutcome::scattered`]:
-/// `mount watch` where `mounts.rs` and `watch.rs` hold one word each; `http
-/// request builder` where `http/src/request.rs` holds two; `ssl context`,
-/// whose fuzzy matches hold `ssl` only as `s`, `s`, `l` apart), the entries that hold
-/// every word but one, as the fuzzy pass finds them with that word left out,
-/// or, when none does, those holding one word: an agent reads which word no
-/// path holds and what the others find, rather than an empty answer it must
-/// guess again from. First page only; the best of each pass first, then
-/// the second of each, and so on (the passes of a level have as many words
-/// each, so their scores compare); only entries holding the words kept as
-/// typed ([`holds_as_typed`]), not guesses holding them scattered (`yyqv`
-/// in `physics/quantum/grover.py`).
-/// Each pass has its share of half the search budget; one cut short adds
-/// nothing, and a caller gone away ends them all.
+/// When no path holds every word of a query of several words as typed (the
+/// plain search found nothing, and the answer is empty or only fuzzy matches
+/// whose best holds some word's letters scattered along its path,
+/// [`ferret_index::SearchOutcome::scattered`]: `mount watch` where
+/// `mounts.rs` and `watch.rs` hold one word each; `http request builder`
+/// where `http/src/request.rs` holds two; `ssl context`, whose fuzzy matches
+/// hold `ssl` only as `s`, `s`, `l` apart), the entries that hold every word
+/// but one, as the fuzzy pass finds them with that word left out, or, when
+/// none does, those holding one word: an agent reads which word no path
+/// holds and what the others find, rather than an empty answer it must guess
+/// again from. First page only; the best of each pass first, then the second
+/// of each, and so on (the passes of a level have as many words each, so
+/// their scores compare); only entries holding the words kept as typed
+/// ([`squeezed`]), not guesses holding them scattered (`yyqv` in
+/// `physics/quantum/grover.py`), each with the words it lacks as it is.
+/// Each pass has its share of half the search budget and all of them
+/// [`PARTIAL_WAIT`]; one cut short adds nothing, and a caller gone away ends
+/// them all.
 fn partial_names(
     index: &Index,
     call: &SearchCall,
@@ -318,7 +320,15 @@ fn partial_names(
     meter: &Meter,
 ) -> Vec<Partial> {
     let room = PARTIAL_MAX.min(call.limit);
-    let n = words.len();
+    // The words as they are compared: `Watch watch` is one word.
+    let mut distinct: Vec<(String, Vec<u8>)> = Vec::new();
+    for w in words {
+        let typed = squeezed(w);
+        if !typed.is_empty() && !distinct.iter().any(|(_, t)| *t == typed) {
+            distinct.push((w.clone(), typed));
+        }
+    }
+    let n = distinct.len();
     if call.offset != 0 || room == 0 || !(2..=PARTIAL_WORDS_MAX).contains(&n) {
         return Vec::new();
     }
@@ -330,38 +340,25 @@ fn partial_names(
         let mut found: Vec<Partial> = Vec::new();
         // Each one's place in its pass's answer.
         let mut rank: Vec<usize> = Vec::new();
-        let mut tried: Vec<Vec<&String>> = Vec::new();
         for i in 0..n {
-            let kept: Vec<&String> = if keep == 1 {
-                vec![&words[i]]
+            let kept: Vec<&(String, Vec<u8>)> = if keep == 1 {
+                vec![&distinct[i]]
             } else {
-                words
+                distinct
                     .iter()
                     .enumerate()
                     .filter(|&(j, _)| j != i)
                     .map(|(_, w)| w)
                     .collect()
             };
-            // A word typed twice gives the same set twice.
-            if tried.contains(&kept) {
+            // One letter alone finds what holds it anywhere: noise.
+            if keep == 1 && kept[0].1.len() < 2 {
                 continue;
             }
-            let kept_words: Vec<String> = kept.iter().map(|w| (*w).clone()).collect();
-            let missing: Vec<String> =
-                words
-                    .iter()
-                    .filter(|w| !kept.contains(w))
-                    .fold(Vec::new(), |mut m, w| {
-                        if !m.contains(w) {
-                            m.push(w.clone());
-                        }
-                        m
-                    });
-            tried.push(kept);
-            // `watch watch mount` keeps `watch mount` once: not partial.
-            if missing.is_empty() {
-                continue;
+            if Instant::now() >= deadline {
+                break;
             }
+            let kept_words: Vec<String> = kept.iter().map(|(w, _)| w.clone()).collect();
             let stop = Stop::on(&meter.cancel)
                 .until(Some(deadline))
                 .within_cpu(share);
@@ -376,17 +373,28 @@ fn partial_names(
                 stop,
             ) {
                 Ok(outcome) => {
-                    // Guesses that hold a word only scattered are not named.
-                    let typed = outcome
-                        .hits
-                        .into_iter()
-                        .filter(|h| kept_words.iter().all(|w| holds_as_typed(&h.path, w)));
-                    for (r, hit) in typed.enumerate() {
+                    // Only entries holding the words kept as typed (not
+                    // guesses holding them scattered), each with the words it
+                    // lacks as it is, not as the pass left them out (a pass
+                    // of one word of four finds entries holding two).
+                    let mut r = 0;
+                    for hit in outcome.hits {
+                        let folded = squeezed(&hit.path);
+                        let holds = |typed: &[u8]| memchr::memmem::find(&folded, typed).is_some();
+                        if !kept.iter().all(|(_, t)| holds(t)) {
+                            continue;
+                        }
+                        let missing: Vec<String> = distinct
+                            .iter()
+                            .filter(|(_, t)| !holds(t))
+                            .map(|(w, _)| w.clone())
+                            .collect();
+                        if missing.is_empty() {
+                            continue;
+                        }
                         rank.push(r);
-                        found.push(Partial {
-                            hit,
-                            missing: missing.clone(),
-                        });
+                        r += 1;
+                        found.push(Partial { hit, missing });
                     }
                 }
                 Err(ferret_index::Stopped::Cancelled) => return Vec::new(),
@@ -421,18 +429,14 @@ fn partial_names(
     Vec::new()
 }
 
-/// Whether `path` holds `word` as typed: its letters side by side, case and
-/// word separators (`_`, `-`, `.`, space) aside (`ssl` in `lib/ssl.py` or
+/// `text` as words are held "as typed": folded as the query language folds
+/// names (case, accents, NFC: `Résumé` holds `resume`), word separators
+/// (`_`, `-`, `.`, space) left out (`ssl` is in `lib/ssl.py` and
 /// `SSL_utils`, not in `sites/lists`).
-fn holds_as_typed(path: &str, word: &str) -> bool {
-    let squeezed = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let word = squeezed(word);
-    word.is_empty() || squeezed(path).contains(&word)
+fn squeezed(text: &str) -> Vec<u8> {
+    let mut folded = ferret_query::fold_case(text.as_bytes()).into_owned();
+    folded.retain(|b| !matches!(b, b'_' | b'-' | b'.' | b' '));
+    folded
 }
 
 /// What an answer whose fuzzy matches fit better says.
@@ -811,6 +815,11 @@ pub fn find(
     };
     // Nothing holds every word: the same words, fuzzily (see `fall_back`).
     let mut fell_back = None;
+    let plain_total = if call.fuzzy.is_some() {
+        0
+    } else {
+        outcome.total
+    };
     let outcome = match &call.fallback {
         Some((words, filter)) if warning.is_none() => {
             match fall_back(index, call, &request, outcome, words, filter, meter) {
@@ -841,10 +850,15 @@ pub fn find(
         _ => Vec::new(),
     };
     // Nothing holds every word as typed, not even fuzzily (an empty answer,
-    // or fuzzy matches holding a word's letters only scattered): what
-    // holds all but one.
+    // or fuzzy matches holding a word's letters only scattered, where the
+    // plain search found nothing): what holds all but one.
     let mut partial = match (&call.fallback, &call.fuzzy) {
-        _ if (outcome.total != 0 && !outcome.scattered) || warning.is_some() => Vec::new(),
+        _ if (outcome.total != 0 && !outcome.scattered)
+            || plain_total != 0
+            || warning.is_some() =>
+        {
+            Vec::new()
+        }
         (Some((words, filter)), _) => {
             partial_names(index, call, &request, &outcome, words, filter, meter)
         }
