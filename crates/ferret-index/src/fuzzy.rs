@@ -288,6 +288,9 @@ fn fuzzy_with(
         if rel.generated {
             fixed -= GENERATED_PENALTY;
         }
+        if rel.built {
+            fixed -= BUILT_PENALTY;
+        }
         // (A file's lead over a folder is in the bonus: `rank::recency`.)
         if let Some(floor) = page.floor() {
             // A root's shown name is not its own: never passed over.
@@ -488,6 +491,13 @@ const PREFIX_BONUS: f32 = 400.0;
 /// installation's `site-packages`, must still answer: on bench/retrieval.py's
 /// Python initials, 60 points gave 21.5% top-1, 20 gave 30.5%, 0 gave 34.0%).
 const GENERATED_PENALTY: f32 = 10.0;
+/// What a folder of a tool's output takes away (byte code in `__pycache__`,
+/// build products in `target`, a version control's store in `.git`): as in
+/// plain searches, they come after every other match, the file a name means
+/// being the one they were made from. Scores of other matches run to a few
+/// thousand at most (a lead of 1,000, and each word's subsequence score,
+/// about 16 to 30 a letter), so this puts them last.
+const BUILT_PENALTY: f32 = 5000.0;
 /// What a word typed as an abbreviation of the path gets (initials and
 /// word starts across folders, the last in the name: `tpurea` for
 /// `tokio/src/process/unix/reap.rs`, [`ferret_abbrev`]) at no cost: below a
@@ -2413,6 +2423,7 @@ mod tests {
             "tokio/src/fs/copy.rs",
             "tokio/tests/fs_copy.rs",
             "target/debug/build/copy.rs",
+            "vendor/lib/copy.rs",
             "tokio/src/runtime/io/driver/uring/mod.rs",
             "tokio/src/runtime/io/driver/uring.rs",
         ]);
@@ -2433,10 +2444,17 @@ mod tests {
         // The exact name first; the same name in a generated folder after.
         let copy = find(&s, "fs copy");
         assert_eq!(copy[0], "tokio/src/fs/copy.rs", "{copy:?}");
+        let copy = find(&s, "copy");
         assert_eq!(
-            find(&s, "copy")[..2],
-            ["tokio/src/fs/copy.rs", "target/debug/build/copy.rs"],
+            copy[..2],
+            ["tokio/src/fs/copy.rs", "vendor/lib/copy.rs"],
             "an exact name in a generated folder still beats a name holding the word"
+        );
+        // A tool's output after every other match.
+        assert_eq!(
+            copy.last().unwrap(),
+            "target/debug/build/copy.rs",
+            "{copy:?}"
         );
         // A typo in the first word as well as in the last (five characters).
         assert_eq!(find(&s, "tracung span")[0], "tracing/src/span.rs");

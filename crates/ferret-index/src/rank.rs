@@ -8,9 +8,10 @@
 //!    `site-packages`, a crate's `vendor`);
 //! 2. entries outside generated or vendored folders (`node_modules`, `target`,
 //!    `vendor`, `dist`, `build`, `__pycache__`, `.git`, virtual environments …)
-//!    before those inside, within each of those fits and for the rest (and,
-//!    among those inside, a tool's output, such as `__pycache__` or `.git`,
-//!    lower in the score than vendored sources);
+//!    before those inside, within each of those fits and for the rest; after
+//!    every other match, what lies in a tool's output, such as `__pycache__`,
+//!    `target` or `.git` (byte code, build products: a name means the file
+//!    they were made from);
 //! 3. how the name answers the query's words: the exact name, then names that
 //!    start with the word, then the word at a word or camelCase boundary (`_`,
 //!    `-`, `.`, space, `aB`), then anywhere;
@@ -52,11 +53,11 @@ const GENERATED: &[&[u8]] = &[
 
 /// Generated folders whose contents a tool made from files kept elsewhere
 /// (byte code, build products, a version control's own store): what is
-/// looked for by name is the file they were made from. In a vendored tree,
-/// where everything is generated (a Python installation's `site-packages`
-/// beside its standard library's `__pycache__`), they cost [`BUILT_COST`]
-/// in the score: `install_egg_info` means the sources named so before
-/// `__pycache__/install_egg_info.cpython-311.pyc`. A subset of [`GENERATED`].
+/// looked for by name is the file they were made from. Their entries come
+/// after every other match ([`Relevance::class`]): `zipfile` means
+/// `zipfile.py`, then `test/test_zipfile.py`, before three copies of
+/// `__pycache__/zipfile.cpython-311.pyc`; among themselves they rank by fit
+/// and score as the rest do. A subset of [`GENERATED`].
 const BUILT: &[&[u8]] = &[
     b"__pycache__",
     b".git",
@@ -71,11 +72,9 @@ const BUILT: &[&[u8]] = &[
 ];
 
 /// What lying in a [`BUILT`] folder costs an entry's bonus: thirteen folder
-/// levels (one costs 1.5), so the vendored sources of the same fit lead a
-/// tool's output at nearly any depth (`ssl` finds `ssl.py`, then the
-/// stubs in `site-packages` before three copies in `__pycache__`). On
-/// bench/retrieval.py's Python set, 6 points gave 923 of 1,400 queries in
-/// the first five, 20 gave 929; no query of either set lost its place.
+/// levels (one costs 1.5). Their class puts them after every other match
+/// already; the cost keeps the rank order's keys (and the fuzzy pass's
+/// scores) saying the same.
 const BUILT_COST: f32 = 20.0;
 
 /// How a name answers a word.
@@ -213,19 +212,29 @@ pub(crate) fn ascii_fit(name: &[u8], word: &[u8]) -> Option<NameFit> {
 pub(crate) struct Relevance {
     pub fit: NameFit,
     pub generated: bool,
+    /// In a folder of a tool's output ([`BUILT`]): after every other match.
+    pub built: bool,
     /// Higher is better.
     pub bonus: f32,
 }
 
 /// Each class of [`Relevance::class`] as it counts in the score: 100 apart
 /// at least, so that a bonus seldom carries a score past another class's.
-const CLASS_SCORE: [f32; 8] = [800.0, 700.0, 600.0, 500.0, 200.0, 100.0, -200.0, -300.0];
+const CLASS_SCORE: [f32; 12] = [
+    800.0, 700.0, 600.0, 500.0, 200.0, 100.0, -200.0, -300.0, -600.0, -700.0, -800.0, -900.0,
+];
 
 impl Relevance {
     /// The order's classes, best first: exact names, in a generated folder
     /// after; names starting with the word, likewise; then outside generated
-    /// folders the word at a boundary and anywhere; then inside them.
+    /// folders the word at a boundary and anywhere; then inside them; last,
+    /// by fit, what lies in a tool's output (byte code, build products, a
+    /// version control's store: what a name means is the file they were
+    /// made from, wherever it is).
     fn class(&self) -> usize {
+        if self.built {
+            return 8 + self.fit as usize;
+        }
         let generated = usize::from(self.generated);
         match self.fit {
             NameFit::Exact | NameFit::Prefix => self.fit as usize * 2 + generated,
@@ -243,13 +252,14 @@ impl Relevance {
     /// above this entry because of its fit and folder: what the prefix
     /// shortcut counts.
     pub fn leads(&self) -> bool {
-        self.fit <= NameFit::Prefix
+        self.fit <= NameFit::Prefix && !self.built
     }
 
     /// One number for agents and people, higher is better: its class's
     /// ([`CLASS_SCORE`]: exact names 800, names starting with the word 600,
     /// 100 less in a generated folder; then 200 and 100 by fit, 400 less in
-    /// a generated folder) plus the bonus.
+    /// a generated folder; in a tool's output -600 to -900 by fit) plus the
+    /// bonus.
     pub fn score(&self) -> f32 {
         ((CLASS_SCORE[self.class()] + self.bonus) * 10.0).round() / 10.0
     }
@@ -585,6 +595,7 @@ impl<'a> Ranker<'a> {
         let rel = Relevance {
             fit,
             generated: place.generated,
+            built: place.built,
             bonus: bonus(recency, used, place, name_len) + words.count_ones() as f32 * FOLDER_WORD,
         };
         (rel, place.len as usize + name_len)
@@ -815,30 +826,37 @@ mod tests {
         let mut all: Vec<Relevance> = fits
             .iter()
             .flat_map(|&fit| {
-                [false, true].map(|generated| Relevance {
+                [(false, false), (true, false), (true, true)].map(|(generated, built)| Relevance {
                     fit,
                     generated,
+                    built,
                     bonus: 0.0,
                 })
             })
             .collect();
         all.sort_by(Relevance::cmp);
-        let spelled: Vec<(NameFit, bool)> = all.iter().map(|r| (r.fit, r.generated)).collect();
+        let spelled: Vec<(NameFit, bool, bool)> =
+            all.iter().map(|r| (r.fit, r.generated, r.built)).collect();
         assert_eq!(
             spelled,
             [
-                (NameFit::Exact, false),
-                (NameFit::Exact, true),
-                (NameFit::Prefix, false),
-                (NameFit::Prefix, true),
-                (NameFit::Boundary, false),
-                (NameFit::Anywhere, false),
-                (NameFit::Boundary, true),
-                (NameFit::Anywhere, true),
+                (NameFit::Exact, false, false),
+                (NameFit::Exact, true, false),
+                (NameFit::Prefix, false, false),
+                (NameFit::Prefix, true, false),
+                (NameFit::Boundary, false, false),
+                (NameFit::Anywhere, false, false),
+                (NameFit::Boundary, true, false),
+                (NameFit::Anywhere, true, false),
+                (NameFit::Exact, true, true),
+                (NameFit::Prefix, true, true),
+                (NameFit::Boundary, true, true),
+                (NameFit::Anywhere, true, true),
             ]
         );
         let classes: Vec<usize> = all.iter().map(Relevance::class).collect();
-        assert_eq!(classes, (0..8).collect::<Vec<_>>());
+        assert_eq!(classes, (0..12).collect::<Vec<_>>());
+        assert!(all.iter().all(|r| r.leads() == (r.class() < 4)));
         assert!(all.windows(2).all(|w| w[0].score() - w[1].score() >= 100.0));
     }
 
@@ -868,9 +886,10 @@ mod tests {
                 r.rank(&s, pyc, &mut p, &mut buf),
                 r.rank(&s, source, &mut p, &mut buf),
             );
-            assert!(built.generated && vendored.generated);
+            assert!(built.generated && vendored.generated && built.built && !vendored.built);
             assert_eq!(built.fit, vendored.fit);
             assert_eq!(vendored.cmp(&built), std::cmp::Ordering::Less);
+            assert!(!built.leads());
             // Two folder levels nearer the root, less the cost of the tool's folder.
             let fresh = r.rank(&s, pyc, &mut Places::default(), &mut buf);
             assert!((fresh.bonus - built.bonus).abs() < 1e-4);

@@ -340,6 +340,8 @@ pub(crate) fn page(
     let unread = |fit: NameFit, at: usize| Relevance {
         fit,
         generated: at >= generated,
+        // (A tool's output ranks lower still: the bound holds for it.)
+        built: false,
         // (f32 addition is monotonic: a bound plus the most the query's
         // folder words can add bounds every later bonus.)
         bonus: order.bound(at) + ranker.folder_words_max(),
