@@ -575,14 +575,20 @@ fn is_separator(b: u8) -> bool {
 /// `test`, `classes` for `class`; what is typed names the folder's
 /// subject, and folders are named in the plural as often as not.
 fn plural_of(folder: &[u8], word: &[u8]) -> bool {
-    if word.len() < 3 || !folder.starts_with(word) {
+    if word.len() < 3 {
         return false;
     }
-    match &folder[word.len()..] {
-        b"s" => true,
+    // The folder's letters without separators, read as they come (this runs
+    // for every folder on a candidate's path: nothing is copied).
+    let mut letters = folder.iter().copied().filter(|&b| !is_separator(b));
+    if !word.iter().all(|&w| letters.next() == Some(w)) {
+        return false;
+    }
+    match [letters.next(), letters.next(), letters.next()] {
+        [Some(b's'), None, _] => true,
         // `es` only where English puts it: `classes`, `boxes`, `matches`
         // (not `modes` for `mod`, `notes` for `not`).
-        b"es" => [&b"s"[..], b"x", b"z", b"ch", b"sh"]
+        [Some(b'e'), Some(b's'), None] => [&b"s"[..], b"x", b"z", b"ch", b"sh"]
             .iter()
             .any(|end| word.ends_with(end)),
         _ => false,
@@ -808,11 +814,10 @@ impl Cover {
                         .filter(|&b| !is_separator(b))
                         .eq(word.iter().copied())
                 };
-                let plural = |f: &[u8]| {
-                    let f: Vec<u8> = f.iter().copied().filter(|&b| !is_separator(b)).collect();
-                    plural_of(&f, word)
-                };
-                bare(f) || bare(unversioned(f)) || plural(f) || plural(unversioned(f))
+                bare(f)
+                    || bare(unversioned(f))
+                    || plural_of(f, word)
+                    || plural_of(unversioned(f), word)
             })
         };
         let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
