@@ -71,12 +71,6 @@ const BUILT: &[&[u8]] = &[
     b"DerivedData",
 ];
 
-/// What lying in a [`BUILT`] folder costs an entry's bonus: thirteen folder
-/// levels (one costs 1.5). Their class puts them after every other match
-/// already; the cost keeps the rank order's keys (and the fuzzy pass's
-/// scores) saying the same.
-const BUILT_COST: f32 = 20.0;
-
 /// How a name answers a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum NameFit {
@@ -411,8 +405,7 @@ pub(crate) fn recency(kind: Kind, mtime: i64, now: i64) -> f32 {
 /// bonus of an unused entry.
 pub(crate) fn bonus(recency: f32, used: f32, place: Place, name_len: usize) -> f32 {
     let len = place.len as usize + name_len;
-    let built = if place.built { BUILT_COST } else { 0.0 };
-    recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0 - built
+    recency + used - place.depth as f32 * 1.5 - len as f32 / 40.0
 }
 
 /// Which of `words` (a bit each, the first [`WORDS_MAX`]) the folded name
@@ -890,11 +883,11 @@ mod tests {
             assert_eq!(built.fit, vendored.fit);
             assert_eq!(vendored.cmp(&built), std::cmp::Ordering::Less);
             assert!(!built.leads());
-            // Two folder levels nearer the root, less the cost of the tool's folder.
+            // Two folder levels nearer the root: a higher bonus, and still after.
             let fresh = r.rank(&s, pyc, &mut Places::default(), &mut buf);
             assert!((fresh.bonus - built.bonus).abs() < 1e-4);
             assert!(
-                (built.bonus - (vendored.bonus + 2.0 * 1.5 - BUILT_COST + 8.0 / 40.0)).abs() < 1e-4,
+                (built.bonus - (vendored.bonus + 2.0 * 1.5 + 8.0 / 40.0)).abs() < 1e-4,
                 "{} {}",
                 built.bonus,
                 vendored.bonus
