@@ -259,12 +259,11 @@ fn fuzzy_with(
         most_from[w] = most_from[w + 1] + most_score(&atoms[w]);
     }
     let mut rejected = 0usize;
+    // More than any lead and the words' most, so a tool's output comes last.
+    let built_penalty = EXACT_BONUS + most_from[0] + BUILT_MARGIN;
     let cover = Cover::new(&words, &folded);
     let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
     let mut folded_name = Vec::new();
-    // The best match's score, path and words matched by a typo (see
-    // `SearchOutcome::scattered`).
-    let mut best: Option<(f32, String, u64)> = None;
     'candidates: for c in found {
         if !halt.go() {
             break;
@@ -289,7 +288,7 @@ fn fuzzy_with(
             fixed -= GENERATED_PENALTY;
         }
         if rel.built {
-            fixed -= BUILT_PENALTY;
+            fixed -= built_penalty;
         }
         // (A file's lead over a folder is in the bonus: `rank::recency`.)
         if let Some(floor) = page.floor() {
@@ -347,32 +346,31 @@ fn fuzzy_with(
                 }
             }
         }
-        if best.as_ref().is_none_or(|(score, best_path, _)| {
-            answer_order((total, &path), (*score, best_path)).is_lt()
-        }) {
-            best = Some((total, path.clone(), c.typo));
-        }
-        page.offer(total, &path, id);
+        page.offer(total, &path, id, c.typo);
     }
     let total = if total_found > MAX_SCORED || cut {
         total_found
     } else {
         total_found - rejected
     };
+    let sorted = page.into_sorted();
+    // (The page holds the best match first, whatever the offset.)
+    let scattered = sorted
+        .first()
+        .is_some_and(|(_, path, _, typo)| cover.scatters(path, *typo, &mut buf));
     halt.result(SearchOutcome {
-        hits: page
-            .into_sorted()
+        hits: sorted
             .into_iter()
             .skip(request.offset)
             .take(request.limit)
-            .map(|(s, _, id)| Hit {
+            .map(|(s, _, id, _)| Hit {
                 score: Some((s * 10.0).round() / 10.0),
                 ..hit(store, id)
             })
             .collect(),
         groups: None,
         total: total as u64,
-        scattered: best.is_some_and(|(_, path, typo)| cover.scatters(&path, typo, &mut buf)),
+        scattered,
     })
 }
 
@@ -404,7 +402,8 @@ struct Page {
 }
 
 /// One scored entry, ordered best first (so the heap's top is the worst).
-struct Ranked((f32, String, EntryId));
+/// (Score, path, entry, and the words it holds only by a typo.)
+struct Ranked((f32, String, EntryId, u64));
 
 /// The answer's order of two scored paths: the higher score, then the
 /// shorter path, then the path.
@@ -452,18 +451,18 @@ impl Page {
     }
 
     /// `path` scored `score`: kept (its path copied) if it enters the page.
-    fn offer(&mut self, score: f32, path: &str, id: EntryId) {
+    fn offer(&mut self, score: f32, path: &str, id: EntryId, typo: u64) {
         if self.heap.len() < self.keep {
-            self.heap.push(Ranked((score, path.to_string(), id)));
+            self.heap.push(Ranked((score, path.to_string(), id, typo)));
         } else if let Some(mut worst) = self.heap.peek_mut()
             && answer_order((score, path), (worst.0.0, &worst.0.1)).is_lt()
         {
-            *worst = Ranked((score, path.to_string(), id));
+            *worst = Ranked((score, path.to_string(), id, typo));
         }
     }
 
     /// Best first.
-    fn into_sorted(self) -> Vec<(f32, String, EntryId)> {
+    fn into_sorted(self) -> Vec<(f32, String, EntryId, u64)> {
         self.heap
             .into_sorted_vec()
             .into_iter()
@@ -492,12 +491,12 @@ const PREFIX_BONUS: f32 = 400.0;
 /// Python initials, 60 points gave 21.5% top-1, 20 gave 30.5%, 0 gave 34.0%).
 const GENERATED_PENALTY: f32 = 10.0;
 /// What a folder of a tool's output takes away (byte code in `__pycache__`,
-/// build products in `target`, a version control's store in `.git`): as in
-/// plain searches, they come after every other match, the file a name means
-/// being the one they were made from. Scores of other matches run to a few
-/// thousand at most (a lead of 1,000, and each word's subsequence score,
-/// about 16 to 30 a letter), so this puts them last.
-const BUILT_PENALTY: f32 = 5000.0;
+/// build products in `target`, a version control's store in `.git`), beside
+/// the most a lead and the query's words can score: as in plain searches,
+/// they come after every other match, the file a name means being the one
+/// they were made from, unless the bonuses of two paths differ by more than
+/// this (one path 600 folders deeper than the other).
+const BUILT_MARGIN: f32 = 1000.0;
 /// What a word typed as an abbreviation of the path gets (initials and
 /// word starts across folders, the last in the name: `tpurea` for
 /// `tokio/src/process/unix/reap.rs`, [`ferret_abbrev`]) at no cost: below a

@@ -78,6 +78,6 @@ pub struct SearchOutcome {
     /// (its letters side by side, case and word separators aside) nor one
     /// typo off, only as letters scattered along its path, initials
     /// included (`ssl context` finding `libcst/codemod/_context.py`, its
-    /// `s`, `s` and `l` apart).
+    /// `s`, `s` and `l` apart). Read off the page: `false` with `limit: 0`.
     pub scattered: bool,
 }
