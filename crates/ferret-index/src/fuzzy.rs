@@ -603,6 +603,17 @@ fn squeeze(bytes: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// `text` as words are held "as typed" ([`SearchOutcome::scattered`]):
+/// folded as names are (case, accents: `Résumé` holds `resume`), word
+/// separators (`_`, `-`, `.`, space) left out (`ssl` is in `lib/ssl.py` and
+/// `SSL_utils`, not in `sites/lists`). One holds a word as typed when its
+/// form holds the word's.
+pub fn typed_form(text: &str) -> Vec<u8> {
+    let mut folded = Vec::new();
+    fold_into(text.as_bytes(), &mut folded);
+    squeeze(&folded)
+}
+
 impl Cover {
     /// For the query's `words` (as typed) and their `folded` forms.
     fn new(words: &[String], folded: &[Vec<u8>]) -> Cover {

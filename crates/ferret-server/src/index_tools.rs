@@ -305,7 +305,7 @@ struct Partial {
 /// again from. First page only; the best of each pass first, then the second
 /// of each, and so on (the passes of a level have as many words each, so
 /// their scores compare); only entries holding the words kept as typed
-/// ([`squeezed`]), not guesses holding them scattered (`yyqv` in
+/// ([`ferret_index::fuzzy::typed_form`]), not guesses holding them scattered (`yyqv` in
 /// `physics/quantum/grover.py`), each with the words it lacks as it is.
 /// Each pass has its share of half the search budget and all of them
 /// [`PARTIAL_WAIT`]; one cut short adds nothing, and a caller gone away ends
@@ -319,11 +319,12 @@ fn partial_names(
     filter: &Query,
     meter: &Meter,
 ) -> Vec<Partial> {
+    use ferret_index::fuzzy::{FuzzyRequest, typed_form};
     let room = PARTIAL_MAX.min(call.limit);
     // The words as they are compared: `Watch watch` is one word.
     let mut distinct: Vec<(String, Vec<u8>)> = Vec::new();
     for w in words {
-        let typed = squeezed(w);
+        let typed = typed_form(w);
         if !typed.is_empty() && !distinct.iter().any(|(_, t)| *t == typed) {
             distinct.push((w.clone(), typed));
         }
@@ -337,106 +338,72 @@ fn partial_names(
     // Every word but one, then (with three words or more) one word alone.
     let levels: &[usize] = if n > 2 { &[n - 1, 1] } else { &[1] };
     for &keep in levels {
-        let mut found: Vec<Partial> = Vec::new();
-        // Each one's place in its pass's answer.
-        let mut rank: Vec<usize> = Vec::new();
-        for i in 0..n {
+        // Each entry found with its place in its pass's answer.
+        let mut found: Vec<(usize, Partial)> = Vec::new();
+        for left_out in 0..n {
             let kept: Vec<&(String, Vec<u8>)> = if keep == 1 {
-                vec![&distinct[i]]
+                vec![&distinct[left_out]]
             } else {
-                distinct
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(_, w)| w)
+                (0..n)
+                    .filter(|&j| j != left_out)
+                    .map(|j| &distinct[j])
                     .collect()
             };
             // One letter alone finds what holds it anywhere: noise.
-            if keep == 1 && kept[0].1.len() < 2 {
+            if (keep == 1 && kept[0].1.len() < 2) || Instant::now() >= deadline {
                 continue;
-            }
-            if Instant::now() >= deadline {
-                break;
             }
             let kept_words: Vec<String> = kept.iter().map(|(w, _)| w.clone()).collect();
             let stop = Stop::on(&meter.cancel)
                 .until(Some(deadline))
                 .within_cpu(share);
-            match index.fuzzy_until(
-                &ferret_index::fuzzy::FuzzyRequest {
-                    words: &kept_words,
-                    filter,
-                    under: request.under,
-                    offset: 0,
-                    limit: room,
-                },
-                stop,
-            ) {
-                Ok(outcome) => {
-                    // Only entries holding the words kept as typed (not
-                    // guesses holding them scattered), each with the words it
-                    // lacks as it is, not as the pass left them out (a pass
-                    // of one word of four finds entries holding two).
-                    let mut r = 0;
-                    for hit in outcome.hits {
-                        let folded = squeezed(&hit.path);
-                        let holds = |typed: &[u8]| memchr::memmem::find(&folded, typed).is_some();
-                        if !kept.iter().all(|(_, t)| holds(t)) {
-                            continue;
-                        }
-                        let missing: Vec<String> = distinct
-                            .iter()
-                            .filter(|(_, t)| !holds(t))
-                            .map(|(w, _)| w.clone())
-                            .collect();
-                        if missing.is_empty() {
-                            continue;
-                        }
-                        rank.push(r);
-                        r += 1;
-                        found.push(Partial { hit, missing });
-                    }
-                }
+            let request = FuzzyRequest {
+                words: &kept_words,
+                filter,
+                under: request.under,
+                offset: 0,
+                limit: room,
+            };
+            let hits = match index.fuzzy_until(&request, stop) {
+                Ok(outcome) => outcome.hits,
                 Err(ferret_index::Stopped::Cancelled) => return Vec::new(),
-                Err(_) => {}
-            }
+                Err(_) => continue,
+            };
+            // Only entries holding the words kept as typed (not guesses
+            // holding them scattered), each with the words it lacks as it is,
+            // not as the pass left them out (a pass of one word of four finds
+            // entries holding two).
+            let named = hits.into_iter().filter_map(|hit| {
+                let form = typed_form(&hit.path);
+                let holds = |t: &[u8]| memchr::memmem::find(&form, t).is_some();
+                let missing: Vec<String> = distinct
+                    .iter()
+                    .filter(|(_, t)| !holds(t))
+                    .map(|(w, _)| w.clone())
+                    .collect();
+                let partial = kept.iter().all(|(_, t)| holds(t)) && !missing.is_empty();
+                partial.then_some(Partial { hit, missing })
+            });
+            found.extend(named.enumerate());
         }
         if found.is_empty() {
             continue;
         }
         // Each pass's best, then each one's second, and so on (each in
         // score order): every word left out shows what the others find.
-        let mut order: Vec<(usize, usize)> = (0..found.len()).map(|i| (rank[i], i)).collect();
-        let score = |i: usize| found[i].hit.score.unwrap_or(f32::MIN);
-        order.sort_by(|&(ra, a), &(rb, b)| ra.cmp(&rb).then(score(b).total_cmp(&score(a))));
+        let score = |p: &Partial| p.hit.score.unwrap_or(f32::MIN);
+        found.sort_by(|(ra, a), (rb, b)| ra.cmp(rb).then(score(b).total_cmp(&score(a))));
         // What the answer shows already is not named again.
         let mut seen: std::collections::HashSet<String> =
             answer.hits.iter().map(|h| h.path.clone()).collect();
-        let mut slots: Vec<Option<Partial>> = found.into_iter().map(Some).collect();
-        let mut named = Vec::new();
-        for (_, i) in order {
-            if named.len() == room {
-                break;
-            }
-            if let Some(p) = slots[i].take()
-                && seen.insert(p.hit.path.clone())
-            {
-                named.push(p);
-            }
-        }
-        return named;
+        return found
+            .into_iter()
+            .map(|(_, p)| p)
+            .filter(|p| seen.insert(p.hit.path.clone()))
+            .take(room)
+            .collect();
     }
     Vec::new()
-}
-
-/// `text` as words are held "as typed": folded as the query language folds
-/// names (case, accents, NFC: `Résumé` holds `resume`), word separators
-/// (`_`, `-`, `.`, space) left out (`ssl` is in `lib/ssl.py` and
-/// `SSL_utils`, not in `sites/lists`).
-fn squeezed(text: &str) -> Vec<u8> {
-    let mut folded = ferret_query::fold_case(text.as_bytes()).into_owned();
-    folded.retain(|b| !matches!(b, b'_' | b'-' | b'.' | b' '));
-    folded
 }
 
 /// What an answer whose fuzzy matches fit better says.
