@@ -13,6 +13,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::rank::Place;
+
 /// A folder's parent in the table when it is a root.
 pub(crate) const ROOT: u32 = u32::MAX;
 
@@ -28,6 +30,9 @@ pub(crate) struct FolderTable {
     places: Vec<u32>,
     /// Each folder's parent, as a place in this table, or [`ROOT`].
     pub parents: Vec<u32>,
+    /// Each folder's [`Place`] (packed) but for a query's words: what
+    /// ranking an entry in it reads instead of climbing its folders.
+    statics: Vec<u64>,
     /// Where each folder's folded name ends in `names`.
     ends: Vec<u32>,
     names: Vec<u8>,
@@ -42,11 +47,17 @@ impl FolderTable {
         }
     }
 
-    /// Add a folder (after its parent): its id, slot, parent's place and
-    /// folded name; its place.
-    pub fn push(&mut self, id: u32, slot: u32, parent: u32, folded: &[u8]) -> u32 {
+    /// Add a folder (after its parent): its id, slot, parent's place, name
+    /// as stored and folded; its place.
+    pub fn push(&mut self, id: u32, slot: u32, parent: u32, name: &[u8], folded: &[u8]) -> u32 {
         debug_assert!(parent == ROOT || (parent as usize) < self.ids.len());
         let place = self.ids.len() as u32;
+        // A root's entries lie at its top: a root adds nothing to a place.
+        let fixed = match parent {
+            ROOT => Place::default(),
+            p => Place::unpack(self.statics[p as usize]).below(name),
+        };
+        self.statics.push(fixed.pack());
         self.ids.push(id);
         let slot = slot as usize;
         if self.places.len() <= slot {
@@ -71,6 +82,11 @@ impl FolderTable {
             .map(|&p| p as usize)
     }
 
+    /// The [`Place`] of the folder at `place` but for a query's words.
+    pub fn fixed_place(&self, place: usize) -> Place {
+        Place::unpack(self.statics[place])
+    }
+
     /// The folded name of the folder at `place`.
     pub fn name(&self, place: usize) -> &[u8] {
         let from = if place == 0 {
@@ -85,6 +101,7 @@ impl FolderTable {
         self.ids.shrink_to_fit();
         self.places.shrink_to_fit();
         self.parents.shrink_to_fit();
+        self.statics.shrink_to_fit();
         self.ends.shrink_to_fit();
         self.names.shrink_to_fit();
     }
@@ -121,6 +138,7 @@ impl FolderCache {
             .map_or(0, |t| {
                 (t.ids.capacity() + t.places.capacity() + t.parents.capacity() + t.ends.capacity())
                     * 4
+                    + t.statics.capacity() * 8
                     + t.names.capacity()
             })
     }
@@ -145,14 +163,20 @@ mod tests {
     #[test]
     fn names_come_back_by_place_and_the_cache_keeps_one_table_a_stamp() {
         let mut t = FolderTable::new(3);
-        let root = t.push(0, 0, ROOT, b"root");
-        let a = t.push(5, 1, root, b"");
-        let b = t.push(7, 2, a, b"beta");
+        let root = t.push(0, 0, ROOT, b"Root", b"root");
+        let a = t.push(5, 1, root, b"", b"");
+        let b = t.push(7, 2, a, b"Beta", b"beta");
         assert_eq!(
             (t.name(0), t.name(1), t.name(2)),
             (&b"root"[..], &b""[..], &b"beta"[..])
         );
         assert_eq!((t.parents[b as usize], t.len()), (a, 3));
+        // The fixed places: a root adds nothing; each level its name and `/`.
+        let lens = |p: usize| {
+            let w = t.fixed_place(p).pack();
+            ((w & 0x7F_FFFF) - 1, (w >> 24) & 0xFF_FFFF)
+        };
+        assert_eq!((lens(0), lens(1), lens(2)), ((0, 0), (1, 1), (2, 6)));
         assert_eq!(
             (t.place_of(2), t.place_of(1), t.place_of(9)),
             (Some(2), Some(1), None)

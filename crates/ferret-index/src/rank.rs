@@ -332,7 +332,7 @@ impl Place {
     /// is that deep), `built` in the next, the length in the next 24 (a
     /// path below the root is far shorter than 16 MiB; longer ones count as
     /// that long), the words in the 15 above, `generated` in the top bit.
-    fn pack(self) -> u64 {
+    pub(crate) fn pack(self) -> u64 {
         (u64::from(self.depth) + 1).min(0x7F_FFFF)
             | u64::from(self.built) << 23
             | u64::from(self.len.min(0xFF_FFFF)) << 24
@@ -340,7 +340,7 @@ impl Place {
             | u64::from(self.generated) << 63
     }
 
-    fn unpack(w: u64) -> Place {
+    pub(crate) fn unpack(w: u64) -> Place {
         Place {
             depth: ((w & 0x7F_FFFF) - 1) as u32,
             built: (w >> 23) & 1 == 1,
@@ -349,6 +349,30 @@ impl Place {
             words: ((w >> 48) & 0x7FFF) as u16,
         }
     }
+
+    /// The place of a folder named `name` (as stored) in a folder at
+    /// `self`: a level deeper, its name and a `/` longer, generated or
+    /// built if it is or its folder was; the words as its folder's.
+    pub(crate) fn below(self, name: &[u8]) -> Place {
+        Place {
+            depth: self.depth + 1,
+            len: self.len + name.len() as u32 + 1,
+            generated: self.generated || GENERATED.contains(&name),
+            built: self.built || BUILT.contains(&name),
+            words: self.words,
+        }
+    }
+
+    /// The same place with the query's words met on its way set to `words`.
+    pub(crate) fn with_words(self, words: u16) -> Place {
+        Place { words, ..self }
+    }
+}
+
+/// Which of the query's `words` a folder's name (folded) is wholly, as a
+/// folder on an entry's way counts them in its [`Place`].
+pub(crate) fn folder_name_words(folded: &[u8], words: &[Vec<u8>]) -> u16 {
+    whole_words(folded, words, true, false)
 }
 
 /// Ranks entries for one query.
@@ -508,19 +532,16 @@ impl<'a> Ranker<'a> {
         let mut folded = Vec::new();
         for &folder in chain.iter().rev() {
             let name = store.name(folder);
-            base = Place {
-                depth: base.depth + 1,
-                len: base.len + name.len() as u32 + 1,
-                generated: base.generated || GENERATED.contains(&name),
-                built: base.built || BUILT.contains(&name),
-                words: base.words
+            let below = base.below(name);
+            base = below.with_words(
+                below.words
                     | if words.is_empty() {
                         0
                     } else {
                         fold_into(name, &mut folded);
-                        whole_words(&folded, words, true, false)
+                        folder_name_words(&folded, words)
                     },
-            };
+            );
             if let Some(w) = places.slot(store, folder) {
                 *w = base.pack();
             }
@@ -572,6 +593,19 @@ impl<'a> Ranker<'a> {
         places: &mut Places,
     ) -> (Relevance, usize) {
         let place = Self::place(store, store.parent(id), places, self.folder_words());
+        self.rank_placed(store, id, (fit, name_len), place)
+    }
+
+    /// [`Ranker::rank_fitted_len`] for an entry whose folder's place is
+    /// known: `place`, as [`Ranker::place`] gives it with
+    /// [`Ranker::folder_words`].
+    pub(crate) fn rank_placed(
+        &self,
+        store: &Store,
+        id: EntryId,
+        (fit, name_len): (NameFit, usize),
+        place: Place,
+    ) -> (Relevance, usize) {
         let meta = store.meta(id);
         let recency = recency(store.kind(id), meta.mtime, self.now);
         let used = match (&self.used, self.uses) {
@@ -596,7 +630,7 @@ impl<'a> Ranker<'a> {
 
     /// The words whose whole folder names count: a query's of several
     /// (one word is the name's to answer).
-    fn folder_words(&self) -> &[Vec<u8>] {
+    pub(crate) fn folder_words(&self) -> &[Vec<u8>] {
         if self.words.len() > 1 {
             &self.words
         } else {
