@@ -123,17 +123,19 @@ pub fn fuzzy_until(
     uses: Option<&Uses>,
     stop: Stop<'_>,
 ) -> Result<SearchOutcome, Stopped> {
-    fuzzy_with(store, request, uses, stop, true)
+    fuzzy_with(store, request, uses, stop, true, None)
 }
 
 /// [`fuzzy_until`]; with `prune`, candidates that cannot reach the page are
-/// passed over unscored (the tests compare the two).
+/// passed over unscored, and scored in `threads` parts (or as many as they
+/// are worth): the tests compare them all.
 fn fuzzy_with(
     store: &Store,
     request: &FuzzyRequest<'_>,
     uses: Option<&Uses>,
     stop: Stop<'_>,
     prune: bool,
+    threads: Option<usize>,
 ) -> Result<SearchOutcome, Stopped> {
     let words: Vec<String> = request
         .words
@@ -185,7 +187,7 @@ fn fuzzy_with(
     // to 35.5% top-1 (the other kinds move by a point or less).
     let mut config = Config::DEFAULT.match_paths();
     config.prefer_prefix = true;
-    let mut matcher = Matcher::new(config);
+    let mut matcher = Matcher::new(config.clone());
     let mut chars = Vec::new();
     // A perfect match of each word: the scale its typos are scored on.
     let perfect: Vec<f32> = atoms
@@ -253,19 +255,17 @@ fn fuzzy_with(
     let mut places = Places::default();
     let mut table_places = TablePlaces::new(&reach.table, ranker.folder_words());
     let mut buf = Vec::new();
-    let mut page = Page::new(request.offset.saturating_add(request.limit), prune);
     // The most the words from `w` on can add.
     let mut most_from = vec![0.0f32; atoms.len() + 1];
     for w in (0..atoms.len()).rev() {
         most_from[w] = most_from[w + 1] + most_score(&atoms[w]);
     }
-    let mut rejected = 0usize;
     // More than any lead and the words' most, so a tool's output comes last.
     let built_penalty = EXACT_BONUS + most_from[0] + BUILT_MARGIN;
-    let cover = Cover::new(&words, &folded);
-    let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
-    let mut folded_name = Vec::new();
-    'candidates: for c in found {
+    // Each candidate's fixed part (folder, bonus), in order, until the
+    // bytes run out.
+    let mut fixed_parts: Vec<(EntryId, u64, f32)> = Vec::with_capacity(found.len());
+    for c in found {
         if !halt.go() {
             break;
         }
@@ -291,63 +291,53 @@ fn fuzzy_with(
             fixed -= built_penalty;
         }
         // (A file's lead over a folder is in the bonus: `rank::recency`.)
-        if let Some(floor) = page.floor() {
-            // A root's shown name is not its own: never passed over.
-            let lead = if store.parent(id) == crate::store::NONE {
-                EXACT_BONUS
-            } else {
-                cover.lead_bound(store.name(id), c.typo, &mut buf)
-            };
-            if fixed + lead + most_from[0] + SLACK < floor {
-                continue;
-            }
-        }
-        display_path_into(store, id, &mut path_bytes, &mut path);
-        let mut total = fixed + cover.bonus(&path, c.typo, &mut buf);
-        let haystack = if path.is_ascii() {
-            Utf32Str::new(&path, &mut chars)
-        } else {
-            fold_into(path.as_bytes(), &mut folded_path);
-            Utf32Str::new(
-                std::str::from_utf8(&folded_path).unwrap_or(&path),
-                &mut chars,
-            )
-        };
-        for (w, a) in atoms.iter().enumerate() {
-            if page
-                .floor()
-                .is_some_and(|floor| total + most_from[w] + SLACK < floor)
-            {
-                // Cannot reach the page whatever the words left score.
-                continue 'candidates;
-            }
-            let typo = c.typo & (1 << w) != 0;
-            let s = if typo {
-                None
-            } else {
-                a.score(haystack, &mut matcher)
-            };
-            match s {
-                Some(s) => {
-                    let floor = perfect[w] * DROPPED_WEIGHT;
-                    total += if (s as f32) < floor
-                        && typo_words[w]
-                        && one_letter_more(store.name(id), &folded[w], &mut folded_name)
-                    {
-                        floor
-                    } else {
-                        s as f32
-                    };
-                }
-                None if typo => total += perfect[w] * TYPO_WEIGHT,
-                None => {
-                    rejected += 1;
-                    continue 'candidates;
-                }
-            }
-        }
-        page.offer(total, &path, id, c.typo);
+        fixed_parts.push((id, c.typo, fixed));
     }
+    let scoring = Scoring {
+        store,
+        words: &words,
+        folded: &folded,
+        atoms: &atoms,
+        perfect: &perfect,
+        most_from: &most_from,
+        typo_words: &typo_words,
+        config: &config,
+        keep: request.offset.saturating_add(request.limit),
+        prune,
+        halt: &halt,
+    };
+    // Scored in interleaved parts (the candidates come best named first, so
+    // each part's page fills with good ones early), each part's page then
+    // offered to the first's: the same page as one pass (a candidate passed
+    // over in a part is beaten by a page of that part's).
+    let parts = match threads {
+        Some(t) => t.max(1),
+        None if fixed_parts.len() < SCORE_IN_PARTS_FROM => 1,
+        None => threads_for(usize::MAX),
+    };
+    let (page, rejected) = if parts == 1 {
+        scoring.score(fixed_parts.iter())
+    } else {
+        let scoring = &scoring;
+        let fixed_parts = &fixed_parts;
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..parts)
+                .map(|t| {
+                    scope.spawn(move || scoring.score(fixed_parts.iter().skip(t).step_by(parts)))
+                })
+                .collect();
+            let (mut page, mut rejected) = scoring.score(fixed_parts.iter().step_by(parts));
+            for other in others {
+                let (other, r) = other.join().expect("a fuzzy scoring part panicked");
+                rejected += r;
+                for (score, path, id, typo) in other.into_sorted() {
+                    page.offer(score, &path, id, typo);
+                }
+            }
+            (page, rejected)
+        })
+    };
+    let cover = Cover::new(&words, &folded);
     let total = if total_found > MAX_SCORED || cut {
         total_found
     } else {
@@ -468,6 +458,106 @@ impl Page {
             .into_iter()
             .map(|r| r.0)
             .collect()
+    }
+}
+
+/// Candidates this many or more are scored in parts, one a core.
+const SCORE_IN_PARTS_FROM: usize = 2048;
+
+/// What scoring a candidate's whole path reads: the query's words in each
+/// form, their scales and bounds, and where the page stops.
+struct Scoring<'a> {
+    store: &'a Store,
+    words: &'a [String],
+    folded: &'a [Vec<u8>],
+    atoms: &'a [Atom],
+    perfect: &'a [f32],
+    most_from: &'a [f32],
+    typo_words: &'a [bool],
+    config: &'a Config,
+    keep: usize,
+    prune: bool,
+    halt: &'a Halt<'a>,
+}
+
+impl Scoring<'_> {
+    /// The page of `candidates` (entry, typo mask, fixed part), and how many
+    /// of them no word's matcher took.
+    fn score<'c>(
+        &self,
+        candidates: impl Iterator<Item = &'c (EntryId, u64, f32)>,
+    ) -> (Page, usize) {
+        let store = self.store;
+        let (atoms, most_from) = (self.atoms, self.most_from);
+        let mut matcher = Matcher::new(self.config.clone());
+        // `Cover` keeps scratch space: one a thread.
+        let cover = Cover::new(self.words, self.folded);
+        let mut page = Page::new(self.keep, self.prune);
+        let mut rejected = 0usize;
+        let (mut path, mut path_bytes, mut folded_path) = (String::new(), Vec::new(), Vec::new());
+        let (mut folded_name, mut chars, mut buf) = (Vec::new(), Vec::new(), Vec::new());
+        'candidates: for &(id, typos, fixed) in candidates {
+            if !self.halt.go() {
+                break;
+            }
+            if let Some(floor) = page.floor() {
+                // A root's shown name is not its own: never passed over.
+                let lead = if store.parent(id) == crate::store::NONE {
+                    EXACT_BONUS
+                } else {
+                    cover.lead_bound(store.name(id), typos, &mut buf)
+                };
+                if fixed + lead + most_from[0] + SLACK < floor {
+                    continue;
+                }
+            }
+            display_path_into(store, id, &mut path_bytes, &mut path);
+            let mut total = fixed + cover.bonus(&path, typos, &mut buf);
+            let haystack = if path.is_ascii() {
+                Utf32Str::new(&path, &mut chars)
+            } else {
+                fold_into(path.as_bytes(), &mut folded_path);
+                Utf32Str::new(
+                    std::str::from_utf8(&folded_path).unwrap_or(&path),
+                    &mut chars,
+                )
+            };
+            for (w, a) in atoms.iter().enumerate() {
+                if page
+                    .floor()
+                    .is_some_and(|floor| total + most_from[w] + SLACK < floor)
+                {
+                    // Cannot reach the page whatever the words left score.
+                    continue 'candidates;
+                }
+                let typo = typos & (1 << w) != 0;
+                let s = if typo {
+                    None
+                } else {
+                    a.score(haystack, &mut matcher)
+                };
+                match s {
+                    Some(s) => {
+                        let floor = self.perfect[w] * DROPPED_WEIGHT;
+                        total += if (s as f32) < floor
+                            && self.typo_words[w]
+                            && one_letter_more(store.name(id), &self.folded[w], &mut folded_name)
+                        {
+                            floor
+                        } else {
+                            s as f32
+                        };
+                    }
+                    None if typo => total += self.perfect[w] * TYPO_WEIGHT,
+                    None => {
+                        rejected += 1;
+                        continue 'candidates;
+                    }
+                }
+            }
+            page.offer(total, &path, id, typos);
+        }
+        (page, rejected)
     }
 }
 
@@ -2903,10 +2993,11 @@ mod tests {
         }
     }
 
-    /// Passing over the candidates that cannot reach the page changes no
-    /// answer: every page (offsets and limits of all sizes) and every total
-    /// equal scoring each candidate whole, with recency, uses, generated
-    /// folders, folders and files, typos and leads all in play.
+    /// Passing over the candidates that cannot reach the page, and scoring
+    /// them in parts, changes no answer: every page (offsets and limits of
+    /// all sizes) and every total equal scoring each candidate whole in one
+    /// pass, with recency, uses, generated folders, folders and files, typos
+    /// and leads all in play.
     #[test]
     fn passing_over_keeps_every_page() {
         let parts = [
@@ -2977,14 +3068,20 @@ mod tests {
                     limit,
                 };
                 for used in [None, Some(&uses)] {
-                    let answer = |prune| {
-                        let out = fuzzy_with(&s, &request, used, Stop::NEVER, prune).unwrap();
+                    let answer = |prune, threads| {
+                        let out =
+                            fuzzy_with(&s, &request, used, Stop::NEVER, prune, threads).unwrap();
                         let hits: Vec<(String, Option<f32>)> =
                             out.hits.into_iter().map(|h| (h.path, h.score)).collect();
                         (hits, out.total)
                     };
-                    let passed = answer(true);
-                    assert_eq!(passed, answer(false), "{q} at {offset}+{limit}");
+                    let passed = answer(true, Some(1));
+                    let whole = answer(false, Some(1));
+                    assert_eq!(passed, whole, "{q} at {offset}+{limit}");
+                    for parts in [2, 3, 7] {
+                        let parted = answer(true, Some(parts));
+                        assert_eq!(parted, whole, "{q} at {offset}+{limit} in {parts} parts");
+                    }
                     pages += usize::from(!passed.0.is_empty());
                 }
             }
