@@ -154,7 +154,7 @@ impl Default for Options {
             max_file_bytes: 10 * 1024 * 1024,
             max_line_chars: 2000,
             max_output_bytes: 128 * 1024,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            threads: ferret_index::cores().min(8),
             budget: Some(Budget::shared()),
             deadline: None,
             documents: false,

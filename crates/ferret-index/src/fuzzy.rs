@@ -100,9 +100,7 @@ fn threads_for(work: usize) -> usize {
     if work < 20_000 {
         1
     } else {
-        std::thread::available_parallelism()
-            .map_or(1, |p| p.get())
-            .min(8)
+        crate::cores().min(8)
     }
 }
 

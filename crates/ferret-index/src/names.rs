@@ -281,9 +281,7 @@ impl Names {
         let threads = if work < 20_000 {
             1
         } else {
-            std::thread::available_parallelism()
-                .map_or(1, |p| p.get())
-                .min(8) as u32
+            crate::cores().min(8) as u32
         };
         // The ids of `range`: the known ones kept as they are, the others
         // from the lists. Sized at once for what the range can hold (its
@@ -674,9 +672,7 @@ impl Names {
         let threads = if sorted < 100_000 {
             1
         } else {
-            std::thread::available_parallelism()
-                .map_or(1, |p| p.get())
-                .min(8) as u32
+            crate::cores().min(8) as u32
         };
         let step = sorted.div_ceil(threads).max(1);
         let range_scan = |lo: u32, hi: u32| -> Vec<(u32, u8)> {

@@ -56,13 +56,7 @@ pub(crate) fn top_k<T>(
 
 /// How many threads for `n` pieces of work, worth threads from `from` on.
 pub(crate) fn threads_for(n: usize, from: usize) -> usize {
-    if n < from {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, |p| p.get())
-            .min(8)
-    }
+    if n < from { 1 } else { crate::cores().min(8) }
 }
 
 /// `f` over `items` in chunks, on several threads from `from` items on; the

@@ -772,7 +772,7 @@ fn fresh(
     let roots = &stack.roots;
     let index = &stack.index;
     let h = held_for(slot, stack);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ferret_index::cores();
     let read = |p: &str| read_source(roots, p).ok().map(|f| f.bytes);
     // The barrier first: every change completed before this call is then
     // on the feed.
@@ -876,7 +876,7 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
         b.state = Some("building");
         b.files_total = total;
     });
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ferret_index::cores();
     let read = |p: &str| read_source(&stack.roots, p).ok().map(|f| f.bytes);
     // Taken from the listing's end, so that what is done is freed as the
     // build goes.
