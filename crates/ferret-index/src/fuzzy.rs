@@ -630,6 +630,8 @@ struct Cover {
     /// [`Cover::lead_bound`], then by [`Cover::bonus`] for the same
     /// candidate), the words passed over, and the answer: worked out once.
     ends: RefCell<(Vec<u8>, u64, bool)>,
+    /// Scratch for a path as words are held in it as typed.
+    held_in: RefCell<Typed>,
 }
 
 /// What a name one edit from a word (a letter dropped, added, changed or
@@ -691,15 +693,65 @@ fn squeeze(bytes: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// `text` as words are held "as typed" ([`SearchOutcome::scattered`]):
-/// folded as names are (case, accents: `Résumé` holds `resume`), word
-/// separators (`_`, `-`, `.`, space) left out (`ssl` is in `lib/ssl.py` and
-/// `SSL_utils`, not in `sites/lists`). One holds a word as typed when its
-/// form holds the word's.
+/// A word as it is held "as typed" ([`SearchOutcome::scattered`]): folded as
+/// names are (case, accents: `Résumé` holds `resume`), word separators
+/// (`_`, `-`, `.`, space) left out. What holds it: [`Typed::holds`].
 pub fn typed_form(text: &str) -> Vec<u8> {
     let mut folded = Vec::new();
     fold_into(text.as_bytes(), &mut folded);
     squeeze(&folded)
+}
+
+/// A path or name as words are held in it "as typed": folded as names are,
+/// word separators left out, each letter marked where a separator was left
+/// out right before it.
+#[derive(Default)]
+pub struct Typed {
+    squeezed: Vec<u8>,
+    /// By byte of `squeezed`: a separator was left out right before it.
+    cut: Vec<bool>,
+}
+
+impl Typed {
+    /// `text` (as shown) folded and squeezed.
+    pub fn of(text: &str) -> Typed {
+        let mut folded = Vec::new();
+        fold_into(text.as_bytes(), &mut folded);
+        let mut typed = Typed::default();
+        typed.set(&folded);
+        typed
+    }
+
+    /// Made again from `folded` (folded already), keeping the room.
+    fn set(&mut self, folded: &[u8]) {
+        self.squeezed.clear();
+        self.cut.clear();
+        let mut after = false;
+        for &b in folded {
+            if is_separator(b) {
+                after = !self.squeezed.is_empty();
+            } else {
+                self.squeezed.push(b);
+                self.cut.push(std::mem::take(&mut after));
+            }
+        }
+    }
+
+    /// Whether it holds `word` (a [`typed_form`]): its letters side by side,
+    /// within one part or from a part's start on (`python311` in
+    /// `python3.11`, `getparam` in `get-parameter`, `fscopy` in
+    /// `fs_copy.rs`, `ssl` in `lib/ssl.py` and `SSL_utils`), not from inside
+    /// one part into the next (`ssl` is not in `glass.log`).
+    pub fn holds(&self, word: &[u8]) -> bool {
+        if word.is_empty() {
+            return true;
+        }
+        let (sq, cut) = (&self.squeezed, &self.cut);
+        memchr::memmem::find_iter(sq, word).any(|at| {
+            let starts = at == 0 || cut[at] || sq[at - 1] == b'/';
+            starts || !cut[at + 1..at + word.len()].contains(&true)
+        })
+    }
 }
 
 impl Cover {
@@ -725,6 +777,7 @@ impl Cover {
             abbrev: RefCell::default(),
             leads: RefCell::default(),
             ends: RefCell::default(),
+            held_in: RefCell::default(),
         }
     }
 
@@ -742,13 +795,12 @@ impl Cover {
     fn scatters(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
         fold_into(path.trim_end_matches('/').as_bytes(), buf);
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
-        let whole = squeeze(buf);
-        self.words.iter().enumerate().any(|(w, word)| {
-            !(typo & (1 << w) != 0
-                || word.is_empty()
-                || memchr::memmem::find(&whole, word).is_some()
-                || self.near(w, name))
-        })
+        let mut whole = self.held_in.borrow_mut();
+        whole.set(buf);
+        self.words
+            .iter()
+            .enumerate()
+            .any(|(w, word)| !(typo & (1 << w) != 0 || whole.holds(word) || self.near(w, name)))
     }
 
     /// Each word's lead as an abbreviation of `text` (its name from byte
@@ -890,14 +942,14 @@ impl Cover {
         }
         // Every word held as typed or as an abbreviation (a typo's word, or
         // one the name is near, aside), else no lead.
-        let whole = squeeze(buf);
-        let held = self.words.iter().enumerate().all(|(w, word)| {
-            typoed(w)
-                || word.is_empty()
-                || memchr::memmem::find(&whole, word).is_some()
-                || near(w)
-                || abbrevs[w] > 0.0
-        });
+        let held = {
+            let mut whole = self.held_in.borrow_mut();
+            whole.set(buf);
+            self.words
+                .iter()
+                .enumerate()
+                .all(|(w, word)| typoed(w) || whole.holds(word) || near(w) || abbrevs[w] > 0.0)
+        };
         if !held {
             return 0.0;
         }
@@ -2416,6 +2468,34 @@ mod tests {
         // Both words inside the names, neither at a start: held as typed.
         let s = store(&["src/openssl/mycontext.c"]);
         assert!(!scattered(&s, "ssl context"));
+        // Letters side by side only across a separator, from inside a part:
+        // not the word as typed.
+        let s = store(&["logs/glass.log/context.py"]);
+        assert!(scattered(&s, "ssl context"));
+    }
+
+    /// A word is held as typed within one part of a path, or from a part's
+    /// start on across separators left out, never from inside one part into
+    /// the next.
+    #[test]
+    fn a_word_as_typed_starts_a_part_to_run_across_separators() {
+        let holds = |text: &str, word: &str| Typed::of(text).holds(&typed_form(word));
+        assert!(holds("lib/ssl.py", "ssl"));
+        assert!(holds("SSL_utils", "ssl"));
+        assert!(holds("src/openssl/x", "ssl"));
+        assert!(holds("bin/python3.11", "python311"));
+        assert!(holds("get-parameter.rst", "getparam"));
+        assert!(holds("tests/fs_copy.rs", "fs_copy"));
+        assert!(holds("tests/fs_copy.rs", "fscopy"));
+        assert!(holds("a/Résumé.txt", "resume"));
+        assert!(holds("a/b", ""));
+        assert!(!holds("glass.log", "ssl"));
+        assert!(!holds("x/fs_copy.rs", "scopy"));
+        assert!(!holds("sites/lists", "ssl"));
+        // Found again further on when its first place crosses a part.
+        assert!(holds("glass.log/ssl", "ssl"));
+        // A `/` typed is crossed as typed.
+        assert!(holds("crates/ferret-index/src", "index/src"));
     }
 
     /// Close names: every name one edit from the word (its stem too), a

@@ -319,7 +319,7 @@ fn partial_names(
     filter: &Query,
     meter: &Meter,
 ) -> Vec<Partial> {
-    use ferret_index::fuzzy::{FuzzyRequest, typed_form};
+    use ferret_index::fuzzy::{FuzzyRequest, Typed, typed_form};
     let room = PARTIAL_MAX.min(call.limit);
     // The words as they are compared: `Watch watch` is one word.
     let mut distinct: Vec<(String, Vec<u8>)> = Vec::new();
@@ -374,8 +374,8 @@ fn partial_names(
             // not as the pass left them out (a pass of one word of four finds
             // entries holding two).
             let named = hits.into_iter().filter_map(|hit| {
-                let form = typed_form(&hit.path);
-                let holds = |t: &[u8]| memchr::memmem::find(&form, t).is_some();
+                let form = Typed::of(&hit.path);
+                let holds = |t: &[u8]| form.holds(t);
                 let missing: Vec<String> = distinct
                     .iter()
                     .filter(|(_, t)| !holds(t))
