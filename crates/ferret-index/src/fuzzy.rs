@@ -954,7 +954,8 @@ impl Cover {
             return 0.0;
         }
         // The other words, each equal to a folder on the way (as typed, or
-        // without its version: `rustix` is the folder `rustix-1.1.6`).
+        // without its version: `rustix` is the folder `rustix-1.1.6`, or
+        // its plural).
         let in_folders = |word: &[u8]| {
             let mut parts = buf.split(|&b| b == b'/').rev().skip(1);
             parts.any(|f| {
@@ -970,12 +971,54 @@ impl Cover {
                     || plural_of(unversioned(f), word)
             })
         };
+        // And runs of words, each run a folder's whole name as typed
+        // (`serde json de`: `serde_json-1.0.154/src/de.rs`).
+        let runs = || {
+            let mut covered = 0u64;
+            if self.words.len() < 2 {
+                return covered;
+            }
+            let n = self.words.len().min(64);
+            let mut bare = Vec::new();
+            for f in buf.split(|&b| b == b'/').rev().skip(1) {
+                for form in [f, unversioned(f)] {
+                    bare.clear();
+                    bare.extend(form.iter().copied().filter(|&b| !is_separator(b)));
+                    for i in 0..n {
+                        let mut at = 0;
+                        for j in i..n {
+                            let word = &self.words[j];
+                            if typoed(j)
+                                || word.is_empty()
+                                || bare.get(at..at + word.len()) != Some(word)
+                            {
+                                break;
+                            }
+                            at += word.len();
+                            if at == bare.len() {
+                                if j > i {
+                                    covered |= (u64::MAX >> (63 - j)) & (u64::MAX << i);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            covered
+        };
         let mut found: Vec<Option<bool>> = vec![None; self.words.len()];
+        let mut in_runs: Option<u64> = None;
         self.best_way(
             name,
             &sq,
             typo,
-            |w| *found[w].get_or_insert_with(|| in_folders(&self.words[w])),
+            |w| {
+                *found[w].get_or_insert_with(|| {
+                    in_folders(&self.words[w])
+                        || (w < 64 && *in_runs.get_or_insert_with(runs) & (1 << w) != 0)
+                })
+            },
             |w| abbrevs[w],
         )
     }
@@ -3258,6 +3301,25 @@ mod tests {
         assert!(!plural_of(b"modules", b"modul"));
         let cases = cover(&["testcase", "run"]);
         assert_eq!(cases.bonus("test_cases/run.rs", 0, &mut buf), EXACT_BONUS);
+        // A folder may be a run of the words (versioned or not), in order.
+        let serde = cover(&["serde", "json", "de"]);
+        assert_eq!(
+            serde.bonus("serde_json-1.0.154/src/de.rs", 0, &mut buf),
+            EXACT_BONUS
+        );
+        let other = serde.bonus("rusqlite/src/types/serde_json.rs", 0, &mut buf);
+        assert!(other < EXACT_BONUS, "de is inside serde only: {other}");
+        let reversed = cover(&["json", "serde", "de"]);
+        let out_of_order = reversed.bonus("serde_json-1.0.154/src/de.rs", 0, &mut buf);
+        assert!(
+            out_of_order < EXACT_BONUS,
+            "a run in the folder's order only: {out_of_order}"
+        );
+        let part = serde.bonus("serde_json_core/src/de.rs", 0, &mut buf);
+        assert!(
+            part < EXACT_BONUS,
+            "a run is the folder's whole name: {part}"
+        );
         let init = cover(&["idna", "init"]);
         let pkg = init.bonus("site-packages/idna/__init__.py", 0, &mut buf);
         let folder = init.bonus("site-packages/idna/", 0, &mut buf);
