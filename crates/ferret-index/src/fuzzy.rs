@@ -793,14 +793,48 @@ impl Cover {
     /// off (matched by a typo: `typo`; or the name one edit from it): only
     /// as letters scattered along it.
     fn scatters(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
-        fold_into(path.trim_end_matches('/').as_bytes(), buf);
+        let shown = path.trim_end_matches('/').as_bytes();
+        fold_into(shown, buf);
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
         let mut whole = self.held_in.borrow_mut();
         whole.set(buf);
-        self.words
-            .iter()
-            .enumerate()
-            .any(|(w, word)| !(typo & (1 << w) != 0 || whole.holds(word) || self.near(w, name)))
+        // The words held neither as typed nor one typo off.
+        let mut loose = 0u64;
+        for (w, word) in self.words.iter().enumerate().take(64) {
+            if !(typo & (1 << w) != 0 || whole.holds(word) || self.near(w, name)) {
+                loose |= 1 << w;
+            }
+        }
+        if loose == 0 {
+            return false;
+        }
+        // Nor as an abbreviation of the path's last parts, as its lead reads
+        // them (`tucdec`), or of one folder's name (`tu codec`:
+        // `tokio-util/src/codec/mod.rs`).
+        let name_from = memchr::memrchr(b'/', shown).map_or(0, |i| i + 1);
+        let from = memchr::memrchr_iter(b'/', shown)
+            .nth(ABBREV_PARTS - 1)
+            .map_or(0, |i| i + 1);
+        let mut leads = self.leads.borrow_mut();
+        let passed = |leads: &[f32], loose: &mut u64| {
+            for (w, &lead) in leads.iter().enumerate().take(64) {
+                if lead > 0.0 {
+                    *loose &= !(1 << w);
+                }
+            }
+        };
+        self.abbrevs(&shown[from..], name_from - from, !loose, false, &mut leads);
+        passed(&leads, &mut loose);
+        for folder in shown[from..name_from].split(|&b| b == b'/') {
+            if loose == 0 {
+                break;
+            }
+            if !folder.is_empty() {
+                self.abbrevs(folder, 0, !loose, false, &mut leads);
+                passed(&leads, &mut loose);
+            }
+        }
+        loose != 0
     }
 
     /// Each word's lead as an abbreviation of `text` (its name from byte
@@ -2478,8 +2512,9 @@ mod tests {
     }
 
     /// An answer whose best match holds a word only as letters scattered
-    /// along its path (initials too) says so; one whose best holds every
-    /// word as typed anywhere in it, or one typo off, does not.
+    /// along its path says so; one whose best holds every word as typed
+    /// anywhere in it, one typo off, or as an abbreviation (initials of its
+    /// last parts, or of one folder), does not.
     #[test]
     fn an_answer_says_when_its_best_holds_a_word_only_scattered() {
         let scattered = |s: &Store, q: &str| {
@@ -2505,9 +2540,11 @@ mod tests {
         let s = store(&["tokio-util/src/codec/decoder.rs", "lib/ssl_context.py"]);
         assert!(!scattered(&s, "ssl context"));
         assert!(
-            scattered(&s, "tucdec"),
-            "initials are not the word as typed"
+            !scattered(&s, "tucdec"),
+            "initials abbreviate the path: not scattered"
         );
+        let s = store(&["tokio-util/src/codec/mod.rs"]);
+        assert!(!scattered(&s, "tu codec"), "a folder's initials");
         // Both words inside the names, neither at a start: held as typed.
         let s = store(&["src/openssl/mycontext.c"]);
         assert!(!scattered(&s, "ssl context"));

@@ -75,9 +75,10 @@ pub struct SearchOutcome {
     /// All matches (or all groups with `group_by`).
     pub total: u64,
     /// A fuzzy answer whose best match holds some word neither as typed
-    /// (its letters side by side, case and word separators aside) nor one
-    /// typo off, only as letters scattered along its path, initials
-    /// included (`ssl context` finding `libcst/codemod/_context.py`, its
+    /// (its letters side by side, case and word separators aside), nor one
+    /// typo off, nor as an abbreviation of its last folders and name
+    /// (initials: `tu` for `tokio-util`), only as letters scattered along
+    /// its path (`ssl context` finding `libcst/codemod/_context.py`, its
     /// `s`, `s` and `l` apart). Read off the page: `false` with `limit: 0`.
     pub scattered: bool,
 }
