@@ -13,8 +13,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::rank::Place;
-
 /// A folder's parent in the table when it is a root.
 pub(crate) const ROOT: u32 = u32::MAX;
 
@@ -30,8 +28,10 @@ pub(crate) struct FolderTable {
     places: Vec<u32>,
     /// Each folder's parent, as a place in this table, or [`ROOT`].
     pub parents: Vec<u32>,
-    /// Each folder's [`Place`] (packed) but for a query's words: what
-    /// ranking an entry in it reads instead of climbing its folders.
+    /// Each folder's place in the ranking but for a query's words, packed
+    /// as the ranker packs it (its depth, path length, whether generated or
+    /// built): what ranking an entry in it reads instead of climbing its
+    /// folders.
     statics: Vec<u64>,
     /// Where each folder's folded name ends in `names`.
     ends: Vec<u32>,
@@ -47,17 +47,12 @@ impl FolderTable {
         }
     }
 
-    /// Add a folder (after its parent): its id, slot, parent's place, name
-    /// as stored and folded; its place.
-    pub fn push(&mut self, id: u32, slot: u32, parent: u32, name: &[u8], folded: &[u8]) -> u32 {
+    /// Add a folder (after its parent): its id, slot, parent's place,
+    /// folded name and fixed place in the ranking (packed); its place.
+    pub fn push(&mut self, id: u32, slot: u32, parent: u32, folded: &[u8], fixed: u64) -> u32 {
         debug_assert!(parent == ROOT || (parent as usize) < self.ids.len());
         let place = self.ids.len() as u32;
-        // A root's entries lie at its top: a root adds nothing to a place.
-        let fixed = match parent {
-            ROOT => Place::default(),
-            p => Place::unpack(self.statics[p as usize]).below(name),
-        };
-        self.statics.push(fixed.pack());
+        self.statics.push(fixed);
         self.ids.push(id);
         let slot = slot as usize;
         if self.places.len() <= slot {
@@ -82,9 +77,9 @@ impl FolderTable {
             .map(|&p| p as usize)
     }
 
-    /// The [`Place`] of the folder at `place` but for a query's words.
-    pub fn fixed_place(&self, place: usize) -> Place {
-        Place::unpack(self.statics[place])
+    /// The fixed place in the ranking (packed) of the folder at `place`.
+    pub fn fixed(&self, place: usize) -> u64 {
+        self.statics[place]
     }
 
     /// The folded name of the folder at `place`.
@@ -163,20 +158,15 @@ mod tests {
     #[test]
     fn names_come_back_by_place_and_the_cache_keeps_one_table_a_stamp() {
         let mut t = FolderTable::new(3);
-        let root = t.push(0, 0, ROOT, b"Root", b"root");
-        let a = t.push(5, 1, root, b"", b"");
-        let b = t.push(7, 2, a, b"Beta", b"beta");
+        let root = t.push(0, 0, ROOT, b"root", 1);
+        let a = t.push(5, 1, root, b"", 2);
+        let b = t.push(7, 2, a, b"beta", 3);
         assert_eq!(
             (t.name(0), t.name(1), t.name(2)),
             (&b"root"[..], &b""[..], &b"beta"[..])
         );
         assert_eq!((t.parents[b as usize], t.len()), (a, 3));
-        // The fixed places: a root adds nothing; each level its name and `/`.
-        let lens = |p: usize| {
-            let w = t.fixed_place(p).pack();
-            ((w & 0x7F_FFFF) - 1, (w >> 24) & 0xFF_FFFF)
-        };
-        assert_eq!((lens(0), lens(1), lens(2)), ((0, 0), (1, 1), (2, 6)));
+        assert_eq!((t.fixed(0), t.fixed(1), t.fixed(2)), (1, 2, 3));
         assert_eq!(
             (t.place_of(2), t.place_of(1), t.place_of(9)),
             (Some(2), Some(1), None)

@@ -1841,7 +1841,12 @@ fn folder_table(store: &Store) -> Arc<FolderTable> {
             };
             let name = store.name(id);
             fold_into(name, &mut buf);
-            let place = table.push(id, slot as u32, parent, name, &buf);
+            // A root's entries lie at its top: a root adds nothing to a place.
+            let fixed = match parent {
+                ROOT => Place::default(),
+                p => Place::unpack(table.fixed(p as usize)).below(name),
+            };
+            let place = table.push(id, slot as u32, parent, &buf, fixed.pack());
             for &child in store.children(id) {
                 if store.kind(child) == crate::store::Kind::Dir {
                     stack.push((child, place));
@@ -1885,7 +1890,7 @@ impl<'t> TablePlaces<'t> {
             return Some(Place::default());
         }
         let at = self.table.place_of(store.dir_slot(dir)?)?;
-        let fixed = self.table.fixed_place(at);
+        let fixed = Place::unpack(self.table.fixed(at));
         if self.words.is_empty() {
             return Some(fixed);
         }
