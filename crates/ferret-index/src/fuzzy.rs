@@ -747,10 +747,20 @@ impl Typed {
             return true;
         }
         let (sq, cut) = (&self.squeezed, &self.cut);
-        memchr::memmem::find_iter(sq, word).any(|at| {
+        // Every place it starts, overlapping ones too (`find_iter` skips
+        // past each match: `pypy` in `numpy_pypy` starts at a part only
+        // where the first place, inside `numpy`, was refused).
+        let finder = memchr::memmem::Finder::new(word);
+        let mut from = 0;
+        while let Some(i) = finder.find(&sq[from..]) {
+            let at = from + i;
             let starts = at == 0 || cut[at] || sq[at - 1] == b'/';
-            starts || !cut[at + 1..at + word.len()].contains(&true)
-        })
+            if starts || !cut[at + 1..at + word.len()].contains(&true) {
+                return true;
+            }
+            from = at + 1;
+        }
+        false
     }
 }
 
@@ -1897,7 +1907,7 @@ impl<'t> TablePlaces<'t> {
         if self.met.is_empty() {
             self.met = vec![0; self.table.len()];
         }
-        // Climb to a folder whose words are known (or a root's child), then
+        // Climb to a folder whose words are known (or to the root), then
         // work them out on the way back down.
         let mut from;
         let mut up = at;
@@ -2577,8 +2587,11 @@ mod tests {
         assert!(!holds("glass.log", "ssl"));
         assert!(!holds("x/fs_copy.rs", "scopy"));
         assert!(!holds("sites/lists", "ssl"));
-        // Found again further on when its first place crosses a part.
+        // Found again further on when its first place crosses a part, and
+        // where it starts inside the place refused.
         assert!(holds("glass.log/ssl", "ssl"));
+        assert!(holds("numpy_pypy", "pypy"));
+        assert!(!holds("numpy_py", "pypy"));
         // A `/` typed is crossed as typed.
         assert!(holds("crates/ferret-index/src", "index/src"));
     }
