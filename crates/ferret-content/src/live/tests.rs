@@ -978,6 +978,9 @@ fn a_move_from_a_path_pending_before_it_is_compared() {
         .unwrap();
         real
     };
+    // The touches drained at once (here, or by the index's thread if it
+    // came first), then the moves carried or left.
+    worker::drain_feed(&s.content.shared);
     until("the moves dealt with", || {
         s.content.shared.pending.lock().unwrap().moves.is_empty()
     });
