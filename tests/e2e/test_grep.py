@@ -228,6 +228,46 @@ def test_a_file_created_just_before_the_call_is_found(tmp_path, era):
     run(go())
 
 
+def test_a_file_changed_through_another_hard_link_is_found(tmp_path):
+    """A write through one hard link is heard in that link's folder only, or
+    nowhere when the link is outside the roots: the content index never
+    vouches for a file with more than one link, so grep reads it and finds
+    the change at every path, as a full scan does."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    for d in (root / "a", root / "b", outside):
+        d.mkdir(parents=True)
+    (root / "a" / "one.txt").write_text("first words\n")
+    os.link(root / "a" / "one.txt", root / "b" / "two.txt")
+    (root / "x.txt").write_text("first words\n")
+    os.link(root / "x.txt", outside / "x.txt")
+    (root / "plain.txt").write_text("first words\n")
+
+    async def go():
+        async with connect("stdio", "2026-07-28", ["--root", str(root), "--no-persist"]) as c:
+            deadline = time.monotonic() + 30
+            while True:
+                d = (await call(c, "diagnostics", {}))[1]
+                if d["content_index"]["state"] == "ready" or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.1)
+            assert d["content_index"]["state"] == "ready", d["content_index"]
+            assert d["content_index"]["not_indexed"].get("linked") == 3, d["content_index"]
+            with open(root / "a" / "one.txt", "a") as f:
+                f.write("zebra-needle\n")
+            with open(outside / "x.txt", "a") as f:
+                f.write("quokka-needle\n")
+            _, s, _, _ = await call(c, "grep", {"pattern": "zebra-needle", "output": "files"})
+            assert sorted(s["files"]) == ["a/one.txt", "b/two.txt"], s
+            _, s, _, _ = await call(c, "grep", {"pattern": "quokka-needle", "output": "files"})
+            assert s["files"] == ["x.txt"], s
+            # The file with one link is still answered for by the index.
+            _, s, _, _ = await call(c, "grep", {"pattern": "first words", "output": "files"})
+            assert sorted(s["files"]) == ["a/one.txt", "b/two.txt", "plain.txt", "x.txt"], s
+            assert s["content_index"]["used"] and s["content_index"]["not_indexed"] == 3, s
+
+    run(go())
+
+
 def test_results_are_newest_first(tmp_path):
     for i in range(5):
         p = tmp_path / f"f{i}.txt"

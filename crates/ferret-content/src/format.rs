@@ -38,7 +38,8 @@ use crate::{
 
 const MAGIC: &[u8; 8] = b"FRTGRAM1";
 /// 2: the tables of large files' segments. 3: paths as folders and names.
-const VERSION: u32 = 3;
+/// 4: hard-linked files not indexed (`DocState::Linked`).
+const VERSION: u32 = 4;
 pub const HEADER_LEN: usize = 128;
 const GRAM_LEN: usize = 16;
 const DOC_LEN: usize = 52;
@@ -71,6 +72,10 @@ pub enum DocState {
     /// UTF-16 or a legacy encoding: its text decoded as grep decodes it is
     /// indexed (it has no segment table: windows are byte ranges).
     Decoded = 11,
+    /// A file with more than one hard link: written through another link
+    /// (in another folder, or outside the roots), it changes with no event
+    /// in its own folder, so no watcher can vouch for it. Searched directly.
+    Linked = 12,
 }
 
 impl DocState {
@@ -88,6 +93,7 @@ impl DocState {
             9 => Changed,
             10 => OverBudget,
             11 => Decoded,
+            12 => Linked,
             _ => return None,
         })
     }
@@ -107,6 +113,7 @@ impl DocState {
             Changed => "changed",
             OverBudget => "over_budget",
             Decoded => "decoded",
+            Linked => "linked",
         }
     }
 
@@ -1013,7 +1020,7 @@ mod tests {
     #[test]
     fn every_state_is_named_as_it_is_serialised() {
         let states: Vec<DocState> = (0..=255).filter_map(DocState::from_u8).collect();
-        assert_eq!(states.len(), 11);
+        assert_eq!(states.len(), 12);
         for st in states {
             assert_eq!(serde_json::to_value(st).unwrap(), st.as_str(), "{st:?}");
         }

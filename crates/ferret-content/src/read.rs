@@ -53,6 +53,12 @@ pub fn read(roots: &Roots, shown: &str, max_bytes: u64, buf: &mut Vec<u8>) -> (D
         Err(_) => return unread(DocState::Unreadable),
     };
     let before = meta_of(&opened.metadata, DocState::Text);
+    // A change through another of its hard links is heard in that link's
+    // folder only (or nowhere, from outside the roots): never vouched for,
+    // so not read either.
+    if opened.metadata.is_file() && opened.metadata.nlink() > 1 {
+        return (before.with(DocState::Linked), Text::None);
+    }
     let size = before.size;
     // The head decides, as in ferret-grep: document, binary, encoding. It is
     // read straight into `buf`, and no further than the size the file had
@@ -194,6 +200,32 @@ mod tests {
         assert_eq!({ meta.size }, 0, "/proc/self/status says it is empty");
         assert_eq!(meta.state, DocState::Changed);
         assert!(buf.is_empty());
+    }
+
+    /// A file with a second hard link is not read: a write through the
+    /// other link is heard in that link's folder only (or nowhere), so the
+    /// index never answers for it. Its one-link neighbour is read.
+    #[test]
+    fn a_hard_linked_file_is_never_vouched_for() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("one.txt"), "text\n").unwrap();
+        std::fs::write(dir.path().join("alone.txt"), "text\n").unwrap();
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            Policy::default(),
+        )
+        .unwrap();
+        let mut buf = Vec::new();
+        let (meta, _) = read(&roots, "one.txt", 64 << 20, &mut buf);
+        assert_eq!(meta.state, DocState::Text);
+        std::fs::hard_link(dir.path().join("one.txt"), dir.path().join("two.txt")).unwrap();
+        for name in ["one.txt", "two.txt"] {
+            let (meta, text) = read(&roots, name, 64 << 20, &mut buf);
+            assert_eq!(meta.state, DocState::Linked, "{name}");
+            assert!(!meta.state.indexed() && matches!(text, Text::None) && buf.is_empty());
+        }
+        let (meta, _) = read(&roots, "alone.txt", 64 << 20, &mut buf);
+        assert_eq!(meta.state, DocState::Text);
     }
 
     /// A file written while it is read is never taken for a version it was
