@@ -100,6 +100,18 @@ def test_fuzzy_finds_guesses_typos_initials_and_path_fragments(project):
                     await call(c, "search", {"query": "auth", "fuzzy": True, **extra})
             s = (await call(c, "search", {"query": "auth", "fuzzy": True, "sort": "relevance"}))[1]
             assert shown(s)
+            # Fuzzy letters match in either case and inside words: the
+            # switches saying otherwise are refused, not ignored; a term
+            # keeps its case and filters the guesses.
+            for key in ("match_case", "whole_word"):
+                with pytest.raises(MCPError, match=f"drop `{key}` or `fuzzy`"):
+                    await call(c, "search", {"query": "auth", "fuzzy": True, key: True})
+            s = (await call(c, "search", {"query": "auth", "fuzzy": True, "match_case": False}))[1]
+            assert shown(s)
+            s = (await call(c, "search", {"query": "usrprof case:Card", "fuzzy": True}))[1]
+            assert shown(s) == ["src/components/UserProfileCard.tsx"], s
+            s = (await call(c, "search", {"query": "usrprof case:card", "fuzzy": True}))[1]
+            assert shown(s) == [], s
 
     run(both())
 
@@ -292,6 +304,13 @@ def test_plain_search_falls_back_to_fuzzy_and_says_so(project):
     assert shown(s)[0] == "src/user_service.rs" and s["fuzzy"], s
     _, s, _, _ = ask(project, "search", {"query": "zzqqxxj"})
     assert s["total"] == 0 and "fuzzy" not in s, s
+    # A switch asking for the words as typed: guesses (another case, inside
+    # words) would break it, so none are offered.
+    for switch, query in [("match_case", "User_Service"), ("whole_word", "servic")]:
+        _, s, _, _ = ask(project, "search", {"query": query, switch: True})
+        assert s["total"] == 0 and "fuzzy" not in s and "partial" not in s and "close" not in s, (switch, s)
+    _, s, _, _ = ask(project, "search", {"query": "user_service", "match_case": True})
+    assert shown(s) == ["src/user_service.rs"] and "fuzzy" not in s, s
 
 
 def test_a_guess_of_initials_finds_the_file_they_abbreviate(tmp_path):

@@ -524,6 +524,19 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
     // Fuzzy answers come best fit first: another order or grouping would be
     // silently dropped, so it is refused.
     if fuzzy {
+        // Fuzzy letters match in either case and inside words: a switch
+        // asking otherwise would be silently ignored, so it is refused (a
+        // term keeps its own: `case:Readme`, `ww:main` filter the guesses).
+        for (key, term) in [("match_case", "case:"), ("whole_word", "ww:")] {
+            if a.get(key).is_some_and(|v| v.as_bool() == Some(true)) {
+                return Err(a.conflict(
+                    key,
+                    &format!(
+                        "`fuzzy` matches letters in either case and inside words; drop `{key}` or `fuzzy` (a term `{term}WORD` filters the fuzzy matches)"
+                    ),
+                ));
+            }
+        }
         for key in ["sort", "descending", "group_by"] {
             let sent = a.get(key);
             let relevance = key == "sort" && sent.and_then(|v| v.as_str()) == Some("relevance");
@@ -567,18 +580,21 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         .is_none_or(|v| v.as_str() == Some("relevance"))
         && a.get("descending").is_none()
         && a.get("group_by").is_none();
-    let fallback =
-        if !fuzzy && names_something && default_order && content.is_empty() && !options.regex {
-            match ferret_query::split_words(&text) {
-                Ok((rest, words)) if !words.is_empty() => Some((
-                    words,
-                    with_also(compile(&a, "query", &rest, &options, &clock)?),
-                )),
-                _ => None,
-            }
-        } else {
-            None
-        };
+    // Not when a switch asks for the words as typed (`match_case`,
+    // `whole_word`): the guesses, the close and the partial names would
+    // hold them in another case or inside words.
+    let strict = options.regex || options.match_case || options.whole_word;
+    let fallback = if !fuzzy && names_something && default_order && content.is_empty() && !strict {
+        match ferret_query::split_words(&text) {
+            Ok((rest, words)) if !words.is_empty() => Some((
+                words,
+                with_also(compile(&a, "query", &rest, &options, &clock)?),
+            )),
+            _ => None,
+        }
+    } else {
+        None
+    };
     // Each part kept within the limits on its own; together they must too.
     query
         .check_limits()

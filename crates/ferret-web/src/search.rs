@@ -91,6 +91,14 @@ pub async fn run(
     source: Arc<dyn Source>,
     spec: SearchSpec,
 ) -> Result<(SearchOutcome, f64), ApiError> {
+    // Fuzzy letters match in either case and inside words: a switch asking
+    // otherwise would be silently ignored.
+    if spec.fuzzy && (spec.options.match_case || spec.options.whole_word) {
+        return Err(ApiError::bad_request(
+            "fuzzy matches letters in either case and inside words".to_string(),
+            "untick Match case and Whole word, or Fuzzy (a term case:WORD or ww:WORD filters the fuzzy matches)",
+        ));
+    }
     let (text, words) = if spec.fuzzy {
         let (rest, words) =
             ferret_query::split_words(&spec.text).map_err(|e| bad_query(&spec.text, e))?;

@@ -401,6 +401,12 @@ async fn the_page_search_sorts_pages_and_marks_names() {
     );
     let none = json(get(&f.app, "/ui/api/search?q=rprt%20ext:zzz&fuzzy=1").await).await;
     assert_eq!(none["total"].as_u64(), Some(0), "{none}");
+    // Fuzzy letters match in either case and inside words: the switches
+    // saying otherwise are refused, not ignored.
+    for switch in ["case", "ww"] {
+        let refused = get(&f.app, &format!("/ui/api/search?q=rprt&fuzzy=1&{switch}=1")).await;
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{switch}");
+    }
 }
 
 #[tokio::test]
