@@ -75,6 +75,24 @@ def test_doctor_passes_a_healthy_setup_and_prints_a_client_config(tmp_path):
     assert "claude mcp add ferret --" in text.stdout
 
 
+def test_doctor_counts_the_hard_linked_files_every_grep_reads(tmp_path):
+    # A write through another hard link is heard by no watcher of this one:
+    # the content index never answers for such files, and doctor says how
+    # many every grep then reads.
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("text\n")
+    (root / "alone.txt").write_text("text\n")
+    os.link(root / "a.txt", tmp_path / "outside.txt")
+    state = ["--root", str(root), "--state-dir", str(tmp_path / "state")]
+    made = ferret("index", *state, env=clean_env(), timeout=120)
+    assert made.returncode == 0, made.stderr
+    p, doc = doctor_json(*state)
+    message = by_check(doc)["content index"]["message"]
+    assert "usable: 1 of 2 files indexed" in message, message
+    assert "1 file with more than one hard link is read by every grep" in message, message
+
+
 def test_doctors_http_configurations_carry_the_token_that_serve_uses(tmp_path, start_http):
     """The printed Claude Code command and VS Code entry reach a server started
     with the same flags: they carry the token serve generates and keeps."""

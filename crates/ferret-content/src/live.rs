@@ -965,6 +965,9 @@ pub struct Summary {
     pub size_bytes: u64,
     /// Unix seconds.
     pub built_at: u64,
+    /// Files with more than one hard link: never answered for, so read by
+    /// every grep whose scope holds them (`linked`).
+    pub linked_files: u64,
 }
 
 /// The index file of these roots and rules: `Ok(None)` when there is none
@@ -987,12 +990,16 @@ pub fn inspect(
     let indexed = (0..base.doc_count())
         .filter(|&i| base.meta(i).state.indexed())
         .count() as u64;
+    let linked_files = (0..base.doc_count())
+        .filter(|&i| base.meta(i).state == DocState::Linked)
+        .count() as u64;
     Ok(Some(Summary {
         files: base.doc_count() as u64,
         indexed_files: indexed,
         text_bytes: base.text_bytes,
         size_bytes: base.len() as u64,
         built_at: base.built_at,
+        linked_files,
         path,
     }))
 }

@@ -284,10 +284,21 @@ fn check_content_index(
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs())
                 .saturating_sub(s.built_at);
+            // A write through another hard link is heard by no watcher of
+            // this one: such files are read by every grep, which an
+            // operator with many of them (a tree of hard-linked copies)
+            // should know.
+            let linked = match s.linked_files {
+                0 => String::new(),
+                1 => "; 1 file with more than one hard link is read by every grep that reaches it (no watcher hears a write through another link)".to_string(),
+                n => format!(
+                    "; {n} files with more than one hard link are read by every grep that reaches them (no watcher hears a write through another link)"
+                ),
+            };
             report.ok(
                 "content index",
                 format!(
-                    "usable: {} of {} files indexed, {} of text, {} on disk ({}), written {} ago; {budget}",
+                    "usable: {} of {} files indexed, {} of text, {} on disk ({}), written {} ago; {budget}{linked}",
                     s.indexed_files,
                     s.files,
                     mib(s.text_bytes),
