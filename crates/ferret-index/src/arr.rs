@@ -89,6 +89,41 @@ impl<T: Pod> Arr<T> {
         }
     }
 
+    /// Read `other` (a run of a newer map) in place instead, when it holds
+    /// exactly the same items: after a snapshot is written, what it holds
+    /// unchanged need not stay on the heap, nor in an older snapshot's map
+    /// (whose file, replaced, would otherwise be kept on disk by the map).
+    /// Returns the heap bytes let go (0 when not taken). The pages the
+    /// comparison read are let go either way.
+    pub fn adopt(&mut self, other: Arr<T>) -> usize {
+        let Arr::Mapped {
+            map: theirs,
+            offset,
+            len,
+            ..
+        } = &other
+        else {
+            return 0;
+        };
+        let newer = match self {
+            Arr::Heap(_) => true,
+            Arr::Mapped { map, .. } => !Arc::ptr_eq(map, theirs),
+        };
+        let same = newer
+            && self.len() == other.len()
+            && bytemuck::cast_slice::<T, u8>(self) == bytemuck::cast_slice::<T, u8>(&other);
+        // The comparison read every page of the run: they leave the
+        // process's memory either way (taken, searches bring back those
+        // they read, as after a restart's load).
+        forget_pages(theirs, (*offset, *len * std::mem::size_of::<T>()));
+        if !same {
+            return 0;
+        }
+        let freed = self.heap_bytes();
+        *self = other;
+        freed
+    }
+
     /// Whether it is still read in place.
     #[cfg(test)]
     pub fn is_mapped(&self) -> bool {
@@ -223,5 +258,49 @@ mod tests {
         assert!(Arr::<u32>::mapped(&map, 8, 101).is_none());
         assert!(Arr::<u32>::mapped(&map, 6, 2).is_none());
         assert!(Arr::<u32>::mapped(&map, usize::MAX, 2).is_none());
+    }
+
+    fn map_of(dir: &std::path::Path, name: &str, words: &[u32]) -> Arc<memmap2::Mmap> {
+        let path = dir.join(name);
+        std::fs::write(&path, bytemuck::cast_slice::<u32, u8>(words)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a file of this test's own, not changed while mapped.
+        Arc::new(unsafe { memmap2::Mmap::map(&file) }.unwrap())
+    }
+
+    /// A run of a newer map is taken only when it holds exactly the same
+    /// items: from the heap (whose bytes are let go), or from an older map;
+    /// never a run that differs, in length or in one item.
+    #[test]
+    fn a_mapped_run_is_adopted_only_when_it_holds_the_same_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let words: Vec<u32> = (0..1000).collect();
+        let older = map_of(dir.path(), "older", &words);
+        let newer = map_of(dir.path(), "newer", &words);
+        let mut changed = words.clone();
+        changed[999] = 5;
+        let other = map_of(dir.path(), "other", &changed);
+        let run = |map: &Arc<memmap2::Mmap>, len| Arr::<u32>::mapped(map, 0, len).unwrap();
+
+        let mut heap: Arr<u32> = Arr::from(words.clone());
+        assert_eq!(heap.adopt(run(&other, 1000)), 0, "one item differs");
+        assert_eq!(heap.adopt(run(&newer, 999)), 0, "shorter");
+        assert_eq!(heap.adopt(Arr::from(words.clone())), 0, "not mapped");
+        assert!(!heap.is_mapped());
+        assert_eq!(heap.adopt(run(&newer, 1000)), 4000);
+        assert!(heap.is_mapped() && heap[..] == words[..]);
+
+        let mut old = run(&older, 1000);
+        assert_eq!(
+            old.adopt(run(&older, 1000)),
+            0,
+            "the same map: nothing to gain"
+        );
+        assert_eq!(old.adopt(run(&newer, 1000)), 0, "no heap bytes, but taken");
+        let Arr::Mapped { map, .. } = &old else {
+            panic!("still mapped")
+        };
+        assert!(Arc::ptr_eq(map, &newer));
+        assert_eq!(Arc::strong_count(&older), 1, "the older map is let go");
     }
 }

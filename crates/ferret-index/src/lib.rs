@@ -531,6 +531,56 @@ impl Index {
         }
     }
 
+    /// [`Index::save_snapshot`], then the store's arrays that the snapshot
+    /// holds unchanged are read in place from it (mapped, as after a
+    /// restart) and their heap copies let go: a server that built its index
+    /// itself holds it as one restarted from the snapshot does. Pages of a
+    /// mapped file are clean: the kernel can drop them under pressure and
+    /// read them back, which it cannot do with the heap.
+    pub(crate) fn save_snapshot_and_map(&self) -> Result<Option<u64>, String> {
+        let saved = self.save_snapshot()?;
+        if saved.is_some()
+            && let Some(path) = self.shared.config.snapshot_path()
+        {
+            self.read_in_place(&path);
+        }
+        Ok(saved)
+    }
+
+    /// The arrays of the store that the snapshot at `path` holds unchanged,
+    /// read in place from it; one array at a time under the store's lock,
+    /// each compared whole with the heap's before it is taken.
+    fn read_in_place(&self, path: &std::path::Path) {
+        let started = Instant::now();
+        let key = self.shared.config.key();
+        // Only the layout is checked: a part is taken only when every byte
+        // equals the store's own.
+        let mut saved = match snapshot::load_with(path, &key, snapshot::Trust::Layout) {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::debug!("snapshot not read back in place: {e}");
+                return;
+            }
+        };
+        let mut freed = 0;
+        for part in 0.. {
+            let mut store = self.write_store();
+            match store.adopt_part(&mut saved, part) {
+                Some(bytes) => freed += bytes,
+                None => break,
+            }
+        }
+        drop(saved);
+        if freed > 0 {
+            trim::give_back_memory();
+        }
+        tracing::debug!(
+            freed,
+            ms = started.elapsed().as_millis() as u64,
+            "index arrays read in place from the snapshot"
+        );
+    }
+
     /// Write the snapshot now (when persistence is on and the index is complete).
     pub fn save_snapshot(&self) -> Result<Option<u64>, String> {
         let Some(path) = self.shared.config.snapshot_path() else {
@@ -1120,6 +1170,112 @@ fn write_atomically_with<T>(
         let _ = d.sync_all();
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod in_place_tests {
+    use super::*;
+
+    fn names(index: &Index, query: &str) -> Vec<String> {
+        let q = ferret_query::Query::compile(
+            query,
+            &ferret_query::Options::default(),
+            &ferret_query::Clock::system(),
+        )
+        .unwrap();
+        let mut paths: Vec<String> = index
+            .search(&SearchRequest {
+                query: &q,
+                under: None,
+                sort: SortKey::Name,
+                descending: false,
+                offset: 0,
+                limit: 1000,
+                group_by: None,
+            })
+            .hits
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    fn saved(index: &Index, deadline: Instant) -> bool {
+        while Instant::now() < deadline {
+            if index.status().last_snapshot.is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// After each periodic snapshot, the arrays it holds unchanged are read
+    /// in place from it (as after a restart) and answer as the heap's did; a
+    /// change copies what it changes back to the heap, and the next
+    /// snapshot maps it again. The folders' array (its watches are this
+    /// process's) stays on the heap.
+    #[test]
+    fn arrays_the_snapshot_holds_unchanged_are_read_in_place() {
+        let tree = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            let dir = tree.path().join(format!("d{}", i % 5));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("report_{i}.txt")), "x").unwrap();
+        }
+        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tree.path())]);
+        config.state_dir = Some(state.path().to_path_buf());
+        config.snapshot_every = Duration::from_millis(50);
+        let index = Index::open(config).unwrap();
+        index.start();
+        assert!(index.wait_ready(Duration::from_secs(30)));
+        let before = names(&index, "report");
+        assert_eq!(before.len(), 50);
+        {
+            let store = index.read_store();
+            assert!(!store.records.is_mapped() && !store.base.by_name.is_mapped());
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        assert!(saved(&index, deadline), "a snapshot was written");
+        // The arrays are taken just after the status says it was written.
+        let mapped = |index: &Index| {
+            let store = index.read_store();
+            store.records.is_mapped()
+                && store.base.by_name.is_mapped()
+                && store.children.is_mapped()
+        };
+        while !mapped(&index) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        {
+            let store = index.read_store();
+            assert!(mapped(&index), "the snapshot's arrays were not taken");
+            assert!(
+                !store.dirs.is_mapped(),
+                "the folders hold this process's watches"
+            );
+            store.check().unwrap();
+        }
+        assert_eq!(names(&index, "report"), before);
+        // A change: the records it touches are copied back to the heap.
+        std::fs::write(tree.path().join("d1/report_new.txt"), "y").unwrap();
+        assert!(index.caught_up(Duration::from_secs(10)));
+        let mut after = before.clone();
+        after.push("d1/report_new.txt".to_string());
+        after.sort();
+        assert_eq!(names(&index, "report"), after);
+        assert!(!index.read_store().records.is_mapped());
+        // The next snapshot maps them again, from its own file.
+        while !index.read_store().records.is_mapped() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(index.read_store().records.is_mapped());
+        assert_eq!(names(&index, "report"), after);
+        index.read_store().check().unwrap();
+        index.shutdown();
+    }
 }
 
 #[cfg(test)]

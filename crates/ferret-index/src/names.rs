@@ -469,6 +469,17 @@ impl Names {
         )
     }
 
+    /// [`Arr::adopt`] of part `k` of `other` (the names' arrays, then their
+    /// lists'); `None` past the last.
+    pub fn adopt_part(&mut self, other: &mut Names, k: usize) -> Option<usize> {
+        Some(match k {
+            0 => self.arena.adopt(std::mem::take(&mut other.arena)),
+            1 => self.offsets.adopt(std::mem::take(&mut other.offsets)),
+            2 => self.masks.adopt(std::mem::take(&mut other.masks)),
+            k => return self.postings.adopt_part(&mut other.postings, k - 3),
+        })
+    }
+
     pub fn write_to(&self, w: &mut Writer) {
         w.array(&self.arena);
         w.array(&self.offsets);

@@ -109,6 +109,16 @@ impl Postings {
         self.heads.heap_bytes() + self.data.heap_bytes() + self.skips.heap_bytes()
     }
 
+    /// [`Arr::adopt`] of part `k` (`0..3`) of `other`; `None` past the last.
+    pub fn adopt_part(&mut self, other: &mut Postings, k: usize) -> Option<usize> {
+        Some(match k {
+            0 => self.heads.adopt(std::mem::take(&mut other.heads)),
+            1 => self.data.adopt(std::mem::take(&mut other.data)),
+            2 => self.skips.adopt(std::mem::take(&mut other.skips)),
+            _ => return None,
+        })
+    }
+
     pub fn write_to(&self, w: &mut Writer) {
         w.array(&self.heads);
         w.array(&self.data);

@@ -810,6 +810,27 @@ impl Store {
     }
 
     /// Write every array of the store (for the snapshot).
+    /// [`Arr::adopt`](crate::arr::Arr::adopt) of part `k` of `other`, a
+    /// store read in place from the snapshot just written of this one;
+    /// `None` past the last part. A part is taken only when it holds
+    /// exactly what this store's does, so each may be taken under a lock of
+    /// its own, whatever changed between them (a changed part is kept). The
+    /// folders' part is never taken: its watches are this process's, and
+    /// the snapshot holds none.
+    pub(crate) fn adopt_part(&mut self, other: &mut Store, k: usize) -> Option<usize> {
+        use std::mem::take;
+        const NAMES_PARTS: usize = 6;
+        Some(match k {
+            0 => self.records.adopt(take(&mut other.records)),
+            1 => self.names_of.adopt(take(&mut other.names_of)),
+            2 => self.children.adopt(take(&mut other.children)),
+            k if k < 3 + NAMES_PARTS => {
+                return self.names.adopt_part(&mut other.names, k - 3);
+            }
+            k => return self.base.adopt_part(&mut other.base, k - 3 - NAMES_PARTS),
+        })
+    }
+
     pub(crate) fn write_to(&self, w: &mut Writer) {
         w.array(&self.records);
         let mut big: Vec<(&EntryId, &u64)> = self.big.iter().collect();

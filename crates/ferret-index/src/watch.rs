@@ -245,7 +245,7 @@ pub(crate) fn run(index: Index) {
         rebuild_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
-            if let Err(e) = index.save_snapshot() {
+            if let Err(e) = index.save_snapshot_and_map() {
                 tracing::warn!("{e}");
             }
         }
