@@ -440,28 +440,7 @@ mod tests {
     }
 
     fn names(index: &Index, query: &str) -> Vec<String> {
-        let q = ferret_query::Query::compile(
-            query,
-            &Default::default(),
-            &ferret_query::Clock::system(),
-        )
-        .unwrap();
-        let mut out: Vec<String> = index
-            .search(&crate::SearchRequest {
-                query: &q,
-                under: None,
-                sort: crate::SortKey::Name,
-                descending: false,
-                offset: 0,
-                limit: 1000,
-                group_by: None,
-            })
-            .hits
-            .into_iter()
-            .map(|h| h.path)
-            .collect();
-        out.sort();
-        out
+        crate::testing::paths_of(index, query)
     }
 
     fn wait_for(what: &str, f: impl Fn() -> bool) {

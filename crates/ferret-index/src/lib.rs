@@ -1176,30 +1176,7 @@ fn write_atomically_with<T>(
 mod in_place_tests {
     use super::*;
 
-    fn names(index: &Index, query: &str) -> Vec<String> {
-        let q = ferret_query::Query::compile(
-            query,
-            &ferret_query::Options::default(),
-            &ferret_query::Clock::system(),
-        )
-        .unwrap();
-        let mut paths: Vec<String> = index
-            .search(&SearchRequest {
-                query: &q,
-                under: None,
-                sort: SortKey::Name,
-                descending: false,
-                offset: 0,
-                limit: 1000,
-                group_by: None,
-            })
-            .hits
-            .into_iter()
-            .map(|h| h.path)
-            .collect();
-        paths.sort();
-        paths
-    }
+    use crate::testing::paths_of as names;
 
     fn saved(index: &Index, deadline: Instant) -> bool {
         while Instant::now() < deadline {

@@ -11,3 +11,29 @@ pub(crate) fn below(seed: u64) -> impl FnMut(usize) -> usize {
         (state % n as u64) as usize
     }
 }
+
+/// The paths matching `query` (up to 1,000), sorted.
+pub(crate) fn paths_of(index: &crate::Index, query: &str) -> Vec<String> {
+    let q = ferret_query::Query::compile(
+        query,
+        &ferret_query::Options::default(),
+        &ferret_query::Clock::system(),
+    )
+    .unwrap();
+    let mut out: Vec<String> = index
+        .search(&crate::SearchRequest {
+            query: &q,
+            under: None,
+            sort: crate::SortKey::Name,
+            descending: false,
+            offset: 0,
+            limit: 1000,
+            group_by: None,
+        })
+        .hits
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    out.sort();
+    out
+}
