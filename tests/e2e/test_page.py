@@ -128,6 +128,27 @@ def test_typing_answers_with_the_right_rows_and_the_total(site, browser):
     assert "zb" in err and "size:>1gb" in err
 
 
+def test_fuzzy_and_match_case_each_turn_the_other_off(site, browser):
+    # Fuzzy letters match in either case and inside words (the API refuses
+    # the two together): pressing one lets the other go, and the guess
+    # answers with no error.
+    _, server = site
+    open_page(browser, server)
+    pressed = lambda d, id: d.find_element(By.ID, id).get_attribute("aria-pressed") == "true"
+    browser.find_element(By.ID, "opt-case").click()
+    browser.find_element(By.ID, "opt-ww").click()
+    assert pressed(browser, "opt-case") and pressed(browser, "opt-ww")
+    wait(browser, lambda d: d.find_element(By.ID, "opt-fuzzy").is_displayed(), what="the fuzzy toggle")
+    browser.find_element(By.ID, "opt-fuzzy").click()
+    assert pressed(browser, "opt-fuzzy")
+    assert not pressed(browser, "opt-case") and not pressed(browser, "opt-ww")
+    type_query(browser, "rprt2026")
+    wait(browser, lambda d: names(d)[:1] == ["report-2026.md"], what="the fuzzy guess")
+    assert not browser.find_element(By.ID, "error").is_displayed()
+    browser.find_element(By.ID, "opt-case").click()
+    assert pressed(browser, "opt-case") and not pressed(browser, "opt-fuzzy")
+
+
 def test_columns_sort_by_size(site, browser):
     _, server = site
     open_page(browser, server)

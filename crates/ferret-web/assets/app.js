@@ -596,11 +596,22 @@
     schedule(performance.now());
   }
 
+  // Fuzzy letters match in either case and inside words: in a name search,
+  // Fuzzy and Match case or Whole words each turn the other off (the API
+  // refuses them together rather than ignore one).
+  const EXCLUDES = { fuzzy: ['case', 'ww'], case: ['fuzzy'], ww: ['fuzzy'] };
+
   function bindToggle(id, key) {
     const b = $(id);
     b.addEventListener('click', () => {
       state.opts[key] = !state.opts[key];
       b.setAttribute('aria-pressed', String(state.opts[key]));
+      if (state.opts[key] && state.mode !== 'grep') {
+        for (const other of EXCLUDES[key] || []) {
+          state.opts[other] = false;
+          $(`opt-${other}`).setAttribute('aria-pressed', 'false');
+        }
+      }
       schedule(performance.now());
     });
   }
