@@ -987,12 +987,12 @@ pub fn inspect(
     };
     let base = Base::open(bytes, key_of(index, config, roots))
         .map_err(|e| format!("{} is not usable: {e}", path.display()))?;
-    let indexed = (0..base.doc_count())
-        .filter(|&i| base.meta(i).state.indexed())
-        .count() as u64;
-    let linked_files = (0..base.doc_count())
-        .filter(|&i| base.meta(i).state == DocState::Linked)
-        .count() as u64;
+    let (mut indexed, mut linked_files) = (0, 0);
+    for i in 0..base.doc_count() {
+        let state = base.meta(i).state;
+        indexed += u64::from(state.indexed());
+        linked_files += u64::from(state == DocState::Linked);
+    }
     Ok(Some(Summary {
         files: base.doc_count() as u64,
         indexed_files: indexed,

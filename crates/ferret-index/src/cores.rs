@@ -16,6 +16,12 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Threads a piece of `work` is split into: one below `from`, else a
+/// core each, at most eight (the bound every split of the crate had).
+pub(crate) fn threads_for(work: usize, from: usize) -> usize {
+    if work < from { 1 } else { cores().min(8) }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

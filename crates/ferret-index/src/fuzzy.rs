@@ -97,11 +97,7 @@ fn atom(word: &str) -> Atom {
 }
 
 fn threads_for(work: usize) -> usize {
-    if work < 20_000 {
-        1
-    } else {
-        crate::cores().min(8)
-    }
+    crate::cores::threads_for(work, 20_000)
 }
 
 /// Score `haystack` with `atom`, reusing `buf` for non-ASCII text.
@@ -310,8 +306,7 @@ fn fuzzy_with(
     // over in a part is beaten by a page of that part's).
     let parts = match threads {
         Some(t) => t.max(1),
-        None if fixed_parts.len() < SCORE_IN_PARTS_FROM => 1,
-        None => threads_for(usize::MAX),
+        None => crate::cores::threads_for(fixed_parts.len(), SCORE_IN_PARTS_FROM),
     };
     let (page, rejected) = if parts == 1 {
         scoring.score(fixed_parts.iter())

@@ -278,11 +278,7 @@ impl Names {
         keys.sort_unstable_by_key(|&k| self.postings.count(k));
         keys.truncate(4);
         let work = self.postings.count(keys[0]);
-        let threads = if work < 20_000 {
-            1
-        } else {
-            crate::cores().min(8) as u32
-        };
+        let threads = crate::cores::threads_for(work as usize, 20_000) as u32;
         // The ids of `range`: the known ones kept as they are, the others
         // from the lists. Sized at once for what the range can hold (its
         // share of the rarest list, and its known ids), so nothing is copied
@@ -469,8 +465,11 @@ impl Names {
         )
     }
 
-    /// [`Arr::adopt`] of part `k` of `other` (the names' arrays, then their
-    /// lists'); `None` past the last.
+    /// How many parts [`Names::adopt_part`] takes.
+    pub const PARTS: usize = 3 + Postings::PARTS;
+
+    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other` (the names'
+    /// arrays, then their lists'); `None` past the last.
     pub fn adopt_part(&mut self, other: &mut Names, k: usize) -> Option<usize> {
         Some(match k {
             0 => self.arena.adopt(std::mem::take(&mut other.arena)),
@@ -680,11 +679,7 @@ impl Names {
     ) -> Vec<(u32, u8)> {
         debug_assert!(needle.is_ascii() && !needle.is_empty());
         let sorted = self.sorted;
-        let threads = if sorted < 100_000 {
-            1
-        } else {
-            crate::cores().min(8) as u32
-        };
+        let threads = crate::cores::threads_for(sorted as usize, 100_000) as u32;
         let step = sorted.div_ceil(threads).max(1);
         let range_scan = |lo: u32, hi: u32| -> Vec<(u32, u8)> {
             if lo >= hi {

@@ -7,6 +7,7 @@
 
 use ferret_query::{Query, Range};
 
+use crate::cores::threads_for;
 pub(crate) use crate::names::{extension, fold_into};
 use crate::orders::{self as base, skipped};
 use crate::request::SearchRequest;
@@ -52,11 +53,6 @@ pub(crate) fn top_k<T>(
         items.truncate(k);
     }
     items.sort_unstable_by(cmp);
-}
-
-/// How many threads for `n` pieces of work, worth threads from `from` on.
-pub(crate) fn threads_for(n: usize, from: usize) -> usize {
-    if n < from { 1 } else { crate::cores().min(8) }
 }
 
 /// `f` over `items` in chunks, on several threads from `from` items on; the

@@ -109,7 +109,10 @@ impl Postings {
         self.heads.heap_bytes() + self.data.heap_bytes() + self.skips.heap_bytes()
     }
 
-    /// [`Arr::adopt`] of part `k` (`0..3`) of `other`; `None` past the last.
+    /// How many parts [`Postings::adopt_part`] takes.
+    pub const PARTS: usize = 3;
+
+    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other`; `None` past the last.
     pub fn adopt_part(&mut self, other: &mut Postings, k: usize) -> Option<usize> {
         Some(match k {
             0 => self.heads.adopt(std::mem::take(&mut other.heads)),

@@ -819,15 +819,14 @@ impl Store {
     /// the snapshot holds none.
     pub(crate) fn adopt_part(&mut self, other: &mut Store, k: usize) -> Option<usize> {
         use std::mem::take;
-        const NAMES_PARTS: usize = 6;
         Some(match k {
             0 => self.records.adopt(take(&mut other.records)),
             1 => self.names_of.adopt(take(&mut other.names_of)),
             2 => self.children.adopt(take(&mut other.children)),
-            k if k < 3 + NAMES_PARTS => {
+            k if k < 3 + Names::PARTS => {
                 return self.names.adopt_part(&mut other.names, k - 3);
             }
-            k => return self.base.adopt_part(&mut other.base, k - 3 - NAMES_PARTS),
+            k => return self.base.adopt_part(&mut other.base, k - 3 - Names::PARTS),
         })
     }
 

@@ -527,8 +527,11 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         // Fuzzy letters match in either case and inside words: a switch
         // asking otherwise would be silently ignored, so it is refused (a
         // term keeps its own: `case:Readme`, `ww:main` filter the guesses).
-        for (key, term) in [("match_case", "case:"), ("whole_word", "ww:")] {
-            if a.get(key).is_some_and(|v| v.as_bool() == Some(true)) {
+        for (key, on, term) in [
+            ("match_case", options.match_case, "case:"),
+            ("whole_word", options.whole_word, "ww:"),
+        ] {
+            if on {
                 return Err(a.conflict(
                     key,
                     &format!(
