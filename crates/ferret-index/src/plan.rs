@@ -198,17 +198,19 @@ pub(crate) fn match_names(
         }
         _ => None,
     };
-    let tagged: Vec<(u32, u8)> = match (exts, ext_count, trigram_bound) {
-        _ if let Some(listed) = prefix_listed => listed,
-        _ if let Some(listed) = glob_listed => listed,
+    // In parts where the check made them so (read once below, never copied
+    // into one vector), else one.
+    let tagged: Vec<Vec<(u32, u8)>> = match (exts, ext_count, trigram_bound) {
+        _ if let Some(listed) = prefix_listed => vec![listed],
+        _ if let Some(listed) = glob_listed => vec![listed],
         (Some(e), Some(c), _) if list_taken(c) => {
             let listed = names.with_extensions(&e);
             // An extension list is exactly the names with that extension.
-            if name_q.is_extension_list() {
+            vec![if name_q.is_extension_list() {
                 listed.into_iter().map(|k| (k, 0)).collect()
             } else {
                 verify_all(&listed)
-            }
+            }]
         }
         (_, _, Some(_)) => {
             // The names starting with a plain word (one run of the sorted
@@ -230,7 +232,7 @@ pub(crate) fn match_names(
                 .filter(|run| !run.is_empty())
                 .map(|ids| crate::names::Known { ids, keep: &starts });
             names
-                .matching_known(&literals, &verify, known)
+                .matching_in_parts(&literals, &verify, known)
                 .unwrap_or_default()
         }
         // One letter (or `.`) whose fit is not asked: read off the masks.
@@ -239,39 +241,42 @@ pub(crate) fn match_names(
                 .is_some_and(|l| l.len() == 1 && (l[0].is_ascii_lowercase() || l[0] == b'.')) =>
         {
             let b = plain.unwrap_or_default()[0];
-            names.with_byte(b, &|k| halt.go() && name_q.matches_name(names.get(k)))
+            vec![names.with_byte(b, &|k| halt.go() && name_q.matches_name(names.get(k)))]
         }
         // A star and a literal too short for the trigram lists (`*.`): each
         // name's end compared in place.
         _ if let Some(suffix) = name_q.glob_suffix().filter(|s| s.len() < 3) => {
-            names.with_suffix(&suffix, &|k| halt.go() && name_q.matches_name(names.get(k)))
+            vec![names.with_suffix(&suffix, &|k| halt.go() && name_q.matches_name(names.get(k)))]
         }
         // A word too short for the trigram lists: one pass over the names.
         _ if plain.is_some_and(|l| l.is_ascii()) => {
             let needle = plain.unwrap_or_default();
-            names.scan(
+            vec![names.scan(
                 needle,
                 &|k| halt.go() && name_q.matches_name(names.get(k)),
                 &|name| match fitting {
                     true => crate::rank::ascii_fit(name, needle).map_or(0, |f| f as u8 + 1),
                     false => 0,
                 },
-            )
+            )]
         }
-        _ => verify_all(&(0..sorted).collect::<Vec<u32>>()),
+        _ => vec![verify_all(&(0..sorted).collect::<Vec<u32>>())],
     };
     let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
     let mut entries = 0;
-    let mut ids = Vec::with_capacity(tagged.len());
-    for &(k, _) in &tagged {
+    let found: usize = tagged.iter().map(Vec::len).sum();
+    let mut ids = Vec::with_capacity(found);
+    let fit_word = plain.filter(|_| fitting);
+    let mut fits = Vec::with_capacity(if fit_word.is_some() { found } else { 0 });
+    for &(k, fit) in tagged.iter().flatten() {
         bits[k as usize / 64] |= 1 << (k % 64);
         entries += store.base.named(k).len();
         ids.push(k);
+        if fit_word.is_some() {
+            fits.push(fit);
+        }
     }
-    let fits = match (fitting, plain) {
-        (true, Some(word)) => Some((word.to_vec(), tagged.iter().map(|t| t.1).collect())),
-        _ => None,
-    };
+    let fits = fit_word.map(|word| (word.to_vec(), fits));
     NameSet {
         ids,
         bits,
