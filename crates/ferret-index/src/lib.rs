@@ -46,6 +46,7 @@ mod postings;
 mod rank;
 mod reconcile;
 mod rules;
+mod scratch;
 pub mod search;
 pub mod snapshot;
 mod status;

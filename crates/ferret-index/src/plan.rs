@@ -29,6 +29,14 @@ pub(crate) struct NameSet {
     pub(crate) fits: Option<(Vec<u8>, Vec<u8>)>,
 }
 
+/// Its vectors kept for the thread's next search (see `scratch`).
+impl Drop for NameSet {
+    fn drop(&mut self) {
+        crate::scratch::give_words(std::mem::take(&mut self.bits));
+        crate::scratch::give_ids(std::mem::take(&mut self.ids));
+    }
+}
+
 impl NameSet {
     #[inline]
     pub(crate) fn contains(&self, name: u32) -> bool {
@@ -262,10 +270,10 @@ pub(crate) fn match_names(
         }
         _ => vec![verify_all(&(0..sorted).collect::<Vec<u32>>())],
     };
-    let mut bits = vec![0u64; (sorted as usize).div_ceil(64)];
+    let mut bits = crate::scratch::zeroed_words((sorted as usize).div_ceil(64));
     let mut entries = 0;
     let found: usize = tagged.iter().map(Vec::len).sum();
-    let mut ids = Vec::with_capacity(found);
+    let mut ids = crate::scratch::ids_with_capacity(found);
     let fit_word = plain.filter(|_| fitting);
     let mut fits = Vec::with_capacity(if fit_word.is_some() { found } else { 0 });
     for &(k, fit) in tagged.iter().flatten() {

@@ -553,7 +553,14 @@ fn tier(fit: NameFit, slots: usize) -> Tier {
         count: 0,
         met: 0,
         done: false,
-        bits: vec![0; slots],
+        bits: crate::scratch::zeroed_words(slots),
+    }
+}
+
+/// Its bits kept for the thread's next search (see `scratch`).
+impl Drop for Tier {
+    fn drop(&mut self) {
+        crate::scratch::give_words(std::mem::take(&mut self.bits));
     }
 }
 
