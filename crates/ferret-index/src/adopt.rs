@@ -428,6 +428,7 @@ pub(crate) fn settle(index: &Index) -> Vec<usize> {
 mod tests {
     use std::time::Duration;
 
+    use crate::testing::paths_of as names;
     use crate::{Index, IndexConfig, IndexRoot};
 
     fn config(roots: &[(&str, &std::path::Path)]) -> IndexConfig {
@@ -437,10 +438,6 @@ mod tests {
                 .map(|(n, p)| IndexRoot::new(*n, p.to_path_buf()))
                 .collect(),
         )
-    }
-
-    fn names(index: &Index, query: &str) -> Vec<String> {
-        crate::testing::paths_of(index, query)
     }
 
     fn wait_for(what: &str, f: impl Fn() -> bool) {

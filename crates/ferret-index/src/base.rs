@@ -145,17 +145,14 @@ impl Base {
     /// [`Arr::adopt`] of part `k` of `other` (the orders, then the rank
     /// order's arrays); `None` past the last.
     pub fn adopt_part(&mut self, other: &mut Base, k: usize) -> Option<usize> {
-        let take = std::mem::take::<Arr<EntryId>>;
+        use std::mem::take;
         Some(match k {
             0 => self.by_name.adopt(take(&mut other.by_name)),
-            1 => self.name_start.adopt(std::mem::take(&mut other.name_start)),
+            1 => self.name_start.adopt(take(&mut other.name_start)),
             2 => self.by_mtime.adopt(take(&mut other.by_mtime)),
             3 => self.by_size.adopt(take(&mut other.by_size)),
             4 => self.rank.ids.adopt(take(&mut other.rank.ids)),
-            5 => self
-                .rank
-                .block_keys
-                .adopt(std::mem::take(&mut other.rank.block_keys)),
+            5 => self.rank.block_keys.adopt(take(&mut other.rank.block_keys)),
             _ => return None,
         })
     }

@@ -29,7 +29,7 @@ pub(crate) struct NameSet {
     pub(crate) fits: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-/// Its vectors kept for the thread's next search (see `scratch`).
+/// Its vectors kept for a later search (see `scratch`).
 impl Drop for NameSet {
     fn drop(&mut self) {
         crate::scratch::give_words(std::mem::take(&mut self.bits));
@@ -114,7 +114,9 @@ pub(crate) fn match_names(
     // names (other names go through the query itself), and its fit found on
     // the way when relevance will ask for it.
     let plain = name_q.plain_name_literal().filter(|l| !l.is_empty());
-    let fitting = plain.is_some_and(|l| l.is_ascii() && fit_word == Some(l));
+    // That substring when it is the word whose fit is asked (and ASCII).
+    let fitted = plain.filter(|l| l.is_ascii() && fit_word == Some(*l));
+    let fitting = fitted.is_some();
     let verify = |k: u32| -> Option<(u32, u8)> {
         if !halt.go() {
             return None;
@@ -226,7 +228,7 @@ pub(crate) fn match_names(
             // to intersect and no search of the name. (Half of `report`'s
             // 65,000 names on the 1M synthetic tree.) Names past ASCII go
             // through the query, as everywhere.
-            let word = plain.filter(|_| fitting).unwrap_or_default();
+            let word = fitted.unwrap_or_default();
             let starts = |k: u32| -> Option<(u32, u8)> {
                 let name = names.get(k);
                 if !name.is_ascii() {
@@ -274,17 +276,16 @@ pub(crate) fn match_names(
     let mut entries = 0;
     let found: usize = tagged.iter().map(Vec::len).sum();
     let mut ids = crate::scratch::ids_with_capacity(found);
-    let fit_word = plain.filter(|_| fitting);
-    let mut fits = Vec::with_capacity(if fit_word.is_some() { found } else { 0 });
+    let mut fits = Vec::with_capacity(if fitting { found } else { 0 });
     for &(k, fit) in tagged.iter().flatten() {
         bits[k as usize / 64] |= 1 << (k % 64);
         entries += store.base.named(k).len();
         ids.push(k);
-        if fit_word.is_some() {
+        if fitting {
             fits.push(fit);
         }
     }
-    let fits = fit_word.map(|word| (word.to_vec(), fits));
+    let fits = fitted.map(|word| (word.to_vec(), fits));
     NameSet {
         ids,
         bits,

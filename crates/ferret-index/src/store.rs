@@ -809,7 +809,6 @@ impl Store {
         self.child_garbage > self.children.len() / 4
     }
 
-    /// Write every array of the store (for the snapshot).
     /// [`Arr::adopt`](crate::arr::Arr::adopt) of part `k` of `other`, a
     /// store read in place from the snapshot just written of this one;
     /// `None` past the last part. A part is taken only when it holds
@@ -830,6 +829,7 @@ impl Store {
         })
     }
 
+    /// Write every array of the store (for the snapshot).
     pub(crate) fn write_to(&self, w: &mut Writer) {
         w.array(&self.records);
         let mut big: Vec<(&EntryId, &u64)> = self.big.iter().collect();

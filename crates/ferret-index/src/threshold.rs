@@ -557,7 +557,7 @@ fn tier(fit: NameFit, slots: usize) -> Tier {
     }
 }
 
-/// Its bits kept for the thread's next search (see `scratch`).
+/// Its bits kept for a later search (see `scratch`).
 impl Drop for Tier {
     fn drop(&mut self) {
         crate::scratch::give_words(std::mem::take(&mut self.bits));
