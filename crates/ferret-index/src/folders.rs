@@ -33,6 +33,8 @@ pub(crate) struct FolderTable {
     /// built): what ranking an entry in it reads instead of climbing its
     /// folders.
     statics: Vec<u64>,
+    /// Each folder's [`byte_bits`] of its folded name.
+    masks: Vec<u64>,
     /// Where each folder's folded name ends in `names`.
     ends: Vec<u32>,
     names: Vec<u8>,
@@ -61,6 +63,7 @@ impl FolderTable {
         self.places[slot] = place;
         self.parents.push(parent);
         self.names.extend_from_slice(folded);
+        self.masks.push(byte_bits(folded));
         self.ends.push(self.names.len() as u32);
         place
     }
@@ -92,13 +95,44 @@ impl FolderTable {
         &self.names[from..self.ends[place] as usize]
     }
 
+    /// The [`byte_bits`] of the folder's folded name at `place`.
+    pub fn mask(&self, place: usize) -> u64 {
+        self.masks[place]
+    }
+
     fn shrink_to_fit(&mut self) {
+        self.masks.shrink_to_fit();
         self.ids.shrink_to_fit();
         self.places.shrink_to_fit();
         self.parents.shrink_to_fit();
         self.statics.shrink_to_fit();
         self.ends.shrink_to_fit();
         self.names.shrink_to_fit();
+    }
+}
+
+/// Which bytes `folded` holds, a bit for each letter, digit, `.`, `-`, `_`,
+/// space and `/`, the other bytes sharing the rest: a folder whose bits lack
+/// the byte a word looks for next moves the word no further, and its name
+/// is passed over unread (a name's own mask, `names::byte_mask`, shares
+/// bits between digits and between separators, and most folders of a tree
+/// hold some separator).
+pub(crate) fn byte_bits(folded: &[u8]) -> u64 {
+    folded.iter().fold(0, |m, &b| m | byte_bit64(b))
+}
+
+/// The bit of [`byte_bits`] that stands for `b`.
+#[inline]
+pub(crate) fn byte_bit64(b: u8) -> u64 {
+    1 << match b {
+        b'a'..=b'z' => u32::from(b - b'a'),
+        b'0'..=b'9' => 26 + u32::from(b - b'0'),
+        b'.' => 36,
+        b'-' => 37,
+        b'_' => 38,
+        b' ' => 39,
+        b'/' => 40,
+        _ => 41 + u32::from(b) % 23,
     }
 }
 
@@ -133,7 +167,7 @@ impl FolderCache {
             .map_or(0, |t| {
                 (t.ids.capacity() + t.places.capacity() + t.parents.capacity() + t.ends.capacity())
                     * 4
-                    + t.statics.capacity() * 8
+                    + (t.statics.capacity() + t.masks.capacity()) * 8
                     + t.names.capacity()
             })
     }
@@ -155,6 +189,24 @@ impl std::fmt::Debug for FolderCache {
 mod tests {
     use super::*;
 
+    /// Every byte sets a bit only it and the bytes sharing it set: every
+    /// letter, digit and separator its own.
+    #[test]
+    fn a_byte_is_always_in_its_names_bits() {
+        let mut owners = [0u32; 64];
+        for b in 0..=255u8 {
+            let bit = byte_bit64(b);
+            assert_eq!(bit.count_ones(), 1);
+            owners[bit.trailing_zeros() as usize] += 1;
+            let name = [b'x', b, b'y'];
+            assert_ne!(byte_bits(&name) & bit, 0, "{b}");
+        }
+        for b in b"abcxyz0123456789.-_ /" {
+            assert_eq!(owners[byte_bit64(*b).trailing_zeros() as usize], 1, "{b}");
+        }
+        assert_eq!(byte_bits(b"ab") & byte_bit64(b'c'), 0);
+    }
+
     #[test]
     fn names_come_back_by_place_and_the_cache_keeps_one_table_a_stamp() {
         let mut t = FolderTable::new(3);
@@ -167,6 +219,7 @@ mod tests {
         );
         assert_eq!((t.parents[b as usize], t.len()), (a, 3));
         assert_eq!((t.fixed(0), t.fixed(1), t.fixed(2)), (1, 2, 3));
+        assert_eq!((t.mask(1), t.mask(2)), (0, byte_bits(b"beat")));
         assert_eq!(
             (t.place_of(2), t.place_of(1), t.place_of(9)),
             (Some(2), Some(1), None)
