@@ -89,13 +89,21 @@ impl<T: Pod> Arr<T> {
         }
     }
 
-    /// Read `other` (a run of a newer map) in place instead, when it holds
-    /// exactly the same items: after a snapshot is written, what it holds
+    /// Its items' bytes.
+    pub fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice::<T, u8>(self)
+    }
+
+    /// Read `other` (a run of a newer map of the same length) in place
+    /// instead, when `same`: after a snapshot is written, what it holds
     /// unchanged need not stay on the heap, nor in an older snapshot's map
     /// (whose file, replaced, would otherwise be kept on disk by the map).
-    /// Returns the heap bytes let go (0 when not taken). The pages the
-    /// comparison read are let go either way.
-    pub fn adopt(&mut self, other: Arr<T>) -> usize {
+    /// `same` is the caller's comparison of the items ([`Arr::bytes`], in
+    /// slices under read locks: see `Index::read_in_place`), nothing changed
+    /// since; debug builds compare them again. Returns the heap bytes let go
+    /// (0 when not taken). The pages of the run compared are let go either
+    /// way.
+    pub fn adopt(&mut self, other: Arr<T>, same: bool) -> usize {
         let Arr::Mapped {
             map: theirs,
             offset,
@@ -109,9 +117,11 @@ impl<T: Pod> Arr<T> {
             Arr::Heap(_) => true,
             Arr::Mapped { map, .. } => !Arc::ptr_eq(map, theirs),
         };
-        let same = newer
-            && self.len() == other.len()
-            && bytemuck::cast_slice::<T, u8>(self) == bytemuck::cast_slice::<T, u8>(&other);
+        let same = same && newer && self.len() == other.len();
+        debug_assert!(
+            !same || self.bytes() == other.bytes(),
+            "adopted unlike items"
+        );
         // The comparison read every page of the run: they leave the
         // process's memory either way (taken, searches bring back those
         // they read, as after a restart's load).
@@ -268,39 +278,56 @@ mod tests {
         Arc::new(unsafe { memmap2::Mmap::map(&file) }.unwrap())
     }
 
-    /// A run of a newer map is taken only when it holds exactly the same
-    /// items: from the heap (whose bytes are let go), or from an older map;
-    /// never a run that differs, in length or in one item.
+    /// A run of a newer map of the same length is taken when the caller
+    /// found the items the same: from the heap (whose bytes are let go), or
+    /// from an older map; never a run of another length, nor one not mapped.
     #[test]
-    fn a_mapped_run_is_adopted_only_when_it_holds_the_same_items() {
+    fn a_mapped_run_of_the_same_length_is_adopted() {
         let dir = tempfile::tempdir().unwrap();
         let words: Vec<u32> = (0..1000).collect();
         let older = map_of(dir.path(), "older", &words);
         let newer = map_of(dir.path(), "newer", &words);
-        let mut changed = words.clone();
-        changed[999] = 5;
-        let other = map_of(dir.path(), "other", &changed);
         let run = |map: &Arc<memmap2::Mmap>, len| Arr::<u32>::mapped(map, 0, len).unwrap();
 
         let mut heap: Arr<u32> = Arr::from(words.clone());
-        assert_eq!(heap.adopt(run(&other, 1000)), 0, "one item differs");
-        assert_eq!(heap.adopt(run(&newer, 999)), 0, "shorter");
-        assert_eq!(heap.adopt(Arr::from(words.clone())), 0, "not mapped");
+        assert_eq!(heap.adopt(run(&newer, 999), true), 0, "shorter");
+        assert_eq!(heap.adopt(Arr::from(words.clone()), true), 0, "not mapped");
         assert!(!heap.is_mapped());
-        assert_eq!(heap.adopt(run(&newer, 1000)), 4000);
+        assert_eq!(heap.bytes(), bytemuck::cast_slice::<u32, u8>(&words));
+        assert_eq!(heap.adopt(run(&newer, 1000), false), 0, "found unlike");
+        assert!(!heap.is_mapped());
+        assert_eq!(heap.adopt(run(&newer, 1000), true), 4000);
         assert!(heap.is_mapped() && heap[..] == words[..]);
 
         let mut old = run(&older, 1000);
         assert_eq!(
-            old.adopt(run(&older, 1000)),
+            old.adopt(run(&older, 1000), true),
             0,
             "the same map: nothing to gain"
         );
-        assert_eq!(old.adopt(run(&newer, 1000)), 0, "no heap bytes, but taken");
+        assert_eq!(
+            old.adopt(run(&newer, 1000), true),
+            0,
+            "no heap bytes, but taken"
+        );
         let Arr::Mapped { map, .. } = &old else {
             panic!("still mapped")
         };
         assert!(Arc::ptr_eq(map, &newer));
         assert_eq!(Arc::strong_count(&older), 1, "the older map is let go");
+    }
+
+    /// Debug builds (the tests) check the caller's comparison.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "adopted unlike items")]
+    fn a_run_of_other_items_is_caught_in_debug_builds() {
+        let dir = tempfile::tempdir().unwrap();
+        let words: Vec<u32> = (0..1000).collect();
+        let mut changed = words.clone();
+        changed[999] = 5;
+        let other = map_of(dir.path(), "other", &changed);
+        let mut heap: Arr<u32> = Arr::from(words);
+        heap.adopt(Arr::<u32>::mapped(&other, 0, 1000).unwrap(), true);
     }
 }

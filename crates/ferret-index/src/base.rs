@@ -142,17 +142,33 @@ impl Base {
             + self.rank.heap_bytes()
     }
 
-    /// [`Arr::adopt`] of part `k` of `other` (the orders, then the rank
-    /// order's arrays); `None` past the last.
-    pub fn adopt_part(&mut self, other: &mut Base, k: usize) -> Option<usize> {
+    /// [`Arr::adopt`] of part `k` of `other` (the orders, then the
+    /// rank order's arrays); `None` past the last.
+    pub fn adopt_part(&mut self, other: &mut Base, k: usize, same: bool) -> Option<usize> {
         use std::mem::take;
         Some(match k {
-            0 => self.by_name.adopt(take(&mut other.by_name)),
-            1 => self.name_start.adopt(take(&mut other.name_start)),
-            2 => self.by_mtime.adopt(take(&mut other.by_mtime)),
-            3 => self.by_size.adopt(take(&mut other.by_size)),
-            4 => self.rank.ids.adopt(take(&mut other.rank.ids)),
-            5 => self.rank.block_keys.adopt(take(&mut other.rank.block_keys)),
+            0 => self.by_name.adopt(take(&mut other.by_name), same),
+            1 => self.name_start.adopt(take(&mut other.name_start), same),
+            2 => self.by_mtime.adopt(take(&mut other.by_mtime), same),
+            3 => self.by_size.adopt(take(&mut other.by_size), same),
+            4 => self.rank.ids.adopt(take(&mut other.rank.ids), same),
+            5 => self
+                .rank
+                .block_keys
+                .adopt(take(&mut other.rank.block_keys), same),
+            _ => return None,
+        })
+    }
+
+    /// The bytes of the array [`Base::adopt_part`] takes as part `k`.
+    pub fn part_bytes(&self, k: usize) -> Option<&[u8]> {
+        Some(match k {
+            0 => self.by_name.bytes(),
+            1 => self.name_start.bytes(),
+            2 => self.by_mtime.bytes(),
+            3 => self.by_size.bytes(),
+            4 => self.rank.ids.bytes(),
+            5 => self.rank.block_keys.bytes(),
             _ => return None,
         })
     }

@@ -489,14 +489,24 @@ impl Names {
     /// How many parts [`Names::adopt_part`] takes.
     pub const PARTS: usize = 3 + Postings::PARTS;
 
-    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other` (the names'
-    /// arrays, then their lists'); `None` past the last.
-    pub fn adopt_part(&mut self, other: &mut Names, k: usize) -> Option<usize> {
+    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other` (the
+    /// names' arrays, then their lists'); `None` past the last.
+    pub fn adopt_part(&mut self, other: &mut Names, k: usize, same: bool) -> Option<usize> {
         Some(match k {
-            0 => self.arena.adopt(std::mem::take(&mut other.arena)),
-            1 => self.offsets.adopt(std::mem::take(&mut other.offsets)),
-            2 => self.masks.adopt(std::mem::take(&mut other.masks)),
-            k => return self.postings.adopt_part(&mut other.postings, k - 3),
+            0 => self.arena.adopt(std::mem::take(&mut other.arena), same),
+            1 => self.offsets.adopt(std::mem::take(&mut other.offsets), same),
+            2 => self.masks.adopt(std::mem::take(&mut other.masks), same),
+            k => return self.postings.adopt_part(&mut other.postings, k - 3, same),
+        })
+    }
+
+    /// The bytes of the array [`Names::adopt_part`] takes as part `k`.
+    pub fn part_bytes(&self, k: usize) -> Option<&[u8]> {
+        Some(match k {
+            0 => self.arena.bytes(),
+            1 => self.offsets.bytes(),
+            2 => self.masks.bytes(),
+            k => return self.postings.part_bytes(k - 3),
         })
     }
 

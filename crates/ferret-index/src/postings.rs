@@ -133,12 +133,23 @@ impl Postings {
     /// How many parts [`Postings::adopt_part`] takes.
     pub const PARTS: usize = 3;
 
-    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other`; `None` past the last.
-    pub fn adopt_part(&mut self, other: &mut Postings, k: usize) -> Option<usize> {
+    /// [`Arr::adopt`] of part `k` (`0..PARTS`) of `other`; `None`
+    /// past the last.
+    pub fn adopt_part(&mut self, other: &mut Postings, k: usize, same: bool) -> Option<usize> {
         Some(match k {
-            0 => self.heads.adopt(std::mem::take(&mut other.heads)),
-            1 => self.data.adopt(std::mem::take(&mut other.data)),
-            2 => self.skips.adopt(std::mem::take(&mut other.skips)),
+            0 => self.heads.adopt(std::mem::take(&mut other.heads), same),
+            1 => self.data.adopt(std::mem::take(&mut other.data), same),
+            2 => self.skips.adopt(std::mem::take(&mut other.skips), same),
+            _ => return None,
+        })
+    }
+
+    /// The bytes of the array [`Postings::adopt_part`] takes as part `k`.
+    pub fn part_bytes(&self, k: usize) -> Option<&[u8]> {
+        Some(match k {
+            0 => self.heads.bytes(),
+            1 => self.data.bytes(),
+            2 => self.skips.bytes(),
             _ => return None,
         })
     }

@@ -344,6 +344,38 @@ mod tests {
         assert!(decode(&[], b"key").is_err());
     }
 
+    /// Each part's bytes, as the read-back compares them, are the array
+    /// `adopt_part` takes for that part: after it is taken, the store reads
+    /// the very bytes of the map that were compared; every part is named,
+    /// and each but the empty ones is taken.
+    #[test]
+    fn the_bytes_compared_are_the_array_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let mut s = sample();
+        crate::orders::rebuild_store(&mut s);
+        fs::write(&path, encode(&s, b"key")).unwrap();
+        let mut saved = load_with(&path, b"key", Trust::Layout).unwrap();
+        let mut taken = 0;
+        for part in 0.. {
+            let Some(theirs) = saved.part_bytes(part) else {
+                assert!(s.part_bytes(part).is_none(), "as many parts");
+                assert_eq!(part, 3 + crate::names::Names::PARTS + 6);
+                break;
+            };
+            let (at, len) = (theirs.as_ptr(), theirs.len());
+            assert_eq!(s.part_bytes(part).unwrap(), theirs, "part {part}");
+            s.adopt_part(&mut saved, part, true).unwrap();
+            let mine = s.part_bytes(part).unwrap();
+            if len > 0 {
+                assert_eq!((mine.as_ptr(), mine.len()), (at, len), "part {part}");
+                taken += 1;
+            }
+        }
+        assert!(taken >= 10, "{taken}");
+        s.check().unwrap();
+    }
+
     /// A mapped snapshot answers from the file's own bytes, whatever it
     /// trusts, and a change copies only what it changes; damage is refused
     /// by the checked load, truncation and another configuration by both.

@@ -816,16 +816,32 @@ impl Store {
     /// its own, whatever changed between them (a changed part is kept). The
     /// folders' part is never taken: its watches are this process's, and
     /// the snapshot holds none.
-    pub(crate) fn adopt_part(&mut self, other: &mut Store, k: usize) -> Option<usize> {
+    pub(crate) fn adopt_part(&mut self, other: &mut Store, k: usize, same: bool) -> Option<usize> {
         use std::mem::take;
         Some(match k {
-            0 => self.records.adopt(take(&mut other.records)),
-            1 => self.names_of.adopt(take(&mut other.names_of)),
-            2 => self.children.adopt(take(&mut other.children)),
+            0 => self.records.adopt(take(&mut other.records), same),
+            1 => self.names_of.adopt(take(&mut other.names_of), same),
+            2 => self.children.adopt(take(&mut other.children), same),
             k if k < 3 + Names::PARTS => {
-                return self.names.adopt_part(&mut other.names, k - 3);
+                return self.names.adopt_part(&mut other.names, k - 3, same);
             }
-            k => return self.base.adopt_part(&mut other.base, k - 3 - Names::PARTS),
+            k => {
+                return self
+                    .base
+                    .adopt_part(&mut other.base, k - 3 - Names::PARTS, same);
+            }
+        })
+    }
+
+    /// The bytes of the array [`Store::adopt_part`] takes as part `k`;
+    /// `None` past the last part.
+    pub(crate) fn part_bytes(&self, k: usize) -> Option<&[u8]> {
+        Some(match k {
+            0 => self.records.bytes(),
+            1 => self.names_of.bytes(),
+            2 => self.children.bytes(),
+            k if k < 3 + Names::PARTS => return self.names.part_bytes(k - 3),
+            k => return self.base.part_bytes(k - 3 - Names::PARTS),
         })
     }
 

@@ -245,9 +245,7 @@ pub(crate) fn run(index: Index) {
         rebuild_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
-            if let Err(e) = index.save_snapshot_and_map() {
-                tracing::warn!("{e}");
-            }
+            save_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
         }
     }
     // Asked by the index of new settings: the watcher and the events not
@@ -355,9 +353,37 @@ fn rebuild_listening(
     // A rename half or a stale corner waiting is settled by a barrier
     // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    listen_while(index, quiet, rx, backlog, mounts, || {
+    if !listen_while(index, quiet, rx, backlog, mounts, || {
         index.rebuild_if_needed()
-    });
+    }) {
+        tracing::warn!(
+            "the index's orders could not be rebuilt (a panic); they are built again after the next changes"
+        );
+    }
+}
+
+/// Write the snapshot and read it back in place ([`Index::save_snapshot_and_map`])
+/// in a helper thread while this one keeps listening ([`listen_while`]): the
+/// save reads the whole store (half a second at a million entries, two at
+/// ten million), and a search asked meanwhile waited it out at the barrier,
+/// 250 ms, and then answered `behind`.
+fn save_listening(
+    index: &Index,
+    applier: &Applier<'_>,
+    rx: &mpsc::Receiver<RawEvent>,
+    backlog: &mut VecDeque<RawEvent>,
+    mounts: &mut Option<crate::mounts::MountWatch>,
+) {
+    let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
+    if !listen_while(index, quiet, rx, backlog, mounts, || {
+        if let Err(e) = index.save_snapshot_and_map() {
+            tracing::warn!("{e}");
+        }
+    }) {
+        tracing::warn!(
+            "the index snapshot could not be written (a panic); it is written again after the next changes"
+        );
+    }
 }
 
 /// Run `work` (which changes nothing the events name) in a helper thread
@@ -367,7 +393,7 @@ fn rebuild_listening(
 /// then waits for the mounts to be read, after `work`). Other events wait
 /// in `backlog`, in order, to be applied after it; past `EVENT_QUEUE` of
 /// them the queue is left to fill (and, full, to drop events, read again as
-/// after an overflow).
+/// after an overflow). Whether `work` ended without a panic.
 fn listen_while(
     index: &Index,
     quiet: bool,
@@ -375,7 +401,7 @@ fn listen_while(
     backlog: &mut VecDeque<RawEvent>,
     mounts: &mut Option<crate::mounts::MountWatch>,
     work: impl FnOnce() + Send,
-) {
+) -> bool {
     let barrier = index.shared.sync.wd();
     std::thread::scope(|scope| {
         let job = scope.spawn(work);
@@ -402,12 +428,8 @@ fn listen_while(
                 }
             }
         }
-        if job.join().is_err() {
-            tracing::warn!(
-                "the index's orders could not be rebuilt (a panic); they are built again after the next changes"
-            );
-        }
-    });
+        job.join().is_ok()
+    })
 }
 
 /// The barrier's file (in the temporary folder, else the state folder),
