@@ -8,22 +8,37 @@
 //! 4 KiB (about 145 a call for `report` at 1M on this project's machine, 1–2
 //! µs each). Kept here instead, in one store for the process (kept per
 //! thread, a server's many search threads each kept their own: 4 MiB more
-//! resident after a client's calls), at most [`KEEP_WORDS`] and
-//! [`KEEP_IDS`] bytes.
+//! resident after a client's calls), at most [`WORD_SETS`] bit sets and
+//! [`ID_LISTS`] lists of the largest size asked so far (a million bits at
+//! 10M entries), and never less than [`FLOOR`] bytes of each kind.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The most kept of bit sets' words, in bytes: the bit sets of a common
-/// word's search at 1M (its names' and four tiers' of entries).
-const KEEP_WORDS: usize = 1 << 20;
-/// The most kept of id lists, in bytes.
-const KEEP_IDS: usize = 1 << 20;
+/// How many of the largest bit sets asked are kept: a common word's search
+/// makes one of its names and up to four of entries (its tiers).
+const WORD_SETS: usize = 6;
+/// How many of the largest id lists asked are kept: a search makes one.
+const ID_LISTS: usize = 2;
+/// What may be kept of each kind whatever was asked.
+const FLOOR: usize = 1 << 20;
 
 static WORDS: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
 static IDS: Mutex<Vec<Vec<u32>>> = Mutex::new(Vec::new());
+/// The largest vector of each kind asked so far, in bytes.
+static LARGEST_WORDS: AtomicUsize = AtomicUsize::new(0);
+static LARGEST_IDS: AtomicUsize = AtomicUsize::new(0);
+
+/// The most kept, in bytes, of a kind whose largest vector asked is
+/// `largest`: `many` of them, at least [`FLOOR`]. (A bound of 1 MiB kept
+/// nothing at 10M entries, whose bit sets are 1.25 MB each.)
+fn bound(largest: &AtomicUsize, many: usize) -> usize {
+    FLOOR.max(largest.load(Ordering::Relaxed).saturating_mul(many))
+}
 
 /// `len` zero words: a vector given back if one is large enough.
 pub(crate) fn zeroed_words(len: usize) -> Vec<u64> {
+    LARGEST_WORDS.fetch_max(len.saturating_mul(8), Ordering::Relaxed);
     match take(&WORDS, len) {
         Some(mut v) => {
             v.resize(len, 0);
@@ -35,17 +50,18 @@ pub(crate) fn zeroed_words(len: usize) -> Vec<u64> {
 
 /// An empty vector of at least `cap` ids.
 pub(crate) fn ids_with_capacity(cap: usize) -> Vec<u32> {
+    LARGEST_IDS.fetch_max(cap.saturating_mul(4), Ordering::Relaxed);
     take(&IDS, cap).unwrap_or_else(|| Vec::with_capacity(cap))
 }
 
 /// Keeps `v` for a later call, if little enough is kept.
 pub(crate) fn give_words(v: Vec<u64>) {
-    give(&WORDS, v, KEEP_WORDS);
+    give(&WORDS, v, bound(&LARGEST_WORDS, WORD_SETS));
 }
 
 /// Keeps `v` for a later call, if little enough is kept.
 pub(crate) fn give_ids(v: Vec<u32>) {
-    give(&IDS, v, KEEP_IDS);
+    give(&IDS, v, bound(&LARGEST_IDS, ID_LISTS));
 }
 
 /// The smallest kept vector of at least `cap`, emptied.
@@ -94,6 +110,25 @@ mod tests {
         let ids = ids_with_capacity(50);
         assert!(ids.is_empty() && ids.capacity() >= 50);
         give_ids(ids);
+    }
+
+    /// The bound is the floor until the vectors asked grow past it, then
+    /// as many of the largest as a search makes.
+    #[test]
+    fn the_bound_grows_with_the_largest_vector_asked() {
+        let largest = AtomicUsize::new(0);
+        assert_eq!(bound(&largest, WORD_SETS), FLOOR);
+        largest.fetch_max(125_000, Ordering::Relaxed);
+        assert_eq!(bound(&largest, WORD_SETS), FLOOR, "1M entries' bit sets");
+        largest.fetch_max(1_250_000, Ordering::Relaxed);
+        assert_eq!(bound(&largest, WORD_SETS), 7_500_000, "10M entries'");
+        // What the bound lets in is kept (the process's stores are shared
+        // with the tests running beside this one: a store of its own).
+        let kept = Mutex::new(Vec::new());
+        for _ in 0..WORD_SETS + 1 {
+            give(&kept, vec![0u64; 1_250_000 / 8], bound(&largest, WORD_SETS));
+        }
+        assert_eq!(kept.lock().unwrap().len(), WORD_SETS);
     }
 
     #[test]
