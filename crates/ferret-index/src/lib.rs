@@ -155,6 +155,10 @@ pub(crate) struct Shared {
     /// gets it (at most `PENDING_USES_MAX`; the rest are dropped: a use is a
     /// ranking hint, and a read must not wait on a search).
     pub pending_uses: Mutex<Vec<(String, f64, i64)>>,
+    /// Held while the snapshot (and the use scores) are written: a save at
+    /// shutdown can come while the periodic one runs beside the watcher, and
+    /// both write through the same temporary file.
+    pub saving: Mutex<()>,
     /// Receivers of [`Index::touches`].
     pub touch_listeners: Mutex<Vec<Listener>>,
     /// The watcher's barrier (see [`Index::sync`]).
@@ -299,6 +303,7 @@ impl Index {
                 own_changes: echo::OwnWrites::default(),
                 uses: RwLock::new(uses),
                 pending_uses: Mutex::new(Vec::new()),
+                saving: Mutex::new(()),
                 touch_listeners: Mutex::new(Vec::new()),
                 sync: sync::SyncPoint::default(),
                 hears_all: AtomicBool::new(false),
@@ -595,7 +600,8 @@ impl Index {
 
     /// [`Index::read_in_place`] from the store `saved` read from the
     /// snapshot: the heap bytes let go, the parts not taken (changed since
-    /// or not equal), the longest a lock was held. `between(part)` runs
+    /// or not equal), the longest a lock was held (from when it was had:
+    /// a write lock waits for the searches under way first). `between(part)` runs
     /// after each slice compared, with no lock held (the tests change the
     /// store there).
     fn read_back(
@@ -611,9 +617,9 @@ impl Index {
             let mut seen = None;
             let mut at = 0;
             let same = loop {
-                let held = Instant::now();
-                let (slice_same, len) = {
+                let (slice_same, len, held) = {
                     let store = self.read_store();
+                    let held = Instant::now();
                     let (Some(mine), Some(theirs)) =
                         (store.part_bytes(part), saved.part_bytes(part))
                     else {
@@ -625,7 +631,7 @@ impl Index {
                     let end = (at + READ_BACK_SLICE).min(mine.len());
                     let same = mine[at..end] == theirs[at..end];
                     at = end;
-                    (same, mine.len())
+                    (same, mine.len(), held)
                 };
                 longest = longest.max(held.elapsed());
                 between(part);
@@ -633,11 +639,11 @@ impl Index {
                     break slice_same;
                 }
             };
-            let held = Instant::now();
             // Not `write_store`: taking what holds the same bytes changes
             // nothing a reader could see. (A part not taken is only let go:
             // the pages compared leave the process.)
             let mut store = self.shared.store.write().unwrap_or_else(|p| p.into_inner());
+            let held = Instant::now();
             let take = same && seen == Some(writes());
             freed += store.adopt_part(&mut saved, part, take).unwrap_or(0);
             changed += usize::from(!take);
@@ -655,6 +661,7 @@ impl Index {
         if !self.status().ready {
             return Ok(None);
         }
+        let _saving = self.shared.saving.lock().unwrap_or_else(|p| p.into_inner());
         let started = Instant::now();
         // Written as it is made: a copy of the snapshot in memory was a
         // second index's worth of memory at every save.
@@ -1284,6 +1291,36 @@ mod in_place_tests {
         assert!(index.sync(Duration::from_secs(10)), "the barrier passed");
         drop(uses);
         assert!(saved(&index, Instant::now() + Duration::from_secs(30)));
+    }
+
+    /// Saves at once from two threads (the periodic one beside the
+    /// watcher, one at shutdown) each leave a whole snapshot: they share
+    /// one temporary file, and the second's truncation used to cut into the
+    /// first's writing.
+    #[test]
+    fn saves_at_once_leave_a_whole_snapshot() {
+        let tree = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            std::fs::write(tree.path().join(format!("file_{i}.txt")), "x").unwrap();
+        }
+        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tree.path())]);
+        config.state_dir = Some(state.path().to_path_buf());
+        config.watch = false;
+        let index = Index::open(config).unwrap();
+        index.start();
+        assert!(index.wait_ready(Duration::from_secs(30)));
+        let path = index.shared.config.snapshot_path().unwrap();
+        let key = index.shared.config.key();
+        for _ in 0..20 {
+            std::thread::scope(|scope| {
+                for _ in 0..2 {
+                    scope.spawn(|| index.save_snapshot().unwrap().unwrap());
+                }
+            });
+            let back = snapshot::load_with(&path, &key, snapshot::Trust::Checked).unwrap();
+            assert_eq!(back.len(), index.read_store().len());
+        }
     }
 
     /// A part is taken only if no write lock was taken since its first
