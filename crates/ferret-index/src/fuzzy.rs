@@ -2621,8 +2621,21 @@ mod tests {
     }
 
     fn store(paths: &[&str]) -> Store {
+        store_in(&[b"r"], paths)
+    }
+
+    /// A store of `paths` below each of `roots`, its orders built.
+    fn store_in(roots: &[&[u8]], paths: &[&str]) -> Store {
         let mut s = Store::new();
-        let root = s.add_root(b"r", Meta::default());
+        for root in roots {
+            add_paths(&mut s, root, paths);
+        }
+        crate::orders::rebuild_store(&mut s);
+        s
+    }
+
+    fn add_paths(s: &mut Store, root: &[u8], paths: &[&str]) {
+        let root = s.add_root(root, Meta::default());
         for p in paths {
             let mut at = root;
             let parts: Vec<&str> = p.split('/').collect();
@@ -2638,8 +2651,6 @@ mod tests {
                 };
             }
         }
-        crate::orders::rebuild_store(&mut s);
-        s
     }
 
     fn find(s: &Store, q: &str) -> Vec<String> {
@@ -3175,25 +3186,7 @@ mod tests {
         }
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         let one_root = store(&refs);
-        let mut two_roots = Store::new();
-        for r in [&b"/r/one"[..], b"/r/two"] {
-            let root = two_roots.add_root(r, Meta::default());
-            for p in &paths[..150] {
-                let mut at = root;
-                let names: Vec<&str> = p.split('/').collect();
-                for (i, part) in names.iter().enumerate() {
-                    let kind = if i + 1 == names.len() {
-                        Kind::File
-                    } else {
-                        Kind::Dir
-                    };
-                    at = match two_roots.child(at, part.as_bytes()) {
-                        Some(id) => id,
-                        None => two_roots.insert_new(at, part.as_bytes(), kind, Meta::default()),
-                    };
-                }
-            }
-        }
+        let two_roots = store_in(&[b"/r/one", b"/r/two"], &refs[..150]);
         let mut changed = one_root.clone();
         let root = changed.roots()[0];
         let codec = changed.child(root, b"codec").unwrap();

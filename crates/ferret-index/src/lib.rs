@@ -1293,16 +1293,13 @@ mod in_place_tests {
         assert!(saved(&index, Instant::now() + Duration::from_secs(30)));
     }
 
-    /// Saves at once from two threads (the periodic one beside the
-    /// watcher, one at shutdown) each leave a whole snapshot: they share
-    /// one temporary file, and the second's truncation used to cut into the
-    /// first's writing.
-    #[test]
-    fn saves_at_once_leave_a_whole_snapshot() {
+    /// A persisted index, not watching, of a folder of the files `names`,
+    /// built; the folder and the state folder with it.
+    fn unwatched_persisted(names: impl Iterator<Item = String>) -> (Index, [tempfile::TempDir; 2]) {
         let tree = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
-        for i in 0..300 {
-            std::fs::write(tree.path().join(format!("file_{i}.txt")), "x").unwrap();
+        for name in names {
+            std::fs::write(tree.path().join(name), "x").unwrap();
         }
         let mut config = IndexConfig::new(vec![IndexRoot::new("r", tree.path())]);
         config.state_dir = Some(state.path().to_path_buf());
@@ -1310,6 +1307,16 @@ mod in_place_tests {
         let index = Index::open(config).unwrap();
         index.start();
         assert!(index.wait_ready(Duration::from_secs(30)));
+        (index, [tree, state])
+    }
+
+    /// Saves at once from two threads (the periodic one beside the
+    /// watcher, one at shutdown) each leave a whole snapshot: they share
+    /// one temporary file, and the second's truncation used to cut into the
+    /// first's writing.
+    #[test]
+    fn saves_at_once_leave_a_whole_snapshot() {
+        let (index, _dirs) = unwatched_persisted((0..300).map(|i| format!("file_{i}.txt")));
         let path = index.shared.config.snapshot_path().unwrap();
         let key = index.shared.config.key();
         for _ in 0..20 {
@@ -1329,17 +1336,7 @@ mod in_place_tests {
     /// differs is never taken; the rest are.
     #[test]
     fn a_part_written_while_compared_is_not_taken() {
-        let tree = tempfile::tempdir().unwrap();
-        let state = tempfile::tempdir().unwrap();
-        for i in 0..20 {
-            std::fs::write(tree.path().join(format!("report_{i}.txt")), "x").unwrap();
-        }
-        let mut config = IndexConfig::new(vec![IndexRoot::new("r", tree.path())]);
-        config.state_dir = Some(state.path().to_path_buf());
-        config.watch = false;
-        let index = Index::open(config).unwrap();
-        index.start();
-        assert!(index.wait_ready(Duration::from_secs(30)));
+        let (index, _dirs) = unwatched_persisted((0..20).map(|i| format!("report_{i}.txt")));
         index.save_snapshot().unwrap().unwrap();
         let path = index.shared.config.snapshot_path().unwrap();
         let load = || {
