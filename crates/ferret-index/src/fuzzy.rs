@@ -1778,8 +1778,9 @@ struct Reach {
 impl Reach {
     /// `typo_words[w]`: whether word `w` forgives a typo ([`forgives_typo`]).
     fn new(store: &Store, words: &[Vec<u8>], typo_words: &[bool], halt: &Halt) -> Reach {
-        let threads = threads_for(folder_table(store).len() * words.len().max(1));
-        Reach::in_parts(store, words, typo_words, halt, threads)
+        let table = folder_table(store);
+        let threads = threads_for(table.len() * words.len().max(1));
+        Reach::in_parts(store, table, words, typo_words, halt, threads)
     }
 
     /// [`Reach::new`] on `threads` threads. The table lists each folder's
@@ -1792,6 +1793,7 @@ impl Reach {
     /// (with the folders' byte masks, 2.7 ms; in parts on two cores, 1.7).
     fn in_parts(
         store: &Store,
+        table: Arc<FolderTable>,
         words: &[Vec<u8>],
         typo_words: &[bool],
         halt: &Halt,
@@ -1800,7 +1802,6 @@ impl Reach {
         let n = words.len();
         let single = store.roots().len() == 1;
         // Parents before their folders, names folded, read in one sequence.
-        let table = folder_table(store);
         let places = table.len();
         let mut consumed = vec![0u8; places * n];
         let mut typos = vec![0u64; places];
@@ -1932,8 +1933,8 @@ fn reach_part(
     // The part's first place's ancestors, outermost first, each with its
     // row: the only parents before the part (see [`Reach::in_parts`]).
     let mut chain: Vec<usize> = Vec::new();
-    if let Some(first) = (from < table.len()).then_some(from) {
-        let mut up = table.parents[first];
+    if from < table.len() {
+        let mut up = table.parents[from];
         while up != ROOT {
             chain.push(up as usize);
             up = table.parents[up as usize];
@@ -1969,27 +1970,20 @@ fn reach_part(
         }
         let place = from + i;
         let (before, row) = consumed.split_at_mut(i * n);
-        let parent = match table.parents[place] {
-            ROOT => None,
-            p if p as usize >= from => {
-                let pp = p as usize - from;
-                Some((
-                    &before[pp * n..pp * n + n],
-                    typos[pp],
-                    depth[pp],
-                    table.parents[p as usize] == ROOT,
-                ))
-            }
+        let parent = match table.parents[place] as usize {
+            p if p == ROOT as usize => None,
             p => {
-                let at = chain
-                    .binary_search(&(p as usize))
-                    .expect("a parent before a part is an ancestor of its first place");
-                Some((
-                    &chain_rows[at * n..at * n + n],
-                    chain_vals[at].0,
-                    chain_vals[at].1,
-                    table.parents[p as usize] == ROOT,
-                ))
+                let (row, t, d) = match p.checked_sub(from) {
+                    Some(pp) => (&before[pp * n..pp * n + n], typos[pp], depth[pp]),
+                    None => {
+                        let at = chain
+                            .binary_search(&p)
+                            .expect("a parent before a part is an ancestor of its first place");
+                        let (t, d) = chain_vals[at];
+                        (&chain_rows[at * n..at * n + n], t, d)
+                    }
+                };
+                Some((row, t, d, table.parents[p] == ROOT))
             }
         };
         let (t, d) = reach_row(
@@ -3212,7 +3206,7 @@ mod tests {
                     .enumerate()
                     .map(|(i, w)| forgives_typo(i, w))
                     .collect();
-                let whole = Reach::in_parts(s, &folded, &typo_words, &halt, 1);
+                let whole = Reach::in_parts(s, folder_table(s), &folded, &typo_words, &halt, 1);
                 assert_eq!(whole.done, whole.table.len());
                 // Each folder's row against its path read word by word from
                 // the top, every name read (no mask).
@@ -3238,7 +3232,8 @@ mod tests {
                     assert_eq!(whole.depth[place] as usize, path.len() - 1);
                 }
                 for threads in [2, 3, 5] {
-                    let split = Reach::in_parts(s, &folded, &typo_words, &halt, threads);
+                    let split =
+                        Reach::in_parts(s, folder_table(s), &folded, &typo_words, &halt, threads);
                     let at = format!("{which}, {q}, {threads} threads");
                     assert_eq!(split.consumed, whole.consumed, "{at}");
                     assert_eq!(split.typos, whole.typos, "{at}");

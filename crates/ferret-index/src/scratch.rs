@@ -9,8 +9,8 @@
 //! µs each). Kept here instead, in one store for the process (kept per
 //! thread, a server's many search threads each kept their own: 4 MiB more
 //! resident after a client's calls), at most [`WORD_SETS`] bit sets and
-//! [`ID_LISTS`] lists of the largest size asked so far (a million bits at
-//! 10M entries), and never less than [`FLOOR`] bytes of each kind.
+//! [`ID_LISTS`] lists of the largest size asked so far (bit sets of 1.25 MB
+//! at 10M entries), and never less than [`FLOOR`] bytes of each kind.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

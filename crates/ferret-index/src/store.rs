@@ -811,11 +811,10 @@ impl Store {
 
     /// [`Arr::adopt`](crate::arr::Arr::adopt) of part `k` of `other`, a
     /// store read in place from the snapshot just written of this one;
-    /// `None` past the last part. A part is taken only when it holds
-    /// exactly what this store's does, so each may be taken under a lock of
-    /// its own, whatever changed between them (a changed part is kept). The
-    /// folders' part is never taken: its watches are this process's, and
-    /// the snapshot holds none.
+    /// `None` past the last part. `same`: the caller compared the part's
+    /// bytes ([`Store::part_bytes`]) and nothing changed since; a part not
+    /// the same is only let go. The folders' part is never taken: its
+    /// watches are this process's, and the snapshot holds none.
     pub(crate) fn adopt_part(&mut self, other: &mut Store, k: usize, same: bool) -> Option<usize> {
         use std::mem::take;
         Some(match k {

@@ -245,7 +245,21 @@ pub(crate) fn run(index: Index) {
         rebuild_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
         if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
             last_snapshot = Instant::now();
-            save_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
+            // Beside the watcher: a search asked during a save waited it
+            // out at the barrier (250 ms) and answered `behind`.
+            beside_watcher(
+                &index,
+                &applier,
+                &rx,
+                &mut backlog,
+                &mut mounts,
+                "the index snapshot could not be written (a panic); it is tried again after the next period",
+                || {
+                    if let Err(e) = index.save_snapshot_and_map() {
+                        tracing::warn!("{e}");
+                    }
+                },
+            );
         }
     }
     // Asked by the index of new settings: the watcher and the events not
@@ -336,10 +350,10 @@ fn take_loss(
     Some(RawEvent::overflow())
 }
 
-/// Rebuild the orders when the changes call for it, in a helper thread,
-/// while this one keeps listening ([`listen_while`]). (The rebuild reads the
-/// whole store, a second at a million entries; a search asked meanwhile
-/// waited it out at the barrier and then answered `behind`.)
+/// Rebuild the orders when the changes call for it, beside the watcher
+/// ([`beside_watcher`]). (The rebuild reads the whole store, a second at a
+/// million entries; a search asked meanwhile waited it out at the barrier
+/// and then answered `behind`.)
 fn rebuild_listening(
     index: &Index,
     applier: &Applier<'_>,
@@ -350,39 +364,35 @@ fn rebuild_listening(
     if !index.read_store().needs_rebuild() {
         return;
     }
-    // A rename half or a stale corner waiting is settled by a barrier
-    // first, which only the applier can do.
-    let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    if !listen_while(index, quiet, rx, backlog, mounts, || {
-        index.rebuild_if_needed()
-    }) {
-        tracing::warn!(
-            "the index's orders could not be rebuilt (a panic); they are built again after the next changes"
-        );
-    }
+    beside_watcher(
+        index,
+        applier,
+        rx,
+        backlog,
+        mounts,
+        "the index's orders could not be rebuilt (a panic); they are built again after the next changes",
+        || index.rebuild_if_needed(),
+    );
 }
 
-/// Write the snapshot and read it back in place ([`Index::save_snapshot_and_map`])
-/// in a helper thread while this one keeps listening ([`listen_while`]): the
-/// save reads the whole store (half a second at a million entries, two at
-/// ten million), and a search asked meanwhile waited it out at the barrier,
-/// 250 ms, and then answered `behind`.
-fn save_listening(
+/// Run `work`, which reads the store and changes nothing the events name
+/// (an orders rebuild; a snapshot written and read back in place, which
+/// takes seconds at ten million entries), in a helper thread while this one
+/// keeps listening ([`listen_while`]); `failed` is logged if it panics.
+fn beside_watcher(
     index: &Index,
     applier: &Applier<'_>,
     rx: &mpsc::Receiver<RawEvent>,
     backlog: &mut VecDeque<RawEvent>,
     mounts: &mut Option<crate::mounts::MountWatch>,
+    failed: &str,
+    work: impl FnOnce() + Send,
 ) {
+    // A rename half or a stale corner waiting is settled by a barrier
+    // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    if !listen_while(index, quiet, rx, backlog, mounts, || {
-        if let Err(e) = index.save_snapshot_and_map() {
-            tracing::warn!("{e}");
-        }
-    }) {
-        tracing::warn!(
-            "the index snapshot could not be written (a panic); it is written again after the next changes"
-        );
+    if !listen_while(index, quiet, rx, backlog, mounts, work) {
+        tracing::warn!("{failed}");
     }
 }
 
