@@ -14,6 +14,13 @@ was asked (seconds from the snapshot's time in the status, which is set when
 the file is written, just before the read-back), and the server's own
 read-back line (`FERRET_LOG=ferret_index=debug`, kept in a file beside the
 state). The server is stopped when done.
+
+With `--touch S`, a thread creates a file in TREE every S seconds while the
+calls are asked (`ferret-stall-touch-N.txt`, removed at the end), so that
+changes come while the snapshot is written: each search waits for the
+watcher to have applied the changes before it (up to 250 ms, then answers
+`behind`), and a change that needs the store while the save reads it waits
+for the save. The calls that answered `behind` are counted.
 """
 
 import argparse
@@ -23,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +42,18 @@ def main():
     ap.add_argument("tree")
     ap.add_argument("--after", type=float, default=330.0, help="seconds to keep asking after the index is ready")
     ap.add_argument("--query", default="report")
+    ap.add_argument("--touch", type=float, default=0.0, help="create a file in TREE every S seconds meanwhile")
     args = ap.parse_args()
+    touched = []
+    stop_touching = threading.Event()
+
+    def touch():
+        k = 0
+        while not stop_touching.wait(args.touch):
+            path = Path(args.tree) / f"ferret-stall-touch-{k}.txt"
+            path.write_text("touched\n")
+            touched.append(path)
+            k += 1
 
     state = Path(tempfile.mkdtemp(prefix="ferret-readback-"))
     log = state / "server.log"
@@ -71,13 +90,17 @@ def main():
         while call("diagnostics", {})["structuredContent"]["index"]["state"] != "ready":
             time.sleep(0.1)
         ready = time.time()
+        if args.touch > 0:
+            threading.Thread(target=touch, daemon=True).start()
+        behind = 0
         calls = []  # (wall time asked, ms)
         snapshot = None
         while time.time() - ready < args.after or snapshot is None:
             for _ in range(50):
                 t0 = time.time()
                 c0 = time.perf_counter()
-                call("search", {"query": args.query, "limit": 50})
+                r = call("search", {"query": args.query, "limit": 50})
+                behind += bool(((r.get("structuredContent") or {}).get("index") or {}).get("behind"))
                 calls.append((t0, (time.perf_counter() - c0) * 1000))
             if snapshot is None:
                 last = call("diagnostics", {})["structuredContent"]["index"].get("last_snapshot")
@@ -87,11 +110,14 @@ def main():
                 break
         times = [ms for _, ms in calls]
         print(f"{args.bin}: {len(calls)} calls of `{args.query}`, median {statistics.median(times):.2f} ms, "
-              f"max {max(times):.2f} ms")
+              f"max {max(times):.2f} ms" + (f", {behind} answered behind, {len(touched)} files created" if args.touch else ""))
         for t0, ms in sorted(calls, key=lambda c: -c[1])[:5]:
             rel = f"{t0 - snapshot:+.2f} s from the snapshot" if snapshot else "no snapshot"
             print(f"  {ms:8.2f} ms  {rel}")
     finally:
+        stop_touching.set()
+        for path in touched:
+            path.unlink(missing_ok=True)
         p.stdin.close()
         try:
             p.wait(timeout=120)

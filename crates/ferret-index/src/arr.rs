@@ -5,6 +5,13 @@
 //! changed (copy on write): the watcher's first change to the records copies
 //! them, the lists stay mapped until the next rebuild replaces them.
 //!
+//!
+//! A heap array can also be shared ([`Arr::share`]): the snapshot writer
+//! takes the store's arrays that way under a short lock and writes them with
+//! no lock held, while the watcher goes on changing the store; an array the
+//! watcher changes meanwhile is copied first (copy on write again), and one
+//! no longer shared goes back to being a plain `Vec` for nothing.
+//!
 //! Written here because it is a few lines over `memmap2` and `bytemuck`:
 //! `bytemuck` says which types any bytes are a valid value of (plain numbers
 //! and `repr(C)` structs of them without padding), `memmap2` maps the file;
@@ -20,9 +27,17 @@ use std::{
 
 use bytemuck::Pod;
 
-/// A `Vec<T>` that may, until it is first changed, be a run of a mapped file.
+/// A `Vec<T>` that may, until it is first changed, be a run of a mapped file
+/// or a `Vec` shared with a snapshot being written.
 pub(crate) enum Arr<T> {
     Heap(Vec<T>),
+    Shared {
+        /// The first item of `vec`, whose buffer never moves nor changes
+        /// while it is shared.
+        at: NonNull<T>,
+        len: usize,
+        vec: Arc<Vec<T>>,
+    },
     Mapped {
         /// The first item, inside `map`, aligned for `T`.
         at: NonNull<T>,
@@ -35,8 +50,9 @@ pub(crate) enum Arr<T> {
 }
 
 // SAFETY: a mapped run is read-only shared memory kept alive by the `Arc`
-// it holds, so sharing or sending it is as safe as sharing `&[T]`; the heap
-// variant is a `Vec<T>`.
+// it holds, a shared one a `Vec<T>` behind an `Arc` that no one changes, so
+// sharing or sending either is as safe as sharing `&[T]` (hence `T: Sync`
+// for sending too); the heap variant is a `Vec<T>`.
 unsafe impl<T: Send + Sync> Send for Arr<T> {}
 // SAFETY: as above: `&Arr<T>` only ever gives out `&[T]`.
 unsafe impl<T: Sync> Sync for Arr<T> {}
@@ -60,17 +76,44 @@ impl<T: Pod> Arr<T> {
     /// The array as a `Vec` to change, copied from the map first if it was
     /// read in place.
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Arr::Mapped {
-            len, map, offset, ..
-        } = self
-        {
-            let (map, run) = (Arc::clone(map), (*offset, *len * std::mem::size_of::<T>()));
-            *self = Arr::Heap(self.deref().to_vec());
-            forget_pages(&map, run);
+        match self {
+            Arr::Heap(_) => {}
+            Arr::Mapped { .. } => {
+                let copy = self.to_vec();
+                self.take_copy(Some(copy));
+            }
+            Arr::Shared { .. } => {
+                let Arr::Shared { vec, .. } = std::mem::take(self) else {
+                    unreachable!("matched above")
+                };
+                // No longer shared: the same buffer, for nothing. Still
+                // shared (a snapshot is being written from it): copied, with
+                // the same room to grow.
+                *self = Arr::Heap(Arc::try_unwrap(vec).unwrap_or_else(|v| {
+                    let mut copy = Vec::with_capacity(v.capacity());
+                    copy.extend_from_slice(&v);
+                    copy
+                }));
+            }
         }
         match self {
             Arr::Heap(v) => v,
-            Arr::Mapped { .. } => unreachable!("just copied to the heap"),
+            _ => unreachable!("just made a heap array"),
+        }
+    }
+
+    /// Make a heap array one that clones share (cheaply, without copying
+    /// it) until either is changed: see the module's comment.
+    pub fn share(&mut self) {
+        if let Arr::Heap(v) = self
+            && v.capacity() > 0
+        {
+            let vec = Arc::new(std::mem::take(v));
+            *self = Arr::Shared {
+                at: NonNull::new(vec.as_ptr().cast_mut()).expect("a Vec's buffer is never null"),
+                len: vec.len(),
+                vec,
+            };
         }
     }
 
@@ -78,11 +121,12 @@ impl<T: Pod> Arr<T> {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Arr::Heap(v) => v.capacity() * std::mem::size_of::<T>(),
+            Arr::Shared { vec, .. } => vec.capacity() * std::mem::size_of::<T>(),
             Arr::Mapped { .. } => 0,
         }
     }
 
-    /// Give back spare capacity (nothing to give while mapped).
+    /// Give back spare capacity (nothing to give while mapped or shared).
     pub fn shrink_to_fit(&mut self) {
         if let Arr::Heap(v) = self {
             v.shrink_to_fit();
@@ -114,7 +158,7 @@ impl<T: Pod> Arr<T> {
             return 0;
         };
         let newer = match self {
-            Arr::Heap(_) => true,
+            Arr::Heap(_) | Arr::Shared { .. } => true,
             Arr::Mapped { map, .. } => !Arc::ptr_eq(map, theirs),
         };
         let same = same && newer && self.len() == other.len();
@@ -132,6 +176,34 @@ impl<T: Pod> Arr<T> {
         let freed = self.heap_bytes();
         *self = other;
         freed
+    }
+
+    /// A heap copy of the array when it is read in place, made with only
+    /// `&self` (under the store's read lock, while searches go on), to be
+    /// taken by [`Arr::take_copy`]; `None` when it is not mapped.
+    pub fn copy_if_mapped(&self) -> Option<Vec<T>> {
+        matches!(self, Arr::Mapped { .. }).then(|| self.to_vec())
+    }
+
+    /// Read `copy` from the heap instead of the map, when there is one and
+    /// the array is still mapped and of the copy's length: `copy` must hold
+    /// the same items ([`Arr::copy_if_mapped`] of it, nothing changed since;
+    /// debug builds check). The pages of the run are let go.
+    pub fn take_copy(&mut self, copy: Option<Vec<T>>) {
+        if let Some(copy) = copy
+            && let Arr::Mapped {
+                len, map, offset, ..
+            } = &*self
+            && *len == copy.len()
+        {
+            let (map, run) = (Arc::clone(map), (*offset, *len * std::mem::size_of::<T>()));
+            debug_assert!(
+                bytemuck::cast_slice::<T, u8>(&copy) == self.bytes(),
+                "a copy of other items"
+            );
+            *self = Arr::Heap(copy);
+            forget_pages(&map, run);
+        }
     }
 
     /// Whether it is still read in place.
@@ -171,8 +243,12 @@ impl<T: Pod> Deref for Arr<T> {
             // SAFETY: `at` and `len` were taken from a slice of the map that
             // `map` keeps alive and never changes (the file is mapped
             // read-only and private); alignment and bounds were checked when
-            // it was made, and `T: Pod` makes any bytes a valid `T`.
-            Arr::Mapped { at, len, .. } => unsafe { std::slice::from_raw_parts(at.as_ptr(), *len) },
+            // it was made, and `T: Pod` makes any bytes a valid `T`. A
+            // shared run is the buffer of the `Vec` its `Arc` keeps alive,
+            // which no one changes (or moves) while it is behind the `Arc`.
+            Arr::Mapped { at, len, .. } | Arr::Shared { at, len, .. } => unsafe {
+                std::slice::from_raw_parts(at.as_ptr(), *len)
+            },
         }
     }
 }
@@ -215,6 +291,11 @@ impl<T: Pod> Clone for Arr<T> {
     fn clone(&self) -> Self {
         match self {
             Arr::Heap(v) => Arr::Heap(v.clone()),
+            Arr::Shared { at, len, vec } => Arr::Shared {
+                at: *at,
+                len: *len,
+                vec: Arc::clone(vec),
+            },
             Arr::Mapped {
                 at,
                 len,
@@ -234,6 +315,7 @@ impl<T: Pod + fmt::Debug> fmt::Debug for Arr<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let how = match self {
             Arr::Heap(_) => "heap",
+            Arr::Shared { .. } => "shared",
             Arr::Mapped { .. } => "mapped",
         };
         write!(f, "Arr({how}, {} items)", self.len())
@@ -268,6 +350,28 @@ mod tests {
         assert!(Arr::<u32>::mapped(&map, 8, 101).is_none());
         assert!(Arr::<u32>::mapped(&map, 6, 2).is_none());
         assert!(Arr::<u32>::mapped(&map, usize::MAX, 2).is_none());
+    }
+
+    /// A copy made of a mapped run with `&self` is taken in its place; a
+    /// heap array has none to make, and a copy of another length is not
+    /// taken.
+    #[test]
+    fn a_copy_made_under_a_read_lock_is_taken_in_place_of_the_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let words: Vec<u32> = (0..1000).collect();
+        let map = map_of(dir.path(), "words", &words);
+        let mut a = Arr::<u32>::mapped(&map, 0, 1000).unwrap();
+        let copy = a.copy_if_mapped().unwrap();
+        a.take_copy(Some(copy[..999].to_vec()));
+        assert!(a.is_mapped(), "another length");
+        a.take_copy(None);
+        assert!(a.is_mapped(), "none");
+        a.take_copy(Some(copy));
+        assert!(!a.is_mapped() && a[..] == words[..]);
+        assert!(a.copy_if_mapped().is_none());
+        let mut shared = Arr::from(words.clone());
+        shared.share();
+        assert!(shared.copy_if_mapped().is_none());
     }
 
     fn map_of(dir: &std::path::Path, name: &str, words: &[u32]) -> Arc<memmap2::Mmap> {

@@ -173,6 +173,16 @@ impl Base {
         })
     }
 
+    /// [`Arr::share`] each array.
+    pub fn share_arrays(&mut self) {
+        self.by_name.share();
+        self.name_start.share();
+        self.by_mtime.share();
+        self.by_size.share();
+        self.rank.ids.share();
+        self.rank.block_keys.share();
+    }
+
     pub fn write_to(&self, w: &mut Writer) {
         w.array(&self.by_name);
         w.array(&self.name_start);

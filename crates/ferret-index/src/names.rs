@@ -111,6 +111,10 @@ pub(crate) struct Names {
     non_ascii: Vec<u32>,
 }
 
+/// Heap copies of the arrays of [`Names`] still read in place: see
+/// [`Names::copies_for_change`].
+pub(crate) type NameCopies = (Option<Vec<u8>>, Option<Vec<u32>>, Option<Vec<u32>>);
+
 /// The lists built for the sorted names: see [`Names::lists`].
 pub(crate) struct Lists {
     postings: Postings,
@@ -508,6 +512,30 @@ impl Names {
             2 => self.masks.bytes(),
             k => return self.postings.part_bytes(k - 3),
         })
+    }
+
+    /// [`Arr::copy_if_mapped`] of the arrays a new name is added to.
+    pub fn copies_for_change(&self) -> NameCopies {
+        (
+            self.arena.copy_if_mapped(),
+            self.offsets.copy_if_mapped(),
+            self.masks.copy_if_mapped(),
+        )
+    }
+
+    /// [`Arr::take_copy`] of each of [`Names::copies_for_change`].
+    pub fn take_copies(&mut self, (arena, offsets, masks): NameCopies) {
+        self.arena.take_copy(arena);
+        self.offsets.take_copy(offsets);
+        self.masks.take_copy(masks);
+    }
+
+    /// [`Arr::share`] each array.
+    pub fn share_arrays(&mut self) {
+        self.arena.share();
+        self.offsets.share();
+        self.masks.share();
+        self.postings.share_arrays();
     }
 
     pub fn write_to(&self, w: &mut Writer) {

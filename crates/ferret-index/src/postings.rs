@@ -154,6 +154,13 @@ impl Postings {
         })
     }
 
+    /// [`Arr::share`] each array.
+    pub fn share_arrays(&mut self) {
+        self.heads.share();
+        self.data.share();
+        self.skips.share();
+    }
+
     pub fn write_to(&self, w: &mut Writer) {
         w.array(&self.heads);
         w.array(&self.data);

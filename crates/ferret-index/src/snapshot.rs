@@ -206,6 +206,68 @@ mod tests {
         );
     }
 
+    /// The copy a snapshot is written from shares every array with the
+    /// store (none is copied to take it) and keeps the moment it was taken
+    /// however the store changes after; once it is let go, a change copies
+    /// nothing.
+    #[test]
+    fn a_copy_for_a_snapshot_shares_the_arrays_and_keeps_its_moment() {
+        let mut s = sample();
+        let root = s.roots()[0];
+        for i in 0..100 {
+            s.insert_new(
+                root,
+                format!("report_{i}.txt").as_bytes(),
+                Kind::File,
+                Meta::default(),
+            );
+        }
+        crate::orders::rebuild_store(&mut s);
+        let before = encode(&s, b"key");
+        let copy = s.for_snapshot();
+        let mut part = 0;
+        while let Some(mine) = s.part_bytes(part) {
+            assert!(!mine.is_empty() || part > 0);
+            assert_eq!(
+                mine.as_ptr(),
+                copy.part_bytes(part).unwrap().as_ptr(),
+                "part {part} copied"
+            );
+            part += 1;
+        }
+        assert!(part > 10, "every part compared");
+        assert_eq!(s.dirs.as_ptr(), copy.dirs.as_ptr());
+        let f = s.lookup(root, b"report_3.txt").unwrap();
+        s.set_meta(
+            f,
+            Meta {
+                size: 77,
+                ..s.meta(f)
+            },
+        );
+        s.insert_new(root, b"late.txt", Kind::File, Meta::default());
+        assert_ne!(
+            s.records.as_ptr(),
+            copy.records.as_ptr(),
+            "the store's records copied to change"
+        );
+        assert_eq!(encode(&copy, b"key"), before, "the copy as it was taken");
+        assert_eq!(copy.meta(f).size, 0);
+        drop(copy);
+        drop(s.for_snapshot());
+        let records = s.records.as_ptr();
+        s.set_meta(
+            f,
+            Meta {
+                size: 78,
+                ..s.meta(f)
+            },
+        );
+        assert_eq!(s.records.as_ptr(), records, "shared no longer: not copied");
+        assert_eq!(s.meta(f).size, 78);
+        s.check().unwrap();
+    }
+
     /// Records keep a size in four bytes; sizes of 4 GiB and more are kept
     /// beside them, changed, freed with their entry and saved.
     #[test]

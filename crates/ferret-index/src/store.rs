@@ -145,6 +145,15 @@ pub(crate) struct NewEntry {
     pub ident: (u64, u64),
 }
 
+/// Heap copies of the arrays a change writes to: see
+/// [`Store::copies_for_change`].
+pub(crate) struct ChangeCopies {
+    records: Option<Vec<Record>>,
+    names_of: Option<Vec<u32>>,
+    children: Option<Vec<EntryId>>,
+    names: crate::names::NameCopies,
+}
+
 /// The entries of all roots.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -842,6 +851,49 @@ impl Store {
             k if k < 3 + Names::PARTS => return self.names.part_bytes(k - 3),
             k => return self.base.part_bytes(k - 3 - Names::PARTS),
         })
+    }
+
+    /// Heap copies of the arrays a change writes to (the records, each
+    /// entry's name id, the children, the names) that are still read in
+    /// place from the snapshot, made under a read lock; `None` when none
+    /// is. See `Index::copy_before_change`.
+    pub(crate) fn copies_for_change(&self) -> Option<ChangeCopies> {
+        let copies = ChangeCopies {
+            records: self.records.copy_if_mapped(),
+            names_of: self.names_of.copy_if_mapped(),
+            children: self.children.copy_if_mapped(),
+            names: self.names.copies_for_change(),
+        };
+        let none = copies.records.is_none()
+            && copies.names_of.is_none()
+            && copies.children.is_none()
+            && matches!(copies.names, (None, None, None));
+        (!none).then_some(copies)
+    }
+
+    /// Read the copies of [`Store::copies_for_change`] (nothing changed
+    /// since) from the heap instead of the map.
+    pub(crate) fn take_copies(&mut self, copies: ChangeCopies) {
+        self.records.take_copy(copies.records);
+        self.names_of.take_copy(copies.names_of);
+        self.children.take_copy(copies.children);
+        self.names.take_copies(copies.names);
+    }
+
+    /// A copy of the store to write a snapshot from with no lock held: its
+    /// arrays are shared with this store, not copied ([`Arr::share`]), so
+    /// taking it costs a few small copies (the delta, the stale keys, the
+    /// free slots), and a change made meanwhile copies only the arrays it
+    /// changes. (A clone leaves the folder table kept for fuzzy search
+    /// behind.)
+    pub(crate) fn for_snapshot(&mut self) -> Store {
+        self.records.share();
+        self.names_of.share();
+        self.names.share_arrays();
+        self.dirs.share();
+        self.children.share();
+        self.base.share_arrays();
+        self.clone()
     }
 
     /// Write every array of the store (for the snapshot).

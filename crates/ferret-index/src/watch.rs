@@ -114,6 +114,15 @@ pub(crate) fn run(index: Index) {
     let mut last_snapshot = Instant::now();
     let mut last_limit_rescan = Instant::now();
     let snapshot_every = index.shared.config.snapshot_every;
+    // The periodic snapshot's thread, while it runs.
+    let mut saving: Option<std::thread::JoinHandle<()>> = None;
+    let saved = |s: std::thread::JoinHandle<()>| {
+        if s.join().is_err() {
+            tracing::warn!(
+                "the index snapshot could not be written (a panic); it is tried again after the next period"
+            );
+        }
+    };
     // Events received while the orders were rebuilt, to apply before any
     // still in the queue (see `rebuild_listening`).
     let mut backlog: VecDeque<RawEvent> = VecDeque::new();
@@ -243,24 +252,38 @@ pub(crate) fn run(index: Index) {
             }
         }
         rebuild_listening(&index, &applier, &rx, &mut backlog, &mut mounts);
-        if index.shared.dirty.load(Ordering::Relaxed) && last_snapshot.elapsed() >= snapshot_every {
+        if let Some(done) = saving.take_if(|s| s.is_finished()) {
+            saved(done);
+        }
+        if saving.is_none()
+            && index.shared.dirty.load(Ordering::Relaxed)
+            && last_snapshot.elapsed() >= snapshot_every
+        {
             last_snapshot = Instant::now();
-            // Beside the watcher: a search asked during a save waited it
-            // out at the barrier (250 ms) and answered `behind`.
-            beside_watcher(
-                &index,
-                &applier,
-                &rx,
-                &mut backlog,
-                &mut mounts,
-                "the index snapshot could not be written (a panic); it is tried again after the next period",
-                || {
+            // In a thread of its own while this one goes on applying
+            // changes: the save writes a copy of the store taken under a
+            // short lock (`Index::save_snapshot`), so nothing here waits
+            // for it. (In this thread, a search asked during a save waited
+            // it out at the barrier, 250 ms, and answered `behind`; beside
+            // it, changes waited in a backlog until the save was done.)
+            let index = index.clone();
+            let spawned = std::thread::Builder::new()
+                .name("ferret-snapshot".into())
+                .spawn(move || {
                     if let Err(e) = index.save_snapshot_and_map() {
                         tracing::warn!("{e}");
                     }
-                },
-            );
+                });
+            match spawned {
+                Ok(s) => saving = Some(s),
+                Err(e) => tracing::warn!(
+                    "the index snapshot could not be started ({e}); it is tried again after the next period"
+                ),
+            }
         }
+    }
+    if let Some(s) = saving.take() {
+        saved(s);
     }
     // Asked by the index of new settings: the watcher and the events not
     // read yet go to it. A rename's first half still waiting for its
@@ -350,10 +373,10 @@ fn take_loss(
     Some(RawEvent::overflow())
 }
 
-/// Rebuild the orders when the changes call for it, beside the watcher
-/// ([`beside_watcher`]). (The rebuild reads the whole store, a second at a
-/// million entries; a search asked meanwhile waited it out at the barrier
-/// and then answered `behind`.)
+/// Rebuild the orders when the changes call for it, in a helper thread while
+/// this one keeps listening ([`listen_while`]). (The rebuild reads the whole
+/// store, a second at a million entries; a search asked meanwhile waited it
+/// out at the barrier and then answered `behind`.)
 fn rebuild_listening(
     index: &Index,
     applier: &Applier<'_>,
@@ -364,35 +387,15 @@ fn rebuild_listening(
     if !index.read_store().needs_rebuild() {
         return;
     }
-    beside_watcher(
-        index,
-        applier,
-        rx,
-        backlog,
-        mounts,
-        "the index's orders could not be rebuilt (a panic); they are built again after the next changes",
-        || index.rebuild_if_needed(),
-    );
-}
-
-/// Run `work`, which reads the store and changes nothing the events name
-/// (an orders rebuild; a snapshot written and read back in place, which
-/// takes seconds at ten million entries), in a helper thread while this one
-/// keeps listening ([`listen_while`]); `failed` is logged if it panics.
-fn beside_watcher(
-    index: &Index,
-    applier: &Applier<'_>,
-    rx: &mpsc::Receiver<RawEvent>,
-    backlog: &mut VecDeque<RawEvent>,
-    mounts: &mut Option<crate::mounts::MountWatch>,
-    failed: &str,
-    work: impl FnOnce() + Send,
-) {
     // A rename half or a stale corner waiting is settled by a barrier
     // first, which only the applier can do.
     let quiet = applier.pending_from.is_empty() && applier.settle.is_empty();
-    if !listen_while(index, quiet, rx, backlog, mounts, work) {
-        tracing::warn!("{failed}");
+    if !listen_while(index, quiet, rx, backlog, mounts, || {
+        index.rebuild_if_needed()
+    }) {
+        tracing::warn!(
+            "the index's orders could not be rebuilt (a panic); they are built again after the next changes"
+        );
     }
 }
 
@@ -617,6 +620,12 @@ impl<'a> Applier<'a> {
     }
 
     fn apply(&mut self, batch: Vec<RawEvent>) {
+        // Every event the watcher asks for but the barrier's is a change
+        // (or a loss, read again as changes).
+        let barrier = self.index.shared.sync.wd();
+        if batch.iter().any(|e| !e.is_barrier(barrier)) {
+            self.index.copy_before_change();
+        }
         let mut changes = Vec::new();
         let mut rescans: Vec<(usize, EntryId)> = Vec::new();
         // Files written in this batch: a rewrite that keeps the size within the
