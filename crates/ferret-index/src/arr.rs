@@ -79,8 +79,8 @@ impl<T: Pod> Arr<T> {
         match self {
             Arr::Heap(_) => {}
             Arr::Mapped { .. } => {
-                let copy = self.to_vec();
-                self.take_copy(Some(copy));
+                let copy = self.copy_if_borrowed();
+                self.take_copy(copy);
             }
             Arr::Shared { .. } => {
                 let Arr::Shared { vec, .. } = std::mem::take(self) else {
@@ -178,31 +178,42 @@ impl<T: Pod> Arr<T> {
         freed
     }
 
-    /// A heap copy of the array when it is read in place, made with only
-    /// `&self` (under the store's read lock, while searches go on), to be
-    /// taken by [`Arr::take_copy`]; `None` when it is not mapped.
-    pub fn copy_if_mapped(&self) -> Option<Vec<T>> {
-        matches!(self, Arr::Mapped { .. }).then(|| self.to_vec())
+    /// A heap copy of the array when a change would have to copy it first
+    /// (it is read in place, or shared with a snapshot being written), made
+    /// with only `&self` (under the store's read lock, while searches go
+    /// on), to be taken by [`Arr::take_copy`]; `None` otherwise.
+    pub fn copy_if_borrowed(&self) -> Option<Vec<T>> {
+        match self {
+            Arr::Heap(_) => None,
+            Arr::Shared { vec, .. } if Arc::strong_count(vec) == 1 => None,
+            Arr::Shared { vec, .. } => {
+                let mut copy = Vec::with_capacity(vec.capacity());
+                copy.extend_from_slice(vec);
+                Some(copy)
+            }
+            Arr::Mapped { .. } => Some(self.to_vec()),
+        }
     }
 
-    /// Read `copy` from the heap instead of the map, when there is one and
-    /// the array is still mapped and of the copy's length: `copy` must hold
-    /// the same items ([`Arr::copy_if_mapped`] of it, nothing changed since;
-    /// debug builds check). The pages of the run are let go.
+    /// Hold `copy` on the heap instead, when there is one and the array is
+    /// still mapped or shared and of the copy's length: `copy` must hold
+    /// the same items ([`Arr::copy_if_borrowed`] of it, nothing changed
+    /// since; debug builds check). The pages of a mapped run are let go.
     pub fn take_copy(&mut self, copy: Option<Vec<T>>) {
-        if let Some(copy) = copy
-            && let Arr::Mapped {
-                len, map, offset, ..
-            } = &*self
-            && *len == copy.len()
+        let Some(copy) = copy else { return };
+        if matches!(self, Arr::Heap(_)) || self.len() != copy.len() {
+            return;
+        }
+        debug_assert!(
+            bytemuck::cast_slice::<T, u8>(&copy) == self.bytes(),
+            "a copy of other items"
+        );
+        let was = std::mem::replace(self, Arr::Heap(copy));
+        if let Arr::Mapped {
+            len, map, offset, ..
+        } = was
         {
-            let (map, run) = (Arc::clone(map), (*offset, *len * std::mem::size_of::<T>()));
-            debug_assert!(
-                bytemuck::cast_slice::<T, u8>(&copy) == self.bytes(),
-                "a copy of other items"
-            );
-            *self = Arr::Heap(copy);
-            forget_pages(&map, run);
+            forget_pages(&map, (offset, len * std::mem::size_of::<T>()));
         }
     }
 
@@ -352,26 +363,32 @@ mod tests {
         assert!(Arr::<u32>::mapped(&map, usize::MAX, 2).is_none());
     }
 
-    /// A copy made of a mapped run with `&self` is taken in its place; a
-    /// heap array has none to make, and a copy of another length is not
-    /// taken.
+    /// A copy made with `&self` of a mapped run, or of a shared one whose
+    /// other holder is still there, is taken in its place; a heap array, or
+    /// one shared no longer, has none to make; a copy of another length is
+    /// not taken.
     #[test]
     fn a_copy_made_under_a_read_lock_is_taken_in_place_of_the_map() {
         let dir = tempfile::tempdir().unwrap();
         let words: Vec<u32> = (0..1000).collect();
         let map = map_of(dir.path(), "words", &words);
         let mut a = Arr::<u32>::mapped(&map, 0, 1000).unwrap();
-        let copy = a.copy_if_mapped().unwrap();
+        let copy = a.copy_if_borrowed().unwrap();
         a.take_copy(Some(copy[..999].to_vec()));
         assert!(a.is_mapped(), "another length");
         a.take_copy(None);
         assert!(a.is_mapped(), "none");
         a.take_copy(Some(copy));
         assert!(!a.is_mapped() && a[..] == words[..]);
-        assert!(a.copy_if_mapped().is_none());
+        assert!(a.copy_if_borrowed().is_none());
         let mut shared = Arr::from(words.clone());
         shared.share();
-        assert!(shared.copy_if_mapped().is_none());
+        assert!(shared.copy_if_borrowed().is_none(), "shared with no one");
+        let other = shared.clone();
+        let copy = shared.copy_if_borrowed().unwrap();
+        shared.take_copy(Some(copy));
+        assert!(matches!(shared, Arr::Heap(_)) && shared[..] == words[..]);
+        assert!(matches!(other, Arr::Shared { .. }) && other[..] == words[..]);
     }
 
     fn map_of(dir: &std::path::Path, name: &str, words: &[u32]) -> Arc<memmap2::Mmap> {

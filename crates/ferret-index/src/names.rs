@@ -111,7 +111,7 @@ pub(crate) struct Names {
     non_ascii: Vec<u32>,
 }
 
-/// Heap copies of the arrays of [`Names`] still read in place: see
+/// Heap copies of the arrays of [`Names`] a change would copy first: see
 /// [`Names::copies_for_change`].
 pub(crate) type NameCopies = (Option<Vec<u8>>, Option<Vec<u32>>, Option<Vec<u32>>);
 
@@ -514,12 +514,12 @@ impl Names {
         })
     }
 
-    /// [`Arr::copy_if_mapped`] of the arrays a new name is added to.
+    /// [`Arr::copy_if_borrowed`] of the arrays a new name is added to.
     pub fn copies_for_change(&self) -> NameCopies {
         (
-            self.arena.copy_if_mapped(),
-            self.offsets.copy_if_mapped(),
-            self.masks.copy_if_mapped(),
+            self.arena.copy_if_borrowed(),
+            self.offsets.copy_if_borrowed(),
+            self.masks.copy_if_borrowed(),
         )
     }
 

@@ -854,14 +854,15 @@ impl Store {
     }
 
     /// Heap copies of the arrays a change writes to (the records, each
-    /// entry's name id, the children, the names) that are still read in
-    /// place from the snapshot, made under a read lock; `None` when none
-    /// is. See `Index::copy_before_change`.
+    /// entry's name id, the children, the names) that a change would have
+    /// to copy first (read in place from the snapshot, or shared with one
+    /// being written), made under a read lock; `None` when there are none.
+    /// See `Index::copy_before_change`.
     pub(crate) fn copies_for_change(&self) -> Option<ChangeCopies> {
         let copies = ChangeCopies {
-            records: self.records.copy_if_mapped(),
-            names_of: self.names_of.copy_if_mapped(),
-            children: self.children.copy_if_mapped(),
+            records: self.records.copy_if_borrowed(),
+            names_of: self.names_of.copy_if_borrowed(),
+            children: self.children.copy_if_borrowed(),
             names: self.names.copies_for_change(),
         };
         let none = copies.records.is_none()
