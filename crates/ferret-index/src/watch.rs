@@ -270,6 +270,11 @@ pub(crate) fn run(index: Index) {
             let spawned = std::thread::Builder::new()
                 .name("ferret-snapshot".into())
                 .spawn(move || {
+                    // Background work: the watcher (which may have arrays to
+                    // copy while the save shares them) and the searches come
+                    // first, as for the content index's build.
+                    let _ =
+                        rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
                     if let Err(e) = index.save_snapshot_and_map() {
                         tracing::warn!("{e}");
                     }
