@@ -11,7 +11,8 @@ is ready, then asks `search QUERY` (limit 50) over and over until `--after`
 seconds have passed since the index was ready and the status names a
 snapshot, and prints the calls' median, their slowest five with when each
 was asked (seconds from the snapshot's time in the status, which is set when
-the file is written, just before the read-back), and the server's own
+the file is written, just before the read-back) and the server's minor
+page faults during each (any thread's: the watcher's too), and the server's own
 read-back line (`FERRET_LOG=ferret_index=debug`, kept in a file beside the
 state). The server is stopped when done.
 
@@ -79,6 +80,11 @@ def main():
             if m.get("id") == i:
                 return m
 
+    def faults():
+        # The server's minor page faults so far (field 10 of /proc/PID/stat).
+        with open(f"/proc/{p.pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+
     def call(tool, arguments):
         return request("tools/call", {"name": tool, "arguments": arguments})["result"]
 
@@ -98,22 +104,25 @@ def main():
         while time.time() - ready < args.after or snapshot is None:
             for _ in range(50):
                 t0 = time.time()
+                f0 = faults()
                 c0 = time.perf_counter()
                 r = call("search", {"query": args.query, "limit": 50})
+                ms = (time.perf_counter() - c0) * 1000
                 behind += bool(((r.get("structuredContent") or {}).get("index") or {}).get("behind"))
-                calls.append((t0, (time.perf_counter() - c0) * 1000))
+                calls.append((t0, ms, faults() - f0))
             if snapshot is None:
                 last = call("diagnostics", {})["structuredContent"]["index"].get("last_snapshot")
                 if last:
                     snapshot = datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp()
             if time.time() - ready > args.after + 300:
                 break
-        times = [ms for _, ms in calls]
+        times = [ms for _, ms, _ in calls]
         print(f"{args.bin}: {len(calls)} calls of `{args.query}`, median {statistics.median(times):.2f} ms, "
               f"max {max(times):.2f} ms" + (f", {behind} answered behind, {len(touched)} files created" if args.touch else ""))
-        for t0, ms in sorted(calls, key=lambda c: -c[1])[:5]:
+        print(f"  the server's minor page faults during a call: median {statistics.median(c[2] for c in calls)}")
+        for t0, ms, flt in sorted(calls, key=lambda c: -c[1])[:5]:
             rel = f"{t0 - snapshot:+.2f} s from the snapshot" if snapshot else "no snapshot"
-            print(f"  {ms:8.2f} ms  {rel}")
+            print(f"  {ms:8.2f} ms  {rel}  ({flt} minor faults in the server meanwhile)")
     finally:
         stop_touching.set()
         for path in touched:
