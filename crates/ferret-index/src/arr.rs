@@ -76,25 +76,15 @@ impl<T: Pod> Arr<T> {
     /// The array as a `Vec` to change, copied from the map first if it was
     /// read in place.
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        match self {
-            Arr::Heap(_) => {}
-            Arr::Mapped { .. } => {
-                let copy = self.copy_if_borrowed();
-                self.take_copy(copy);
-            }
-            Arr::Shared { .. } => {
-                let Arr::Shared { vec, .. } = std::mem::take(self) else {
-                    unreachable!("matched above")
-                };
-                // No longer shared: the same buffer, for nothing. Still
-                // shared (a snapshot is being written from it): copied, with
-                // the same room to grow.
-                *self = Arr::Heap(Arc::try_unwrap(vec).unwrap_or_else(|v| {
-                    let mut copy = Vec::with_capacity(v.capacity());
-                    copy.extend_from_slice(&v);
-                    copy
-                }));
-            }
+        // Read in place, or shared with a snapshot being written: copied.
+        let copy = self.copy_if_borrowed();
+        self.take_copy(copy);
+        // Shared with no one (any more): the same buffer, for nothing.
+        if let Arr::Shared { .. } = self {
+            let Arr::Shared { vec, .. } = std::mem::take(self) else {
+                unreachable!("matched above")
+            };
+            *self = Arr::Heap(Arc::try_unwrap(vec).unwrap_or_else(|v| v.to_vec()));
         }
         match self {
             Arr::Heap(v) => v,

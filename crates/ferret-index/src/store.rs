@@ -872,8 +872,8 @@ impl Store {
         (!none).then_some(copies)
     }
 
-    /// Read the copies of [`Store::copies_for_change`] (nothing changed
-    /// since) from the heap instead of the map.
+    /// Hold the copies of [`Store::copies_for_change`] (nothing changed
+    /// since) instead of what they copy.
     pub(crate) fn take_copies(&mut self, copies: ChangeCopies) {
         self.records.take_copy(copies.records);
         self.names_of.take_copy(copies.names_of);
