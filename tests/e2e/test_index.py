@@ -379,6 +379,58 @@ def test_cli_index_and_search(tmp_path, tree):
     assert p.returncode == 1 and "zb" in p.stderr
 
 
+def test_cli_search_answers_as_the_search_tool(tmp_path):
+    """`ferret search` with no --sort answers as the tool answers an agent:
+    best match first, fuzzy matches when no name holds every word, close
+    names beside a short answer; the notes on stderr, matches on stdout."""
+    root = tmp_path / "r"
+    state = tmp_path / "state"
+    for rel in [
+        "tokio-util/src/codec/decoder.rs",
+        "tokio-util/src/codec/encoder.rs",
+        "tokio-util/src/io/reader.rs",
+        "http/src/status.rs",
+        "tokio/src/runtime/stats.rs",
+        "docs/astats_notes.md",
+        "docs/zz_stats_notes.md",
+    ]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    subprocess.run([str(FERRET), "index", "--root", str(root), "--state-dir", str(state)], check=True, capture_output=True, timeout=60)
+
+    def search(*args):
+        return subprocess.run(
+            [str(FERRET), "search", *args, "--root", str(root), "--state-dir", str(state)], capture_output=True, text=True, timeout=60
+        )
+
+    # No name holds all three words: the fuzzy matches answer, and say so.
+    p = search("tokio codec decoder")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == "tokio-util/src/codec/decoder.rs"
+    assert "fuzzy matches" in p.stderr
+    # Initials across folders, as the tool takes them.
+    p = search("tucdec")
+    assert p.returncode == 0 and p.stdout.splitlines()[0] == "tokio-util/src/codec/decoder.rs", (p.stdout, p.stderr)
+    # Relevance by default: the name that is the word first, not name order.
+    p = search("stats")
+    assert p.stdout.splitlines()[0] == "tokio/src/runtime/stats.rs", p.stdout
+    p = search("stats", "--sort", "name")
+    assert p.stdout.splitlines() == ["docs/astats_notes.md", "tokio/src/runtime/stats.rs", "docs/zz_stats_notes.md"], p.stdout
+    assert "fuzzy" not in p.stderr
+    # A short answer names what is one letter off, on stderr only.
+    p = search("stats.rs")
+    assert "http/src/status.rs" in p.stderr and "not matches" in p.stderr
+    assert "http/src/status.rs" not in p.stdout
+    # Nothing at all: exit status 1, nothing on stdout.
+    p = search("qqzzxxvv")
+    assert p.returncode == 1 and p.stdout == ""
+    p = search("stats", "--sort", "sideways")
+    assert p.returncode != 0 and "unknown sort" in p.stderr and "relevance" in p.stderr
+    # `--path` takes a folder as the tool's `path` does.
+    p = search("rs", "--path", "tokio-util/src/codec")
+    assert sorted(p.stdout.splitlines()) == ["tokio-util/src/codec/decoder.rs", "tokio-util/src/codec/encoder.rs"], p.stdout
+
+
 def test_odd_trees_do_not_break_the_index(tmp_path):
     root = tmp_path / "odd"
     root.mkdir()

@@ -882,6 +882,57 @@ pub fn find(
     })
 }
 
+/// A `search` as the MCP tool answers it, for the command line (`ferret
+/// search`): the same order (relevance when the query names something), the
+/// same fuzzy fallback, close and partial names, so that a person at a
+/// terminal sees what an agent is shown.
+pub struct Answer {
+    /// The matches, best first in the default order.
+    pub hits: Vec<ferret_index::Hit>,
+    /// Every match, the page's and the rest.
+    pub total: u64,
+    /// What the answer is when no name held every word and the fuzzy
+    /// matches of the same words answered.
+    pub fuzzy: Option<&'static str>,
+    /// Why the answer may not be what was asked (a `path` not indexed …).
+    pub warning: Option<String>,
+    /// Names one edit from the word of a short answer: not matches.
+    pub close: Vec<ferret_index::Hit>,
+    /// Entries holding every word but those listed with each: not matches.
+    pub partial: Vec<(ferret_index::Hit, Vec<String>)>,
+}
+
+/// Answer `args` (the `search` tool's arguments) as the tool does, with
+/// `limit` results at most (the tool's bound of 2,000 does not hold on the
+/// command line); the message of the error that would answer it otherwise.
+pub fn search_once(
+    index: &Index,
+    roots: &Roots,
+    args: &JsonObject,
+    limit: usize,
+) -> Result<Answer, String> {
+    let mut call = parse_search(Some(args)).map_err(|e| e.message.to_string())?;
+    call.limit = limit;
+    let found = find(index, roots, None, &call, &Meter::new(), None).map_err(|e| {
+        e.content
+            .first()
+            .and_then(|c| c.as_text())
+            .map_or_else(|| "the search failed".to_string(), |t| t.text.clone())
+    })?;
+    Ok(Answer {
+        hits: found.outcome.hits,
+        total: found.outcome.total,
+        fuzzy: found.fell_back,
+        warning: found.warning,
+        close: found.close,
+        partial: found
+            .partial
+            .into_iter()
+            .map(|p| (p.hit, p.missing))
+            .collect(),
+    })
+}
+
 impl Found {
     /// The answer with at most `shown` of the results found (of groups,
     /// with `group_by`).

@@ -74,6 +74,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use client_roots::{ClientRoots, OpenServed, Served};
 pub use http::{HttpOptions, serve_http};
+pub use index_tools::{Answer, search_once};
 pub use locate::{Locate, LocatePolicy};
 pub use settings::{Reload, Setting, Settings};
 

@@ -227,9 +227,11 @@ pub struct SearchCommand {
     /// Only under this folder.
     #[arg(long)]
     pub path: Option<String>,
-    /// name, path, size, modified, created or extension.
-    #[arg(long, default_value = "name")]
-    pub sort: String,
+    /// relevance, name, path, size, modified, created or extension [default:
+    /// relevance when the query names something (then, when no name holds
+    /// every word, fuzzy matches, as the `search` tool answers), else name].
+    #[arg(long)]
+    pub sort: Option<String>,
     #[arg(long)]
     pub descending: bool,
     #[arg(long, default_value_t = 100)]

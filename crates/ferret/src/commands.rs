@@ -8,7 +8,7 @@ use std::{
 };
 
 use ferret_fs::{Denylist, Limits};
-use ferret_index::{Index, IndexConfig, SearchRequest, SortKey};
+use ferret_index::{Index, IndexConfig, SortKey};
 use ferret_server::{Ferret, Transport};
 
 use crate::{
@@ -375,47 +375,68 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
     let mut config = index_config(&roots, &args.roots, &args.index);
     // One search, then exit: the saved index is mapped and read in place.
     config.one_shot = true;
+    // Checked before the index is read: a mistyped query or order costs
+    // nothing.
     let clock = ferret_query::Clock::system();
-    let query = ferret_query::Query::compile(&args.query, &Default::default(), &clock)
+    ferret_query::Query::compile(&args.query, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&args.query)))?;
-    let Some(sort) = SortKey::from_name(&args.sort) else {
+    if let Some(sort) = &args.sort
+        && SortKey::from_name(sort).is_none()
+    {
         let names: Vec<&str> = SortKey::NAMES.iter().map(|(n, _)| *n).collect();
-        anyhow::bail!("unknown sort `{}`; use {}", args.sort, names.join(", "));
-    };
+        anyhow::bail!("unknown sort `{sort}`; use {}", names.join(", "));
+    }
     let index = saved_or_built(config)?;
-    let under = match &args.path {
-        None => None,
-        Some(p) => Some(
-            index
-                .folder(p)
-                .ok_or_else(|| anyhow::anyhow!("`{p}` is not an indexed folder"))?,
-        ),
-    };
-    let outcome = index.search(&SearchRequest {
-        query: &query,
-        under,
-        sort,
-        descending: args.descending,
-        offset: 0,
-        limit: args.limit,
-        group_by: None,
-    });
+    // Answered as the `search` tool answers an agent: the same order, the
+    // same fuzzy fallback, close and partial names.
+    let mut call = serde_json::Map::new();
+    call.insert("query".into(), args.query.clone().into());
+    if let Some(sort) = &args.sort {
+        call.insert("sort".into(), sort.clone().into());
+    }
+    if args.descending {
+        call.insert("descending".into(), true.into());
+    }
+    if let Some(path) = &args.path {
+        call.insert("path".into(), path.clone().into());
+    }
+    let answer = ferret_server::search_once(&index, &roots, &call, args.limit)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(warning) = &answer.warning {
+        eprintln!("ferret: warning: {warning}");
+    }
+    if let Some(note) = answer.fuzzy {
+        eprintln!("ferret: {note}");
+    }
     let mut out = std::io::stdout().lock();
-    for hit in &outcome.hits {
+    for hit in &answer.hits {
         if args.json {
             writeln!(out, "{}", serde_json::to_string(hit)?)?;
         } else {
             writeln!(out, "{}", hit.path)?;
         }
     }
-    if (outcome.hits.len() as u64) < outcome.total {
+    if (answer.hits.len() as u64) < answer.total {
         eprintln!(
             "({} of {} matches; raise --limit for more)",
-            outcome.hits.len(),
-            outcome.total
+            answer.hits.len(),
+            answer.total
         );
     }
-    Ok(if outcome.total == 0 {
+    // Not matches: on stderr, so that the paths on stdout stay the answer.
+    if !answer.close.is_empty() {
+        eprintln!("ferret: names one letter off the word (not matches):");
+        for hit in &answer.close {
+            eprintln!("  {}", hit.path);
+        }
+    }
+    if !answer.partial.is_empty() {
+        eprintln!("ferret: no path holds every word; these lack the words named (not matches):");
+        for (hit, missing) in &answer.partial {
+            eprintln!("  {}  (without {})", hit.path, missing.join(", "));
+        }
+    }
+    Ok(if answer.total == 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
