@@ -414,3 +414,41 @@ def test_the_table_is_built_before_the_first_call_and_read_back_after_a_restart(
     assert found[:1] == ["now_hidden_fn"]
     found, sy = run(fourth(["--deny", "secrets.py", "--deny", "extra.py"]))
     assert "now_hidden_fn" not in found and sy.get("read_back_files") is None, sy
+
+
+def test_a_first_call_on_a_big_tree_answers_from_the_files_holding_the_name(tmp_path):
+    """With more source files to parse than a call parses itself (2,000), the
+    first `symbols` call parses only the files that hold the name as typed,
+    says its answer is partial, and leaves the rest to a background build;
+    once that is done the answers are whole (folded spellings included)."""
+    root = tmp_path / "big"
+    for d in range(30):
+        (root / f"m{d:02}").mkdir(parents=True)
+        for i in range(70):
+            (root / f"m{d:02}" / f"f{i:02}.rs").write_text(f"pub fn filler_{d}_{i}() {{}}\n")
+    (root / "m07" / "wanted.rs").write_text("/// Here.\npub fn needle_fn() -> u32 {\n    7\n}\n")
+    # The same name, spelled otherwise: no text holds `needle_fn` here.
+    (root / "m08" / "other.rs").write_text("pub struct NeedleFn;\n")
+    (root / "m09" / "caller.rs").write_text("fn call_it() { needle_fn(); }\n")
+    args = ["--root", str(root), "--no-persist"]
+
+    async def go():
+        async with connect("stdio", "legacy", args) as c:
+            _, s, text, _ = await call(c, "symbols", {"query": "needle_fn"})
+            # The definition, from the two files that hold the name.
+            assert names(s)[:1] == [("m07/wanted.rs", "needle_fn", "function", 2)], s
+            assert s["partial"] == {"files_holding_name": 2, "files_parsed": 2, "source_files": 2103}, s
+            assert "partial:" in text and "m08/other.rs" not in text
+            # Read exactly, from the file alone.
+            _, r, _, _ = await call(c, "read", {"path": "m07/wanted.rs", "symbol": "needle_fn"})
+            assert (r["start_line"], r["end_line"]) == (1, 4), r
+            sy = await symbols_built(c)
+            assert sy["files"] == 2103, sy
+            _, s, text, _ = await call(c, "symbols", {"query": "needle_fn"})
+            assert "partial" not in s and "partial:" not in text, s
+            found = {(p, n) for p, n, _, _ in names(s)}
+            assert {("m07/wanted.rs", "needle_fn"), ("m08/other.rs", "NeedleFn")} <= found, s
+            _, s, _, _ = await call(c, "symbols", {"query": "filler_29_69"})
+            assert names(s)[:1] == [("m29/f69.rs", "filler_29_69", "function", 1)], s
+
+    run(go())

@@ -75,7 +75,13 @@ impl Ferret {
                             if let Some(n) = over.and_then(|o| o.scaled_count("count")) {
                                 call.limit = call.limit.min(n);
                             }
-                            symbols_tool::symbols(&this.inner.symbols, &stack, &call, &meter.cancel)
+                            symbols_tool::symbols(
+                                &this.inner.symbols,
+                                &stack,
+                                &call,
+                                &meter,
+                                &|| this.start_symbols_build(),
+                            )
                         })
                     },
                 )

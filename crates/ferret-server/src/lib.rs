@@ -354,8 +354,17 @@ impl Ferret {
     /// The background build of the served stack's symbols table, when
     /// asked for and there is something to build.
     pub(crate) fn start_symbols(&self) {
+        if self.inner.symbols_early.load(Ordering::Relaxed) {
+            self.start_symbols_build();
+        }
+    }
+
+    /// The background build of the served stack's symbols table, now (a
+    /// `symbols` call found more files to parse than it parses itself);
+    /// nothing when one runs already.
+    pub(crate) fn start_symbols_build(&self) {
         let stack = self.stack();
-        if !self.inner.symbols_early.load(Ordering::Relaxed) || stack.roots.roots().is_empty() {
+        if stack.roots.roots().is_empty() {
             return;
         }
         let this = self.clone();

@@ -28,7 +28,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferret_fs::{ErrorCode, FsError, ReadRequest, Roots, Target, sniff};
+use ferret_fs::{ErrorCode, FsError, Meter, ReadRequest, Roots, Target, sniff};
 use ferret_index::{Index, Stop};
 use ferret_query::{Clock, Options as QueryOptions, Query};
 use ferret_symbols::{Extractor, KINDS, Kind, Lang, Limits, NameQuery, Source, Symbol, Table};
@@ -121,6 +121,9 @@ pub struct Symbols {
     build: Mutex<Build>,
     /// The server is stopping: the background build stops at its next chunk.
     stopping: AtomicBool,
+    /// A background build runs (one at a time: started at start with
+    /// `--symbols-early on`, else by a call that found too much to parse).
+    running: AtomicBool,
 }
 
 /// The background build's progress.
@@ -845,6 +848,16 @@ const CHUNK: usize = 256;
 /// when `serving` says the stack is no longer served or the server stops
 /// (what was parsed is kept, and saved at exit).
 pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
+    if held.running.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    struct Ran<'a>(&'a AtomicBool);
+    impl Drop for Ran<'_> {
+        fn drop(&mut self) {
+            self.0.store(false, Ordering::Release);
+        }
+    }
+    let _ran = Ran(&held.running);
     let set = |f: &dyn Fn(&mut Build)| f(&mut held.build.lock().unwrap_or_else(|p| p.into_inner()));
     let going = || serving() && !held.stopping.load(Ordering::Relaxed);
     set(&|b| {
@@ -1068,27 +1081,144 @@ pub fn definitions(
     )
 }
 
-/// `symbols`.
+/// Past this many source files to parse (no table yet, none saved, or one
+/// far behind), a call does not parse them all itself: the cargo registry's
+/// 7,652 files took a first call 37 s. It answers from the files that hold
+/// the name instead ([`narrowed`]) and the background build parses the rest.
+const PARSE_IN_CALL: usize = 2_000;
+
+/// How long such a call may parse the files that hold the name; those left
+/// are the background build's.
+const NARROW_PARSE_BUDGET: Duration = Duration::from_secs(5);
+
+/// How long finding the files that hold the name may take.
+const NARROW_FIND_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A call answered before the table holds every source file.
+struct Narrowed {
+    /// The files that hold the name as typed (any case), parsed now.
+    parsed: HashSet<String>,
+    /// Files that hold it, left to the background build (out of time).
+    left: usize,
+    /// Source files listed.
+    listed: usize,
+}
+
+/// The part of a query a definition's source spells out: its name, without
+/// the container that qualifies it (`Runtime::block_on`, `Widget.render`).
+fn spelled_name(query: &str) -> &str {
+    let name = query.rsplit("::").next().unwrap_or(query);
+    name.rsplit('.').next().unwrap_or(name).trim()
+}
+
+/// When the table lacks more than [`PARSE_IN_CALL`] of the source files
+/// (`None` otherwise: the call brings it up to date itself): the files
+/// whose text holds `name` (case aside; read through the content index
+/// where it can tell), parsed into the table within [`NARROW_PARSE_BUDGET`].
+/// Every definition spelled `name` in any case lies in one of them, so the
+/// exact matches are all there when none is left; names spelled with other
+/// separators and fuzzy matches elsewhere wait for the build.
+fn narrowed(
+    h: &mut Held,
+    stack: &Stack,
+    name: &str,
+    meter: &Meter,
+) -> Result<Option<Narrowed>, FsError> {
+    if h.whole || name.is_empty() {
+        return Ok(None);
+    }
+    let (all, caught_up) = sources(&stack.index, &stack.roots, Stop::on(&meter.cancel))?;
+    if h.table.to_read(&all) <= PARSE_IN_CALL {
+        return Ok(None);
+    }
+    let listed = all.len();
+    let gathered = ferret_grep::candidates::Gathered {
+        candidates: all
+            .iter()
+            .map(|s| ferret_grep::Candidate::new(s.path.clone(), s.mtime, s.size))
+            .collect(),
+        caught_up,
+        ..Default::default()
+    };
+    let holding = crate::grep_tool::content_filter(
+        &stack.roots,
+        stack.content.as_ref(),
+        gathered,
+        &[name.to_string()],
+        false,
+        NARROW_FIND_TIMEOUT,
+        meter,
+    )?
+    .files;
+    let holding: Vec<Source> = all
+        .into_iter()
+        .filter(|s| holding.contains(&s.path))
+        .collect();
+    let started = Instant::now();
+    let threads = ferret_index::cores();
+    let read = |p: &str| read_source(&stack.roots, p).ok().map(|f| f.bytes);
+    let mut parsed = HashSet::new();
+    let mut left = 0;
+    for chunk in holding.chunks(CHUNK) {
+        if started.elapsed() >= NARROW_PARSE_BUDGET || meter.cancel.load(Ordering::Relaxed) {
+            left += chunk.len();
+            continue;
+        }
+        if h.table.update(chunk, &[], now_s(), threads, read).read > 0 {
+            h.dirty = true;
+        }
+        parsed.extend(chunk.iter().map(|s| s.path.clone()));
+    }
+    Ok(Some(Narrowed {
+        parsed,
+        left,
+        listed,
+    }))
+}
+
+/// `symbols`. `start_build` starts the table's background build (when a
+/// call finds too much to parse itself).
 pub fn symbols(
     held: &Symbols,
     stack: &Arc<Stack>,
     call: &SymbolsCall,
-    cancel: &std::sync::atomic::AtomicBool,
+    meter: &Meter,
+    start_build: &dyn Fn(),
 ) -> CallToolResult {
+    let cancel = &meter.cancel;
     let scope = match scope_of(&stack.roots, call.path.as_deref()) {
         Ok(s) => s,
         Err(e) => return render::tool_error(&e),
     };
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
-    let (refreshed, listed) = match fresh(&mut slot, stack, cancel) {
-        Ok(f) => f,
+    let narrow = match narrowed(
+        held_for(&mut slot, stack),
+        stack,
+        spelled_name(&call.query),
+        meter,
+    ) {
+        Ok(n) => n,
         Err(e) => return render::tool_error(&e),
     };
-    let table = &slot.as_ref().expect("fresh keeps it").table;
+    if narrow.is_some() {
+        start_build();
+    }
+    let (refreshed, listed) = match &narrow {
+        Some(n) => (ferret_symbols::Refreshed::default(), n.listed > 0),
+        None => match fresh(&mut slot, stack, cancel) {
+            Ok(f) => f,
+            Err(e) => return render::tool_error(&e),
+        },
+    };
+    let table = &slot.as_ref().expect("held_for and fresh keep it").table;
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,
-        |path, kind| call.kind.is_none_or(|k| k == kind) && within(scope.as_deref(), path),
+        |path, kind| {
+            call.kind.is_none_or(|k| k == kind)
+                && within(scope.as_deref(), path)
+                && narrow.as_ref().is_none_or(|n| n.parsed.contains(path))
+        },
         call.offset,
         call.limit,
     );
@@ -1123,7 +1253,20 @@ pub fn symbols(
     if let Some(n) = next {
         text.push_str(&format!("\nmore: offset {n}"));
     }
-    if found.hits.is_empty() {
+    if let Some(n) = &narrow {
+        let left = if n.left > 0 {
+            format!(" ({} more hold it, left to the build)", n.left)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "\npartial: the symbols table is being built in the background ({} of {} source files so far); this answer covers the {} files that hold `{}` as typed (any case){left}. Names spelled with other separators, and fuzzy matches in other files, come once it is built: ask again then",
+            stats.files,
+            n.listed,
+            n.parsed.len(),
+            spelled_name(&call.query),
+        ));
+    } else if found.hits.is_empty() {
         text.push_str("\nnothing defines that name; try a part of it, or grep for it");
     }
     tracing::debug!(
@@ -1133,6 +1276,13 @@ pub fn symbols(
         files = stats.files,
         "symbols table refreshed"
     );
+    let partial = narrow.as_ref().map(|n| {
+        json!({
+            "files_holding_name": n.parsed.len() + n.left,
+            "files_parsed": n.parsed.len(),
+            "source_files": n.listed,
+        })
+    });
     render::ok(
         render::compact(json!({
             "results": results,
@@ -1140,6 +1290,7 @@ pub fn symbols(
             "total": found.total,
             "next_offset": next,
             "files": stats.files,
+            "partial": partial,
         })),
         text,
     )
@@ -1184,4 +1335,18 @@ pub fn diagnostics(held: &Symbols) -> Value {
         v["background"] = b;
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spelled_name;
+
+    #[test]
+    fn the_name_a_source_spells_is_the_querys_last_part() {
+        assert_eq!(spelled_name("Runtime::block_on"), "block_on");
+        assert_eq!(spelled_name("Widget.render"), "render");
+        assert_eq!(spelled_name("a::B.c"), "c");
+        assert_eq!(spelled_name(" parse_query "), "parse_query");
+        assert_eq!(spelled_name("Type::"), "");
+    }
 }

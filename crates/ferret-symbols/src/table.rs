@@ -316,6 +316,22 @@ impl Table {
         self.apply(sources, &slots, gone.len(), now, threads, &read)
     }
 
+    /// How many of `sources` a [`Table::refresh`] would read: the files
+    /// the table does not hold, holds with another modification time or
+    /// size, or read too soon after their modification (empty files are
+    /// never read).
+    pub fn to_read(&self, sources: &[Source]) -> usize {
+        sources
+            .iter()
+            .filter(|s| s.size > 0 && Lang::of_path(&s.path).is_some())
+            .filter(|s| {
+                self.slot_of(&s.path)
+                    .and_then(|slot| self.files[slot as usize].as_ref())
+                    .is_none_or(|f| f.mtime != s.mtime || f.size != s.size || f.unsettled())
+            })
+            .count()
+    }
+
     /// Change only what the caller names: `changed` are files new or changed
     /// as its index sees them now, `gone` paths no longer there (files, or
     /// folders: what the table holds below one is forgotten too). Files
@@ -924,12 +940,10 @@ mod tests {
                 _ => b"fn other() {}".to_vec(),
             })
         };
-        let r = table.refresh(
-            &[src("a.rs", 1), src("b.py", 1), src("c.txt", 1)],
-            100,
-            2,
-            read,
-        );
+        let first = [src("a.rs", 1), src("b.py", 1), src("c.txt", 1)];
+        // What a refresh reads, told before it reads it.
+        assert_eq!(table.to_read(&first), 2);
+        let r = table.refresh(&first, 100, 2, read);
         assert_eq!(
             r,
             Refreshed {
@@ -939,6 +953,8 @@ mod tests {
         );
         assert_eq!(table.stats().symbols, 3);
         reads.lock().unwrap().clear();
+        assert_eq!(table.to_read(&[src("a.rs", 1), src("b.py", 1)]), 0);
+        assert_eq!(table.to_read(&[src("a.rs", 1), src("b.py", 2)]), 1);
         let r = table.refresh(&[src("a.rs", 1), src("b.py", 2)], 100, 2, read);
         assert_eq!(
             r,
