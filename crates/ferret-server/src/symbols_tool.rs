@@ -1124,7 +1124,7 @@ fn narrowed(
     name: &str,
     meter: &Meter,
 ) -> Result<Option<Narrowed>, FsError> {
-    if h.whole || name.is_empty() {
+    if h.whole {
         return Ok(None);
     }
     let (all, caught_up) = sources(&stack.index, &stack.roots, Stop::on(&meter.cancel))?;
@@ -1132,6 +1132,14 @@ fn narrowed(
         return Ok(None);
     }
     let listed = all.len();
+    if name.is_empty() {
+        // Nothing a file must hold (`Type::`): nothing parsed for it.
+        return Ok(Some(Narrowed {
+            parsed: HashSet::new(),
+            left: 0,
+            listed,
+        }));
+    }
     let gathered = ferret_grep::candidates::Gathered {
         candidates: all
             .iter()
@@ -1259,12 +1267,19 @@ pub fn symbols(
         } else {
             String::new()
         };
+        let name = spelled_name(&call.query);
+        let covers = if name.is_empty() {
+            "there is no name to look for in the files' text, so nothing was parsed for it"
+                .to_string()
+        } else {
+            format!(
+                "this answer covers the {} files that hold `{name}` as typed (any case){left}. Names spelled with other separators, and fuzzy matches in other files, come once it is built",
+                n.parsed.len()
+            )
+        };
         text.push_str(&format!(
-            "\npartial: the symbols table is being built in the background ({} of {} source files so far); this answer covers the {} files that hold `{}` as typed (any case){left}. Names spelled with other separators, and fuzzy matches in other files, come once it is built: ask again then",
-            stats.files,
-            n.listed,
-            n.parsed.len(),
-            spelled_name(&call.query),
+            "\npartial: the symbols table is being built in the background ({} of {} source files so far); {covers}: ask again then",
+            stats.files, n.listed,
         ));
     } else if found.hits.is_empty() {
         text.push_str("\nnothing defines that name; try a part of it, or grep for it");
