@@ -79,8 +79,9 @@ pub fn sort_key(name: &str) -> Option<SortKey> {
     match name {
         "date_modified" => Some(SortKey::Modified),
         "date_created" => Some(SortKey::Created),
-        // Relevance is the page's default when a query names something, not
-        // an order to pick.
+        // Not an order these faces offer (their lists of sorts leave it
+        // out): the page and Everything's API sort by name unless a column
+        // is picked, as Everything does.
         "relevance" => None,
         other => SortKey::from_name(other),
     }
