@@ -1113,7 +1113,7 @@ fn spelled_name(query: &str) -> &str {
 
 /// When the table lacks more than [`PARSE_IN_CALL`] of the source files
 /// (`None` otherwise: the call brings it up to date itself): the files
-/// whose text holds `name` (case aside; read through the content index
+/// under `scope` whose text holds `name` (case aside; read through the content index
 /// where it can tell), parsed into the table within [`NARROW_PARSE_BUDGET`].
 /// Every definition spelled `name` in any case lies in one of them, so the
 /// exact matches are all there when none is left; names spelled with other
@@ -1122,6 +1122,7 @@ fn narrowed(
     h: &mut Held,
     stack: &Stack,
     name: &str,
+    scope: Option<&str>,
     meter: &Meter,
 ) -> Result<Option<Narrowed>, FsError> {
     if h.whole {
@@ -1140,9 +1141,11 @@ fn narrowed(
             listed,
         }));
     }
+    // Only where the call looks (its `path`): the rest waits for the build.
     let gathered = ferret_grep::candidates::Gathered {
         candidates: all
             .iter()
+            .filter(|s| within(scope, &s.path))
             .map(|s| ferret_grep::Candidate::new(s.path.clone(), s.mtime, s.size))
             .collect(),
         caught_up,
@@ -1203,6 +1206,7 @@ pub fn symbols(
         held_for(&mut slot, stack),
         stack,
         spelled_name(&call.query),
+        scope.as_deref(),
         meter,
     ) {
         Ok(n) => n,
