@@ -149,6 +149,19 @@ def test_fuzzy_and_match_case_each_turn_the_other_off(site, browser):
     assert pressed(browser, "opt-case") and not pressed(browser, "opt-fuzzy")
 
 
+def test_a_typo_with_no_toggle_answers_with_the_fuzzy_matches(site, browser):
+    # No name holds `rprt2026`: the page shows the fuzzy matches, best fit
+    # first, and says so; a word some name holds answers as typed.
+    _, server = site
+    open_page(browser, server)
+    type_query(browser, "rprt2026")
+    wait(browser, lambda d: names(d)[:1] == ["report-2026.md"], what="the fuzzy match")
+    assert "fuzzy" in browser.find_element(By.ID, "result-state").text
+    type_query(browser, "report")
+    wait(browser, lambda d: sorted(names(d)) == ["annual-report.pdf", "report-2025.md", "report-2026.md", "reports"], what="the reports")
+    assert "fuzzy" not in browser.find_element(By.ID, "result-state").text
+
+
 def test_columns_sort_by_size(site, browser):
     _, server = site
     open_page(browser, server)

@@ -247,7 +247,9 @@
     drawRest(state.generation);
     state.total = answer.total;
     $('empty').hidden = state.total > 0;
-    $('result-state').textContent = `${count(state.total)} ${state.total === 1 ? 'result' : 'results'} · ${answer.ms} ms`;
+    // No name held every word: the fuzzy matches answered, best fit first.
+    const guessed = answer.fuzzy_fallback ? ' (fuzzy: no name holds every word)' : '';
+    $('result-state').textContent = `${count(state.total)} ${state.total === 1 ? 'result' : 'results'}${guessed} · ${answer.ms} ms`;
     if (reset && state.rows.length) select(0, false);
   }
 

@@ -136,10 +136,16 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
         offset: p.number(&["offset"], u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: p.number(&["limit"], MAX_PAGE)?.unwrap_or(100) as usize,
         fuzzy: p.flag(&["fuzzy"], false)?,
+        // In name order too: an empty page for a typo helps nobody typing.
+        fall_back: true,
     };
     let marker = Marker::for_query(&spec.text, &spec.options);
     let offset = spec.offset;
-    let (outcome, ms) = search::run(web.source(), spec).await?;
+    let search::Searched {
+        outcome,
+        ms,
+        fell_back,
+    } = search::run(web.source(), spec).await?;
     let roots = web.inner.source.roots();
     let results: Vec<Value> = outcome
         .hits
@@ -170,6 +176,7 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
         "offset": offset,
         "results": results,
         "ms": (ms * 100.0).round() / 100.0,
+        "fuzzy_fallback": fell_back,
     })))
 }
 

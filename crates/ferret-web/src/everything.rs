@@ -74,6 +74,7 @@ pub fn parse(p: &Params) -> Result<(SearchSpec, Columns), ApiError> {
             .number(&["count", "c"], u64::MAX)?
             .map_or(MAX_COUNT, |c| (c as usize).min(MAX_COUNT)),
         fuzzy: false,
+        fall_back: false,
     };
     let columns = Columns {
         path: p.flag(&["path_column"], false)?,

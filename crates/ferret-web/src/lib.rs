@@ -323,7 +323,7 @@ async fn everything_json(
         return Ok(access::challenge(Guard::unauthorized().into_response()));
     }
     let (spec, columns) = everything::parse(params)?;
-    let (outcome, _) = search::run(web.source(), spec).await?;
+    let outcome = search::run(web.source(), spec).await?.outcome;
     let body = everything::answer(&web.inner.source.roots(), &outcome, columns);
     Ok(assets::no_store(Json(body).into_response()))
 }

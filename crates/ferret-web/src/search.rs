@@ -31,6 +31,18 @@ pub struct SearchSpec {
     /// first (the `search` tool's `fuzzy`); the rest of the query filters and
     /// `sort` does not apply.
     pub fuzzy: bool,
+    /// When no entry holds every word of a plain query (no regex, case or
+    /// whole-word switch), its fuzzy matches answer instead, best fit first
+    /// (the page's typing; Everything's API answers exactly what was asked).
+    pub fall_back: bool,
+}
+
+/// A search's answer: the outcome, the index's time (ms), and whether the
+/// fuzzy matches answered because no entry held every word.
+pub struct Searched {
+    pub outcome: SearchOutcome,
+    pub ms: f64,
+    pub fell_back: bool,
 }
 
 /// A query that does not parse (`BAD_QUERY`), or goes past one of the
@@ -88,10 +100,7 @@ pub fn sort_key(name: &str) -> Option<SortKey> {
 }
 
 /// Run a search; also says how long the index took (ms).
-pub async fn run(
-    source: Arc<dyn Source>,
-    spec: SearchSpec,
-) -> Result<(SearchOutcome, f64), ApiError> {
+pub async fn run(source: Arc<dyn Source>, spec: SearchSpec) -> Result<Searched, ApiError> {
     // Fuzzy letters match in either case and inside words: a switch asking
     // otherwise would be silently ignored.
     if spec.fuzzy && (spec.options.match_case || spec.options.whole_word) {
@@ -108,6 +117,14 @@ pub async fn run(
         (spec.text.clone(), None)
     };
     let query = compile(&text, &spec.options)?;
+    // The fallback's words, and the rest of the query as its filter.
+    let strict = spec.options.regex || spec.options.match_case || spec.options.whole_word;
+    let fallback = match ferret_query::split_words(&spec.text) {
+        Ok((rest, words)) if spec.fall_back && !spec.fuzzy && !strict && !words.is_empty() => {
+            Some((words, compile(&rest, &spec.options)?))
+        }
+        _ => None,
+    };
     // Set when this future is dropped (the client went away): the search
     // stops at its next check instead of running on for nobody.
     let cancel = Arc::new(AtomicBool::new(false));
@@ -120,17 +137,20 @@ pub async fn run(
         // index was behind, so past the wait they answer as it stands).
         index.behind_after_waiting(ferret_index::SEARCH_CATCH_UP_WAIT);
         let stop = Stop::on(&cancel).within_cpu(SEARCH_CPU_BUDGET);
-        let outcome = match &words {
-            Some(words) => index.fuzzy_until(
+        let fuzzy = |words: &[String], filter: &Query| {
+            index.fuzzy_until(
                 &ferret_index::fuzzy::FuzzyRequest {
                     words,
-                    filter: &query,
+                    filter,
                     under: None,
                     offset: spec.offset,
                     limit: spec.limit,
                 },
                 stop,
-            ),
+            )
+        };
+        let outcome = match &words {
+            Some(words) => fuzzy(words, &query),
             None => index.search_until(
                 &SearchRequest {
                     query: &query,
@@ -144,7 +164,17 @@ pub async fn run(
                 stop,
             ),
         };
-        outcome.map(|o| (o, started.elapsed().as_secs_f64() * 1000.0))
+        // Decided on the whole answer (its total), so every page of a
+        // search comes from the same one.
+        let (outcome, fell_back) = match (outcome, &fallback) {
+            (Ok(plain), Some((words, filter))) if plain.total == 0 => (fuzzy(words, filter), true),
+            (outcome, _) => (outcome, false),
+        };
+        outcome.map(|outcome| Searched {
+            outcome,
+            ms: started.elapsed().as_secs_f64() * 1000.0,
+            fell_back,
+        })
     })
     .await
     .map_err(ApiError::internal)?;

@@ -401,6 +401,27 @@ async fn the_page_search_sorts_pages_and_marks_names() {
     );
     let none = json(get(&f.app, "/ui/api/search?q=rprt%20ext:zzz&fuzzy=1").await).await;
     assert_eq!(none["total"].as_u64(), Some(0), "{none}");
+    // A plain query no name holds answers with its fuzzy matches, and says
+    // so; one some name holds answers as asked.
+    let guessed = json(get(&f.app, "/ui/api/search?q=rprt").await).await;
+    assert_eq!(
+        (
+            guessed["results"][0]["name"].as_str(),
+            guessed["fuzzy_fallback"].as_bool()
+        ),
+        (Some("report.md"), Some(true)),
+        "{guessed}"
+    );
+    let plain = json(get(&f.app, "/ui/api/search?q=report").await).await;
+    assert_eq!(plain["fuzzy_fallback"].as_bool(), Some(false), "{plain}");
+    // Not with a switch that asks for the words as typed, nor in
+    // Everything's API, which answers exactly what was asked.
+    for asked in ["q=rprt&case=1", "q=rprt&ww=1", "q=rprt&regex=1"] {
+        let v = json(get(&f.app, &format!("/ui/api/search?{asked}")).await).await;
+        assert_eq!(v["total"].as_u64(), Some(0), "{asked}: {v}");
+    }
+    let everything = json(get(&f.app, "/?search=rprt&json=1").await).await;
+    assert_eq!(everything["totalResults"].as_u64(), Some(0), "{everything}");
     // Fuzzy letters match in either case and inside words: the switches
     // saying otherwise are refused, not ignored.
     for switch in ["case", "ww"] {
