@@ -136,8 +136,9 @@ pub async fn search(State(web): State<Web>, uri: Uri) -> Result<Response, ApiErr
         offset: p.number(&["offset"], u32::MAX as u64)?.unwrap_or(0) as usize,
         limit: p.number(&["limit"], MAX_PAGE)?.unwrap_or(100) as usize,
         fuzzy: p.flag(&["fuzzy"], false)?,
-        // In name order too: an empty page for a typo helps nobody typing.
-        fall_back: true,
+        // Asked by the page once typing pauses on an empty answer (a word
+        // half typed matches nothing, and its fuzzy pass is the slow one).
+        fall_back: p.flag(&["fallback"], false)?,
     };
     let marker = Marker::for_query(&spec.text, &spec.options);
     let offset = spec.offset;

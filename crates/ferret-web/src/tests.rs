@@ -401,9 +401,11 @@ async fn the_page_search_sorts_pages_and_marks_names() {
     );
     let none = json(get(&f.app, "/ui/api/search?q=rprt%20ext:zzz&fuzzy=1").await).await;
     assert_eq!(none["total"].as_u64(), Some(0), "{none}");
-    // A plain query no name holds answers with its fuzzy matches, and says
-    // so; one some name holds answers as asked.
-    let guessed = json(get(&f.app, "/ui/api/search?q=rprt").await).await;
+    // Asked to (`fallback`), a plain query no name holds answers with its
+    // fuzzy matches, and says so; one some name holds answers as asked.
+    let exact = json(get(&f.app, "/ui/api/search?q=rprt").await).await;
+    assert_eq!(exact["total"].as_u64(), Some(0), "{exact}");
+    let guessed = json(get(&f.app, "/ui/api/search?q=rprt&fallback=1").await).await;
     assert_eq!(
         (
             guessed["results"][0]["name"].as_str(),
@@ -412,11 +414,15 @@ async fn the_page_search_sorts_pages_and_marks_names() {
         (Some("report.md"), Some(true)),
         "{guessed}"
     );
-    let plain = json(get(&f.app, "/ui/api/search?q=report").await).await;
+    let plain = json(get(&f.app, "/ui/api/search?q=report&fallback=1").await).await;
     assert_eq!(plain["fuzzy_fallback"].as_bool(), Some(false), "{plain}");
     // Not with a switch that asks for the words as typed, nor in
     // Everything's API, which answers exactly what was asked.
-    for asked in ["q=rprt&case=1", "q=rprt&ww=1", "q=rprt&regex=1"] {
+    for asked in [
+        "q=rprt&fallback=1&case=1",
+        "q=rprt&fallback=1&ww=1",
+        "q=rprt&fallback=1&regex=1",
+    ] {
         let v = json(get(&f.app, &format!("/ui/api/search?{asked}")).await).await;
         assert_eq!(v["total"].as_u64(), Some(0), "{asked}: {v}");
     }
