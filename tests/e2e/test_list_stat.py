@@ -81,6 +81,12 @@ def test_several_roots_form_a_virtual_top_folder(tool, tree, tmp_path):
     assert paths(s) == ["main/", "other/"]
     _, s, _, _ = tool("list", {"path": "other"}, roots)
     assert paths(s) == ["hello.txt"]
+    # A search below one root holds only its entries, in relevance order
+    # and by name (a root was taken to restrict nothing: main's .txt too).
+    for args in [{"query": "ext:txt", "path": "other"}, {"query": "txt", "path": "other"}, {"query": "txt", "path": "other", "sort": "name"}]:
+        _, s, _, _ = tool("search", args, roots)
+        found = [r if isinstance(r, str) else r["path"] for r in s["results"]]
+        assert found == ["other/hello.txt"], (args, s)
     _, s, _, _ = tool("read", {"path": "other/hello.txt"}, roots)
     assert s["text"] == "hi\n" and s["path"] == "other/hello.txt"
     is_error, s, _, _ = tool("read", {"path": "main/../other/hello.txt"}, roots)

@@ -462,7 +462,7 @@ impl<'a> Plan<'a> {
         if best.as_ref().is_none_or(|(c, _)| !small(*c)) {
             if let Some(anchors) = anchors(store, &rest, &halt) {
                 best = Some((0, Driver::Subtrees(anchors)));
-            } else if let Some(u) = request.under.filter(|u| !store.roots().contains(u))
+            } else if let Some(u) = request.under.filter(|&u| restricts(store, u))
                 && best.as_ref().is_none_or(|(c, _)| *c > n / 4)
             {
                 best = Some((0, Driver::Subtrees(vec![u])));
@@ -503,11 +503,9 @@ impl<'a> Plan<'a> {
         matches!(self.driver, Driver::Subtrees(_))
     }
 
-    /// Whether `under` restricts anything (it is not a root).
+    /// Whether `under` restricts anything (it is not the only root).
     pub(crate) fn under(&self) -> Option<EntryId> {
-        self.request
-            .under
-            .filter(|u| !self.store.roots().contains(u))
+        self.request.under.filter(|&u| restricts(self.store, u))
     }
 
     pub(crate) fn name_ok(&self, id: EntryId) -> bool {
@@ -1011,4 +1009,12 @@ impl Inside {
             || (parent != NONE && self.dir_in(store, parent))
             || self.files.binary_search(&id).is_ok()
     }
+}
+
+/// Whether a search below `under` leaves anything out: all but below the
+/// only root. (With several roots, the root a `path` names is one of them:
+/// taking every root for "nothing to restrict" answered `path: "two"` with
+/// the other roots' entries too.)
+fn restricts(store: &Store, under: EntryId) -> bool {
+    store.roots() != [under]
 }

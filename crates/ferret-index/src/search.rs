@@ -803,9 +803,16 @@ mod tests {
     }
 
     fn random_store(rng: &mut Rng, entries: usize) -> Store {
+        random_store_in(rng, entries, &[b"r"])
+    }
+
+    /// [`random_store`] with these roots.
+    fn random_store_in(rng: &mut Rng, entries: usize, roots: &[&[u8]]) -> Store {
         let mut s = Store::new();
-        let root = s.add_root(b"r", Meta::default());
-        let mut dirs = vec![root];
+        let mut dirs: Vec<EntryId> = roots
+            .iter()
+            .map(|r| s.add_root(r, Meta::default()))
+            .collect();
         for _ in 0..entries {
             let parent = dirs[rng.below(dirs.len() as u64) as usize];
             let name = random_name(rng);
@@ -1182,11 +1189,16 @@ mod tests {
 
     /// Relevance pages equal ranking every match with the ranker and sorting.
     fn check_relevance(s: &Store, query: &str, seed: u64) {
+        check_relevance_under(s, query, None, seed);
+    }
+
+    fn check_relevance_under(s: &Store, query: &str, under: Option<EntryId>, seed: u64) {
         let q = Query::compile(query, &Options::default(), &CLOCK).unwrap();
         let ranker = Ranker::new(q.name_words(), chrono::Utc::now().timestamp(), None);
         let (mut buf, mut places) = (Vec::new(), Places::default());
         let mut all: Vec<(Relevance, EntryId)> = (0..s.capacity_ids() as EntryId)
             .filter(|&i| s.is_live(i) && s.parent(i) != NONE && q.matches(&s.entry(i)))
+            .filter(|&i| under.is_none_or(|u| i != u && s.is_within(i, u)))
             .map(|i| (ranker.rank(s, i, &mut places, &mut buf), i))
             .collect();
         all.sort_by(|a, b| {
@@ -1198,7 +1210,7 @@ mod tests {
                 s,
                 &SearchRequest {
                     query: &q,
-                    under: None,
+                    under,
                     sort: SortKey::Relevance,
                     descending: false,
                     offset,
@@ -1311,6 +1323,32 @@ mod tests {
             crate::orders::rebuild_store(&mut s);
             for q in QUERIES {
                 check(&s, q, some_dir, seed);
+            }
+        }
+    }
+
+    /// With several roots, a search below one of them (a `path` naming a
+    /// root) holds only its entries, in every order, before and after
+    /// changes. (It held every root's: a root was taken to restrict nothing.)
+    #[test]
+    fn a_search_below_one_of_several_roots_holds_only_its_entries() {
+        for seed in [3u64, 11, 2027] {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut s = random_store_in(&mut rng, 400, &[b"r", b"s", b"t"]);
+            crate::orders::rebuild_store(&mut s);
+            let roots = s.roots().to_vec();
+            for q in QUERIES {
+                for &r in &roots {
+                    check(&s, q, Some(r), seed);
+                    check_relevance_under(&s, q, Some(r), seed);
+                }
+            }
+            churn(&mut s, &mut rng, 120);
+            for q in QUERIES {
+                for &r in &roots {
+                    check(&s, q, Some(r), seed);
+                    check_relevance_under(&s, q, Some(r), seed);
+                }
             }
         }
     }
