@@ -105,6 +105,9 @@ pub struct SearchCall {
     fallback: Option<(Vec<String>, Query)>,
     /// Add `resource_link` items for the files found (`links::wanted`).
     pub links: bool,
+    /// No CPU budget for the search itself: the command line's, which has
+    /// nobody else to serve (its guesses keep theirs).
+    unbounded: bool,
 }
 
 fn compile(a: &Args, key: &str, text: &str, options: &Options, clock: &Clock) -> ArgResult<Query> {
@@ -640,6 +643,7 @@ fn parse_search_for(tool: &'static str, args: Option<&JsonObject>) -> ArgResult<
         content,
         documents,
         links: false,
+        unbounded: false,
     })
 }
 
@@ -780,7 +784,11 @@ pub fn find(
     } else {
         // Stopped once the caller goes away (cancelled, or its connection
         // closed): the answer would reach nobody. And within a CPU budget.
-        let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET);
+        let stop = if call.unbounded {
+            Stop::on(&meter.cancel)
+        } else {
+            Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET)
+        };
         let searched = match &call.fuzzy {
             Some(words) => index.fuzzy_until(
                 &ferret_index::fuzzy::FuzzyRequest {
@@ -904,7 +912,9 @@ pub struct Answer {
 
 /// Answer `args` (the `search` tool's arguments) as the tool does, with
 /// `limit` results at most (the tool's bound of 2,000 does not hold on the
-/// command line); the message of the error that would answer it otherwise.
+/// command line, nor its CPU budget for the search itself, as before the
+/// command answered through here); the message of the error that would
+/// answer it otherwise.
 pub fn search_once(
     index: &Index,
     roots: &Roots,
@@ -913,6 +923,7 @@ pub fn search_once(
 ) -> Result<Answer, String> {
     let mut call = parse_search(Some(args)).map_err(|e| e.message.to_string())?;
     call.limit = limit;
+    call.unbounded = true;
     let found = find(index, roots, None, &call, &Meter::new(), None).map_err(|e| {
         e.content
             .first()
