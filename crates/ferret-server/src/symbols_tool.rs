@@ -763,15 +763,34 @@ fn now_s() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// What [`fresh`] did to the table.
+enum Freshened {
+    /// Brought up to date: what was read and forgotten, and whether every
+    /// file was listed.
+    Fresh(ferret_symbols::Refreshed, bool),
+    /// Too much to parse in the call: only the files holding the name.
+    Narrowed(Narrowed),
+}
+
+/// What a call that may be answered [`narrowed`] looks for.
+struct NarrowBy<'a> {
+    name: &'a str,
+    scope: Option<&'a str>,
+    meter: &'a Meter,
+}
+
 /// The stack's table in `slot`, brought up to date with the disk: built by
 /// a listing when `slot` holds another stack's (or none), then kept by the
-/// index's change feed (see the module's documentation). Gives what it did,
-/// and whether it listed every file.
+/// index's change feed (see the module's documentation). With `narrow`,
+/// a listing that finds more than [`PARSE_IN_CALL`] files to parse reads
+/// only those holding the name instead ([`narrowed`]), and the next call
+/// lists again.
 fn fresh(
     slot: &mut Option<Held>,
     stack: &Arc<Stack>,
     cancel: &std::sync::atomic::AtomicBool,
-) -> Result<(ferret_symbols::Refreshed, bool), FsError> {
+    narrow: Option<NarrowBy<'_>>,
+) -> Result<Freshened, FsError> {
     let roots = &stack.roots;
     let index = &stack.index;
     let h = held_for(slot, stack);
@@ -794,6 +813,14 @@ fn fresh(
             // not have seen.
             let _ = h.drain();
             let (all, caught_up) = sources(index, roots, Stop::on(cancel))?;
+            if let Some(by) = narrow
+                && h.table.to_read(&all) > PARSE_IN_CALL
+            {
+                // The feed was emptied for a listing the table does not
+                // take whole: listed again by the next call.
+                h.whole = false;
+                return narrowed(h, stack, all, caught_up, &by).map(Freshened::Narrowed);
+            }
             h.whole = caught_up;
             h.table.refresh(&all, now_s(), threads, read)
         }
@@ -804,7 +831,7 @@ fn fresh(
     if refreshed.read >= MANY_READ {
         settle(&mut h.table);
     }
-    Ok((refreshed, listed))
+    Ok(Freshened::Fresh(refreshed, listed))
 }
 
 /// Past this many files read by one call, the table is settled (see
@@ -924,7 +951,7 @@ pub fn build(held: &Symbols, stack: &Arc<Stack>, serving: &dyn Fn() -> bool) {
         set(&|b| b.state = Some("stopped"));
         return;
     }
-    if let Err(e) = fresh(&mut slot, stack, &never) {
+    if let Err(e) = fresh(&mut slot, stack, &never, None) {
         tracing::warn!("symbols table not caught up: {}", e.message);
     }
     let ms = started.elapsed().as_millis() as u64;
@@ -1058,7 +1085,7 @@ pub fn definitions(
     if !slot.as_ref().is_some_and(|h| h.serves(stack) && h.whole) {
         return None;
     }
-    fresh(&mut slot, stack, cancel).ok()?;
+    fresh(&mut slot, stack, cancel, None).ok()?;
     let table = &slot.as_ref().expect("fresh keeps it").table;
     let found = table.search(
         &NameQuery::new(name),
@@ -1111,41 +1138,37 @@ fn spelled_name(query: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name).trim()
 }
 
-/// When the table lacks more than [`PARSE_IN_CALL`] of the source files
-/// (`None` otherwise: the call brings it up to date itself): the files
-/// under `scope` whose text holds `name` (case aside; read through the content index
-/// where it can tell), parsed into the table within [`NARROW_PARSE_BUDGET`].
-/// Every definition spelled `name` in any case lies in one of them, so the
+/// For a call whose listing `all` holds more than [`PARSE_IN_CALL`] files
+/// the table would have to parse: the files under the call's scope whose
+/// text holds its name (case aside; read through the content index where
+/// it can tell), parsed into the table within [`NARROW_PARSE_BUDGET`].
+/// Every definition spelled so in any case lies in one of them, so the
 /// exact matches are all there when none is left; names spelled with other
 /// separators and fuzzy matches elsewhere wait for the build.
 fn narrowed(
     h: &mut Held,
     stack: &Stack,
-    name: &str,
-    scope: Option<&str>,
-    meter: &Meter,
-) -> Result<Option<Narrowed>, FsError> {
-    if h.whole {
-        return Ok(None);
-    }
-    let (all, caught_up) = sources(&stack.index, &stack.roots, Stop::on(&meter.cancel))?;
-    if h.table.to_read(&all) <= PARSE_IN_CALL {
-        return Ok(None);
-    }
+    all: Vec<Source>,
+    caught_up: bool,
+    by: &NarrowBy<'_>,
+) -> Result<Narrowed, FsError> {
     let listed = all.len();
-    if name.is_empty() {
+    if by.name.is_empty() {
         // Nothing a file must hold (`Type::`): nothing parsed for it.
-        return Ok(Some(Narrowed {
+        return Ok(Narrowed {
             parsed: HashSet::new(),
             left: 0,
             listed,
-        }));
+        });
     }
     // Only where the call looks (its `path`): the rest waits for the build.
+    let scoped: Vec<Source> = all
+        .into_iter()
+        .filter(|s| within(by.scope, &s.path))
+        .collect();
     let gathered = ferret_grep::candidates::Gathered {
-        candidates: all
+        candidates: scoped
             .iter()
-            .filter(|s| within(scope, &s.path))
             .map(|s| ferret_grep::Candidate::new(s.path.clone(), s.mtime, s.size))
             .collect(),
         caught_up,
@@ -1155,13 +1178,13 @@ fn narrowed(
         &stack.roots,
         stack.content.as_ref(),
         gathered,
-        &[name.to_string()],
+        &[by.name.to_string()],
         false,
         NARROW_FIND_TIMEOUT,
-        meter,
+        by.meter,
     )?
     .files;
-    let holding: Vec<Source> = all
+    let holding: Vec<Source> = scoped
         .into_iter()
         .filter(|s| holding.contains(&s.path))
         .collect();
@@ -1171,7 +1194,7 @@ fn narrowed(
     let mut parsed = HashSet::new();
     let mut left = 0;
     for chunk in holding.chunks(CHUNK) {
-        if started.elapsed() >= NARROW_PARSE_BUDGET || meter.cancel.load(Ordering::Relaxed) {
+        if started.elapsed() >= NARROW_PARSE_BUDGET || by.meter.cancel.load(Ordering::Relaxed) {
             left += chunk.len();
             continue;
         }
@@ -1180,11 +1203,11 @@ fn narrowed(
         }
         parsed.extend(chunk.iter().map(|s| s.path.clone()));
     }
-    Ok(Some(Narrowed {
+    Ok(Narrowed {
         parsed,
         left,
         listed,
-    }))
+    })
 }
 
 /// `symbols`. `start_build` starts the table's background build (when a
@@ -1201,28 +1224,22 @@ pub fn symbols(
         Ok(s) => s,
         Err(e) => return render::tool_error(&e),
     };
+    let name = spelled_name(&call.query);
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
-    let narrow = match narrowed(
-        held_for(&mut slot, stack),
-        stack,
-        spelled_name(&call.query),
-        scope.as_deref(),
+    let by = NarrowBy {
+        name,
+        scope: scope.as_deref(),
         meter,
-    ) {
-        Ok(n) => n,
+    };
+    let (refreshed, listed, narrow) = match fresh(&mut slot, stack, cancel, Some(by)) {
+        Ok(Freshened::Fresh(refreshed, listed)) => (refreshed, listed, None),
+        Ok(Freshened::Narrowed(n)) => {
+            start_build();
+            (ferret_symbols::Refreshed::default(), true, Some(n))
+        }
         Err(e) => return render::tool_error(&e),
     };
-    if narrow.is_some() {
-        start_build();
-    }
-    let (refreshed, listed) = match &narrow {
-        Some(n) => (ferret_symbols::Refreshed::default(), n.listed > 0),
-        None => match fresh(&mut slot, stack, cancel) {
-            Ok(f) => f,
-            Err(e) => return render::tool_error(&e),
-        },
-    };
-    let table = &slot.as_ref().expect("held_for and fresh keep it").table;
+    let table = &slot.as_ref().expect("fresh keeps it").table;
     let query = NameQuery::new(&call.query);
     let found = table.search(
         &query,
@@ -1271,7 +1288,6 @@ pub fn symbols(
         } else {
             String::new()
         };
-        let name = spelled_name(&call.query);
         let covers = if name.is_empty() {
             "there is no name to look for in the files' text, so nothing was parsed for it"
                 .to_string()
