@@ -118,12 +118,15 @@ pub async fn run(source: Arc<dyn Source>, spec: SearchSpec) -> Result<Searched, 
     };
     let query = compile(&text, &spec.options)?;
     // The fallback's words, and the rest of the query as its filter.
+    // (Only when asked: not on every keystroke's request.)
     let strict = spec.options.regex || spec.options.match_case || spec.options.whole_word;
-    let fallback = match ferret_query::split_words(&spec.text) {
-        Ok((rest, words)) if spec.fall_back && !spec.fuzzy && !strict && !words.is_empty() => {
-            Some((words, compile(&rest, &spec.options)?))
+    let fallback = if spec.fall_back && !spec.fuzzy && !strict {
+        match ferret_query::split_words(&spec.text) {
+            Ok((rest, words)) if !words.is_empty() => Some((words, compile(&rest, &spec.options)?)),
+            _ => None,
         }
-        _ => None,
+    } else {
+        None
     };
     // Set when this future is dropped (the client went away): the search
     // stops at its next check instead of running on for nobody.
