@@ -375,8 +375,8 @@ pub fn search(args: cli::SearchCommand) -> anyhow::Result<ExitCode> {
     let mut config = index_config(&roots, &args.roots, &args.index);
     // One search, then exit: the saved index is mapped and read in place.
     config.one_shot = true;
-    // Checked before the index is read: a mistyped query or order costs
-    // nothing.
+    // Checked before the index is read, in the command line's words (the
+    // tool's own checks below name its JSON parameters).
     let clock = ferret_query::Clock::system();
     ferret_query::Query::compile(&args.query, &Default::default(), &clock)
         .map_err(|e| anyhow::anyhow!("{}", e.render(&args.query)))?;
