@@ -510,6 +510,11 @@ struct Collect<'a> {
     /// Keep at most this many matches' lines (`None`: count only).
     keep: Option<usize>,
     kept: usize,
+    /// The last line of the last match kept, and how many lines after it
+    /// are its context: a line within them is kept though no more matches
+    /// are (a match among them as context, as `rg -m` shows it).
+    kept_end: Option<u64>,
+    after: u64,
     items: Vec<Line>,
     count: u64,
     binary: bool,
@@ -531,6 +536,8 @@ impl<'a> Collect<'a> {
             path,
             keep,
             kept: 0,
+            kept_end: None,
+            after: options.after as u64,
             items: Vec::new(),
             count: 0,
             binary: false,
@@ -546,6 +553,11 @@ impl<'a> Collect<'a> {
 
     fn keeping(&self) -> bool {
         self.keep.is_some_and(|k| self.kept < k)
+    }
+
+    /// Whether line `number` is context after the last match kept.
+    fn within_kept_context(&self, number: u64) -> bool {
+        self.keep.is_some() && self.kept_end.is_some_and(|end| number <= end + self.after)
     }
 
     fn line(&self, number: u64, bytes: &[u8], context: bool) -> Line {
@@ -566,20 +578,25 @@ impl Sink for Collect<'_> {
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         self.count += 1;
+        let number = mat.line_number().unwrap_or(0);
         if self.keeping() {
-            let number = mat.line_number().unwrap_or(0);
             let item = self.line(number, mat.bytes(), false);
+            self.kept_end = Some(number + item.text.matches('\n').count() as u64);
             self.items.push(item);
             self.kept += 1;
+        } else if self.within_kept_context(number) {
+            let item = self.line(number, mat.bytes(), true);
+            self.items.push(item);
         }
         Ok(!self.first_only && !self.control.should_stop())
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let number = ctx.line_number().unwrap_or(0);
         let after_kept =
-            matches!(ctx.kind(), SinkContextKind::After) && self.items.last().is_some();
-        if self.keeping() || (after_kept && self.keep.is_some()) {
-            let item = self.line(ctx.line_number().unwrap_or(0), ctx.bytes(), true);
+            matches!(ctx.kind(), SinkContextKind::After) && self.within_kept_context(number);
+        if self.keeping() || after_kept {
+            let item = self.line(number, ctx.bytes(), true);
             self.items.push(item);
         }
         Ok(true)

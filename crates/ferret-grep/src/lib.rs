@@ -430,35 +430,49 @@ fn assemble(
                 if budget_hit || first + r.count <= options.offset as u64 || first >= end {
                     continue;
                 }
-                // Global match index of the previous and next match of every item.
+                // A context line is shown only beside a match of the page:
+                // within `after` lines below one (counted from its last
+                // line: a multiline match spans several) or `before` lines
+                // above one. A match off the page within them is shown as
+                // context, as `rg -m` shows it; the searcher's context of
+                // matches off the page is not shown.
+                let in_page = |m: u64| m >= options.offset as u64 && m < end;
+                let mut include = vec![false; r.items.len()];
+                let mut shown_as_context = vec![false; r.items.len()];
+                let mut page_end: Option<u64> = None; // the last line of the page's last match so far
                 let mut idx = first;
-                let mut prev: Vec<Option<u64>> = Vec::with_capacity(r.items.len());
-                for item in &r.items {
-                    if item.context {
-                        prev.push((idx > first).then(|| idx - 1));
+                for (k, item) in r.items.iter().enumerate() {
+                    if !item.context && in_page(idx) {
+                        include[k] = true;
+                        page_end = Some(item.line + item.text.matches('\n').count() as u64);
                     } else {
-                        prev.push(Some(idx));
+                        include[k] =
+                            page_end.is_some_and(|e| item.line <= e + options.after as u64);
+                        shown_as_context[k] = !item.context;
+                    }
+                    if !item.context {
                         idx += 1;
                     }
                 }
-                let in_page = |m: u64| m >= options.offset as u64 && m < end;
-                let mut next_match: Option<u64> = None;
-                let mut include = vec![false; r.items.len()];
-                let mut m = idx;
+                let mut page_start: Option<u64> = None; // the first line of the page's next match
                 for (k, item) in r.items.iter().enumerate().rev() {
                     if !item.context {
-                        m -= 1;
-                        next_match = Some(m);
-                        include[k] = in_page(m);
-                    } else {
+                        idx -= 1;
+                        if in_page(idx) {
+                            page_start = Some(item.line);
+                            continue;
+                        }
+                    }
+                    if !include[k] {
                         include[k] =
-                            prev[k].is_some_and(in_page) || next_match.is_some_and(in_page);
+                            page_start.is_some_and(|s| item.line + options.before as u64 >= s);
                     }
                 }
-                for (k, item) in r.items.into_iter().enumerate() {
+                for (k, mut item) in r.items.into_iter().enumerate() {
                     if !include[k] || budget_hit {
                         continue;
                     }
+                    item.context |= shown_as_context[k];
                     let size = item.path.len() + item.text.len() + 40;
                     if used + size > options.max_output_bytes && out.count > 0 {
                         budget_hit = true;

@@ -688,3 +688,80 @@ fn windows_anywhere_never_show_a_file_a_whole_read_does_not() {
     }
     assert!(shown > 50, "only {shown} files shown through windows");
 }
+
+/// Context is shown beside the page's matches alone: every line within
+/// `before` above or `after` below a match of the page, a match off the
+/// page among them as context, and nothing else; checked against the
+/// lines worked out from the files themselves, for random files, pages and
+/// context sizes.
+#[test]
+fn context_lines_are_those_of_the_page_matches() {
+    let t = tempfile::tempdir().unwrap();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..60 {
+        let names = ["one.txt", "two.txt"];
+        let mut files: Vec<Vec<bool>> = Vec::new();
+        for name in names {
+            let lines: Vec<bool> = (0..5 + next(30)).map(|_| next(4) == 0).collect();
+            let text: String = lines
+                .iter()
+                .enumerate()
+                .map(|(i, &hit)| {
+                    if hit {
+                        format!("hit {i}\n")
+                    } else {
+                        format!("line {i}\n")
+                    }
+                })
+                .collect();
+            fs::write(t.path().join(name), text).unwrap();
+            files.push(lines);
+        }
+        for _ in 0..20 {
+            let options = Options {
+                before: next(4) as usize,
+                after: next(4) as usize,
+                offset: next(8) as usize,
+                limit: 1 + next(5) as usize,
+                ..Options::default()
+            };
+            let o = run(t.path(), pat("hit"), &names, &options);
+            // The oracle: (file, line, is a match of the page) in order.
+            let mut want: Vec<(String, u64, bool)> = Vec::new();
+            let mut k = 0usize;
+            for (name, lines) in names.iter().zip(&files) {
+                let mut page = Vec::new();
+                for (i, &hit) in lines.iter().enumerate() {
+                    if hit {
+                        if k >= options.offset && k < options.offset + options.limit {
+                            page.push(i);
+                        }
+                        k += 1;
+                    }
+                }
+                for (i, &hit) in lines.iter().enumerate() {
+                    let on_page = page.contains(&i);
+                    let near = page
+                        .iter()
+                        .any(|&m| i + options.before >= m && i <= m + options.after);
+                    if on_page || near {
+                        want.push((name.to_string(), i as u64 + 1, on_page && hit));
+                    }
+                }
+            }
+            let got: Vec<(String, u64, bool)> = o
+                .lines
+                .iter()
+                .map(|l| (l.path.clone(), l.line, !l.context))
+                .collect();
+            assert_eq!(got, want, "round {round}, {options:?}");
+            assert_eq!(o.count, want.iter().filter(|w| w.2).count());
+        }
+    }
+}
