@@ -37,20 +37,29 @@ impl Candidate {
 }
 
 /// `glob` patterns: a pattern with `/` matches the path below the root, one
-/// without matches the file name.
+/// without matches the file name. As in ripgrep, a pattern starting with
+/// `!` excludes what it matches; a file is kept when it matches a pattern
+/// that includes (or none is given) and none that excludes. A pattern may
+/// list several, split at commas outside braces (`*.rs,*.md`).
 #[derive(Debug, Clone, Default)]
 pub struct Globs {
+    include: GlobSide,
+    exclude: GlobSide,
+}
+
+/// One side of [`Globs`]: its patterns with `/` and without.
+#[derive(Debug, Clone, Default)]
+struct GlobSide {
     by_path: Option<GlobSet>,
     by_name: Option<GlobSet>,
 }
 
-impl Globs {
-    pub fn new(patterns: &[String]) -> Result<Globs, String> {
+impl GlobSide {
+    fn new(patterns: &[&str]) -> Result<GlobSide, String> {
         let mut path = GlobSetBuilder::new();
         let mut name = GlobSetBuilder::new();
         let (mut np, mut nn) = (0, 0);
         for p in patterns {
-            let p = p.trim().trim_start_matches("./");
             let has_slash = p.contains('/');
             let glob = GlobBuilder::new(p)
                 .literal_separator(has_slash)
@@ -71,7 +80,7 @@ impl Globs {
                 b.build().map(Some).map_err(|e| e.to_string())
             }
         };
-        Ok(Globs {
+        Ok(GlobSide {
             by_path: build(path, np)?,
             by_name: build(name, nn)?,
         })
@@ -81,17 +90,67 @@ impl Globs {
         self.by_path.is_none() && self.by_name.is_none()
     }
 
+    fn matches(&self, rel: &str, name: &str) -> bool {
+        self.by_name.as_ref().is_some_and(|g| g.is_match(name))
+            || self
+                .by_path
+                .as_ref()
+                .is_some_and(|g| g.is_match(rel) || g.is_match(format!("/{rel}")))
+    }
+}
+
+/// `text` split at commas outside braces (`{a,b}` is one glob's choice).
+pub(crate) fn split_at_commas(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+impl Globs {
+    pub fn new(patterns: &[String]) -> Result<Globs, String> {
+        let (mut include, mut exclude) = (Vec::new(), Vec::new());
+        for p in patterns.iter().flat_map(|p| split_at_commas(p)) {
+            let p = p.trim();
+            let (side, p) = match p.strip_prefix('!') {
+                Some(rest) => (&mut exclude, rest.trim_start()),
+                None => (&mut include, p),
+            };
+            let p = p.trim_start_matches("./");
+            if p.is_empty() {
+                continue;
+            }
+            side.push(p);
+        }
+        Ok(Globs {
+            include: GlobSide::new(&include)?,
+            exclude: GlobSide::new(&exclude)?,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.include.is_empty() && self.exclude.is_empty()
+    }
+
     /// `rel` is the path below its root.
     pub fn matches(&self, rel: &str) -> bool {
         if self.is_empty() {
             return true;
         }
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        self.by_name.as_ref().is_some_and(|g| g.is_match(name))
-            || self
-                .by_path
-                .as_ref()
-                .is_some_and(|g| g.is_match(rel) || g.is_match(format!("/{rel}")))
+        (self.include.is_empty() || self.include.matches(rel, name))
+            && !self.exclude.matches(rel, name)
     }
 }
 

@@ -183,6 +183,8 @@ pub fn names_documents(filter: &str, globs: &[String], path: Option<&str>) -> bo
         });
     let in_globs = globs
         .iter()
+        .flat_map(|g| candidates::split_at_commas(g))
+        .filter(|g| !g.trim_start().starts_with('!'))
         .any(|g| g.rsplit_once('.').is_some_and(|(_, e)| is_doc_ext(e)));
     let is_document = path
         .and_then(|p| p.rsplit('/').next())

@@ -765,3 +765,25 @@ fn context_lines_are_those_of_the_page_matches() {
         }
     }
 }
+
+/// `!` excludes, as in ripgrep; a pattern may list several at commas
+/// outside braces.
+#[test]
+fn globs_exclude_with_a_bang_and_split_at_commas() {
+    let g = |p: &[&str]| Globs::new(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let rs_not_tests = g(&["*.rs", "!*test*"]);
+    assert!(rs_not_tests.matches("src/main.rs"));
+    assert!(!rs_not_tests.matches("src/tests.rs"));
+    assert!(!rs_not_tests.matches("README.md"));
+    let not_rs = g(&["!*.rs"]);
+    assert!(not_rs.matches("README.md"));
+    assert!(!not_rs.matches("src/main.rs"));
+    let two = g(&["*.rs,*.md"]);
+    assert!(two.matches("src/main.rs") && two.matches("README.md"));
+    assert!(!two.matches("Cargo.toml"));
+    let braces = g(&["*.{rs,md}", "!src/**"]);
+    assert!(braces.matches("README.md") && braces.matches("tests/a.rs"));
+    assert!(!braces.matches("src/main.rs"));
+    assert!(!names_documents("", &["!*.pdf".into()], None));
+    assert!(names_documents("", &["*.rs,*.pdf".into()], None));
+}
