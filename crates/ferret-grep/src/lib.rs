@@ -86,8 +86,13 @@ pub fn compile(pattern: &Pattern) -> Result<RegexMatcher, String> {
         .fixed_strings(pattern.literal)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(4 * REGEX_SIZE_LIMIT);
+    // `^` and `$` match at every line's edges, as in ripgrep, and see a
+    // line's end in `\r\n` as in `\n` (ripgrep's `--crlf`): files written
+    // on Windows answer `^b$` as others do. `crlf` sets the line terminator
+    // as well, so it is set again after.
+    b.crlf(true).multi_line(true);
     if pattern.multiline {
-        b.multi_line(true);
+        b.line_terminator(None);
     } else {
         b.line_terminator(Some(b'\n'));
     }

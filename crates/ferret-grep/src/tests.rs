@@ -787,3 +787,29 @@ fn globs_exclude_with_a_bang_and_split_at_commas() {
     assert!(!names_documents("", &["!*.pdf".into()], None));
     assert!(names_documents("", &["*.rs,*.pdf".into()], None));
 }
+
+/// Anchors see a CRLF line's end as an LF one's, across lines too.
+#[test]
+fn anchors_match_at_crlf_line_ends() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("crlf.txt"), "a\r\nb\r\nc b\r\n").unwrap();
+    fs::write(t.path().join("lf.txt"), "a\nb\nc b\n").unwrap();
+    for file in ["crlf.txt", "lf.txt"] {
+        let o = run(t.path(), pat("^b$"), &[file], &Options::default());
+        let lines: Vec<(u64, &str)> = o.lines.iter().map(|l| (l.line, l.text.as_str())).collect();
+        assert_eq!(lines, [(2, "b")], "{file}");
+        let o = run(t.path(), pat("b$"), &[file], &Options::default());
+        assert_eq!(o.total, 2, "{file}");
+        let o = run(
+            t.path(),
+            Pattern {
+                text: "^a$\\s+^b$".into(),
+                multiline: true,
+                ..Pattern::default()
+            },
+            &[file],
+            &Options::default(),
+        );
+        assert_eq!(o.total, 1, "{file}");
+    }
+}
