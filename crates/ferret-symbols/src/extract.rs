@@ -241,35 +241,80 @@ impl Extractor {
             )
             .ok_or(Skip::TimedOut)?;
         let root = tree.root_node();
+        let had_errors = root.has_error();
         let mut found: Vec<Symbol> = Vec::new();
-        let mut truncated = false;
-        let mut cursor = QueryCursor::new();
-        cursor.set_match_limit(4096);
-        let mut query_progress = |_: &tree_sitter::QueryCursorState| over();
-        let mut matches = cursor.matches_with_options(
-            &compiled.query,
-            root,
-            source,
-            QueryCursorOptions::new().progress_callback(&mut query_progress),
-        );
-        while let Some(m) = matches.next() {
-            let mut name = None;
-            let mut definition = None;
-            for c in m.captures {
-                if c.index == compiled.name {
-                    name = Some(c.node);
-                } else if let Some(Some(kind)) = compiled.definitions.get(c.index as usize) {
-                    definition = Some((c.node, *kind));
-                }
-            }
-            if let (Some(name), Some((node, kind))) = (name, definition)
-                && let Some(symbol) = symbol(lang, source, name, node, kind)
-            {
-                if found.len() >= limits.max_symbols {
-                    truncated = true;
+        let mut truncated = compiled.collect(lang, source, root, &[], limits, &over, &mut found);
+        // Rust items inside a macro's braces (`cfg_rt! { pub fn spawn() }`,
+        // a tenth of tokio's definitions) are token trees to the grammar.
+        // The macro's name and braces are blanked out, so that its items
+        // stand where they are written (same bytes, same lines, the same
+        // impl or module around them), and the file is parsed again; only
+        // definitions inside the braces are taken from that parse. Macros
+        // inside those braces come out in the next round.
+        if lang == Lang::Rust && !truncated {
+            let mut unwrapped: Option<Vec<u8>> = None;
+            let mut regions: Vec<(usize, usize)> = Vec::new();
+            let mut tree = tree;
+            for _ in 0..MACRO_ROUNDS {
+                let mut found_now = Vec::new();
+                item_macros(tree.root_node(), &mut found_now);
+                if found_now.is_empty() || over() {
                     break;
                 }
-                found.push(symbol);
+                let text = unwrapped.get_or_insert_with(|| source.to_vec());
+                for m in found_now {
+                    for b in &mut text[m.start.0..m.open.0] {
+                        if *b != b'\n' {
+                            *b = b' ';
+                        }
+                    }
+                    text[m.close.0] = b' ';
+                    regions.push((m.open.0, m.close.0));
+                    // The same bytes, lines and columns: the tree is told
+                    // what changed and the parse reuses the rest of it.
+                    for (from, to) in [(m.start, m.open), (m.close, (m.close.0 + 1, m.close_end))] {
+                        tree.edit(&tree_sitter::InputEdit {
+                            start_byte: from.0,
+                            old_end_byte: to.0,
+                            new_end_byte: to.0,
+                            start_position: from.1,
+                            old_end_position: to.1,
+                            new_end_position: to.1,
+                        });
+                    }
+                }
+                let text: &[u8] = text;
+                compiled.parser.reset();
+                let mut read = |at: usize, _| text.get(at..).unwrap_or_default();
+                let mut progress = |_: &tree_sitter::ParseState| over();
+                tree = compiled
+                    .parser
+                    .parse_with_options(
+                        &mut read,
+                        Some(&tree),
+                        Some(ParseOptions::new().progress_callback(&mut progress)),
+                    )
+                    .ok_or(Skip::TimedOut)?;
+            }
+            if let Some(text) = &unwrapped {
+                let mut inside = Vec::new();
+                truncated = compiled.collect(
+                    lang,
+                    text,
+                    tree.root_node(),
+                    &regions,
+                    limits,
+                    &over,
+                    &mut inside,
+                );
+                // What the first parse found outside the braces stands; the
+                // second parse may read it otherwise around a macro it
+                // cannot make items of.
+                found.extend(inside);
+                if found.len() > limits.max_symbols {
+                    found.truncate(limits.max_symbols);
+                    truncated = true;
+                }
             }
         }
         let timed_out = !truncated && over();
@@ -299,9 +344,146 @@ impl Extractor {
         });
         Ok(Outline {
             symbols: found,
-            had_errors: root.has_error(),
+            had_errors,
             truncated,
         })
+    }
+}
+
+/// At most this many parses of a Rust file for the items inside macros'
+/// braces (each round unwraps one level of macros inside macros).
+const MACRO_ROUNDS: usize = 3;
+
+impl Compiled {
+    /// Runs the query over `root`, adding each definition to `found` (only
+    /// those starting inside one of `within`, when it is not empty). True
+    /// when [`Limits::max_symbols`] was reached.
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &self,
+        lang: Lang,
+        source: &[u8],
+        root: Node,
+        within: &[(usize, usize)],
+        limits: Limits,
+        over: &dyn Fn() -> bool,
+        found: &mut Vec<Symbol>,
+    ) -> bool {
+        // Each region walked alone (the outermost ones: a macro's inner
+        // macros lie inside it), or the whole tree.
+        let mut ranges: Vec<(usize, usize)> = within.to_vec();
+        ranges.sort_unstable_by_key(|&(a, b)| (a, std::cmp::Reverse(b)));
+        ranges.dedup_by(|inner, outer| inner.1 <= outer.1);
+        if ranges.is_empty() {
+            ranges.push((0, usize::MAX));
+        }
+        for (a, b) in ranges {
+            if self.collect_in(lang, source, root, a..b, limits, over, found) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// [`Compiled::collect`] of the definitions starting in `range`.
+    #[allow(clippy::too_many_arguments)]
+    fn collect_in(
+        &self,
+        lang: Lang,
+        source: &[u8],
+        root: Node,
+        range: std::ops::Range<usize>,
+        limits: Limits,
+        over: &dyn Fn() -> bool,
+        found: &mut Vec<Symbol>,
+    ) -> bool {
+        let mut cursor = QueryCursor::new();
+        cursor.set_match_limit(4096);
+        if range.end != usize::MAX {
+            cursor.set_byte_range(range.clone());
+        }
+        let mut query_progress = |_: &tree_sitter::QueryCursorState| over();
+        let mut matches = cursor.matches_with_options(
+            &self.query,
+            root,
+            source,
+            QueryCursorOptions::new().progress_callback(&mut query_progress),
+        );
+        while let Some(m) = matches.next() {
+            let mut name = None;
+            let mut definition = None;
+            for c in m.captures {
+                if c.index == self.name {
+                    name = Some(c.node);
+                } else if let Some(Some(kind)) = self.definitions.get(c.index as usize) {
+                    definition = Some((c.node, *kind));
+                }
+            }
+            if let (Some(name), Some((node, kind))) = (name, definition)
+                && range.contains(&node.start_byte())
+                && let Some(symbol) = symbol(lang, source, name, node, kind)
+            {
+                if found.len() >= limits.max_symbols {
+                    return true;
+                }
+                found.push(symbol);
+            }
+        }
+        false
+    }
+}
+
+/// A Rust macro call written with braces where items go: where the call
+/// starts, just after its `{`, its `}` (each a byte and its point), and the
+/// point just after the `}`.
+struct ItemMacro {
+    start: (usize, tree_sitter::Point),
+    open: (usize, tree_sitter::Point),
+    close: (usize, tree_sitter::Point),
+    close_end: tree_sitter::Point,
+}
+
+/// The Rust macro calls written with braces where items go: the file's top,
+/// a module's, an impl's or a trait's body.
+fn item_macros(root: Node, out: &mut Vec<ItemMacro>) {
+    let mut bodies = vec![root];
+    while let Some(body) = bodies.pop() {
+        let mut walk = body.walk();
+        for child in body.named_children(&mut walk) {
+            match child.kind() {
+                "macro_invocation" => {
+                    let Some(tree) = child.named_child(child.named_child_count().saturating_sub(1))
+                    else {
+                        continue;
+                    };
+                    if tree.kind() == "token_tree"
+                        && tree.child(0).is_some_and(|b| b.kind() == "{")
+                        && tree.end_byte() > tree.start_byte() + 1
+                        && !tree.has_error()
+                    {
+                        let (open, end) = (tree.start_position(), tree.end_position());
+                        out.push(ItemMacro {
+                            start: (child.start_byte(), child.start_position()),
+                            open: (
+                                tree.start_byte() + 1,
+                                tree_sitter::Point::new(open.row, open.column + 1),
+                            ),
+                            close: (
+                                tree.end_byte() - 1,
+                                tree_sitter::Point::new(end.row, end.column - 1),
+                            ),
+                            close_end: end,
+                        });
+                    }
+                }
+                "mod_item" | "impl_item" | "trait_item" => {
+                    if let Some(b) = child.child_by_field_name("body") {
+                        bodies.push(b);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 

@@ -25,7 +25,7 @@ const FORMAT: u32 = 2;
 /// What extraction gives for the same bytes: bumped whenever a grammar, a
 /// query or the turning of captures into symbols changes, so that outlines
 /// saved by an older binary are parsed again.
-const EXTRACTION: u32 = 1;
+const EXTRACTION: u32 = 2;
 
 /// Why saved bytes were not used.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -384,3 +384,47 @@ fn bounds_hold_on_large_deep_and_odd_input() {
     assert!(o.truncated);
     assert_eq!(o.symbols.len(), 10);
 }
+
+/// Items inside a macro's braces, where the grammar sees tokens: at the
+/// top, in an impl, and in a macro inside a macro; a `macro_rules!` body
+/// and a macro in parentheses are left alone.
+#[test]
+fn rust_items_inside_macros() {
+    let src = r#"macro_rules! cfg_rt {
+    ($($item:item)*) => { $( #[cfg(feature = "rt")] $item )* }
+}
+
+cfg_rt! {
+    /// Spawns.
+    pub fn spawn() {}
+
+    pub struct JoinHandle<T> {
+        raw: T,
+    }
+
+    cfg_net! {
+        pub struct TcpStream;
+    }
+}
+
+impl Runtime {
+    cfg_rt! {
+        pub fn block_on(&self) {}
+    }
+}
+
+debug_assert!(true);
+fn after() {}
+"#;
+    assert_eq!(
+        outline(Lang::Rust, src),
+        vec![
+            "1-1-3 macro cfg_rt",
+            "6-7-7 function spawn",
+            "9-9-11 struct JoinHandle",
+            "14-14-14 struct TcpStream",
+            "20-20-20 method block_on (Runtime)",
+            "25-25-25 function after",
+        ]
+    );
+}
