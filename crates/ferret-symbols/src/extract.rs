@@ -694,8 +694,19 @@ fn container(lang: Lang, source: &[u8], node: Node) -> Option<(String, Kind)> {
     while let Some(n) = up {
         let kind = match n.kind() {
             "impl_item" => {
-                let ty = n.child_by_field_name("type")?;
-                return Some((bare_type(&text(ty, source)), Kind::Type));
+                // `impl Trait for &'de mut Map<K, V>` is for `Map`; a
+                // slice, array or tuple is named as written.
+                let mut ty = n.child_by_field_name("type")?;
+                while matches!(ty.kind(), "reference_type" | "pointer_type")
+                    && let Some(inner) = ty.child_by_field_name("type")
+                {
+                    ty = inner;
+                }
+                let name = match ty.kind() {
+                    "array_type" | "tuple_type" | "unit_type" => text(ty, source).into_owned(),
+                    _ => bare_type(&text(ty, source)),
+                };
+                return Some((name, Kind::Type));
             }
             "trait_item" => Some(Kind::Trait),
             "mod_item" | "namespace_definition" | "internal_module" | "module" => {

@@ -428,3 +428,35 @@ fn after() {}
         ]
     );
 }
+
+/// An impl for a reference is the referred type's; a slice's or a tuple's
+/// is named as written.
+#[test]
+fn rust_impl_containers() {
+    let src = r#"impl<'de> Deserializer<'de> for &'de Map<String, Value> {
+    fn by_ref(self) {}
+}
+impl<'a> Tr for &'a mut Foo {
+    fn by_ref_mut(self) {}
+}
+impl<T> Tr for [T] {
+    fn on_slice(&self) {}
+}
+impl Tr for (i32, u8) {
+    fn on_tuple(&self) {}
+}
+impl<T> Tr for *const Bar<T> {
+    fn on_pointer(&self) {}
+}
+"#;
+    assert_eq!(
+        outline(Lang::Rust, src),
+        vec![
+            "2-2-2 method by_ref (Map)",
+            "5-5-5 method by_ref_mut (Foo)",
+            "8-8-8 method on_slice ([T])",
+            "11-11-11 method on_tuple ((i32, u8))",
+            "14-14-14 method on_pointer (Bar)",
+        ]
+    );
+}
