@@ -228,6 +228,12 @@ impl Extractor {
         let limits = self.limits;
         let started = Instant::now();
         let over = move || started.elapsed() > limits.max_time;
+        // A merge's conflict markers are no language's syntax: the parser's
+        // recovery from them can lose every definition after the first. The
+        // marker lines are blanked out (the same bytes and lines), so both
+        // sides' definitions are found.
+        let unmarked = without_conflict_markers(source);
+        let source = unmarked.as_deref().unwrap_or(source);
         let compiled = self.compiled(lang);
         compiled.parser.reset();
         let mut read = |at: usize, _| source.get(at..).unwrap_or_default();
@@ -241,7 +247,7 @@ impl Extractor {
             )
             .ok_or(Skip::TimedOut)?;
         let root = tree.root_node();
-        let had_errors = root.has_error();
+        let had_errors = root.has_error() || unmarked.is_some();
         let mut found: Vec<Symbol> = Vec::new();
         let mut truncated = compiled.collect(lang, source, root, &[], limits, &over, &mut found);
         // Rust items inside a macro's braces (`cfg_rt! { pub fn spawn() }`,
@@ -348,6 +354,28 @@ impl Extractor {
             truncated,
         })
     }
+}
+
+/// `source` with its merge conflict markers' lines (`<<<<<<< `, `|||||||`,
+/// `=======`, `>>>>>>> `) blanked out, or `None` when it has none.
+fn without_conflict_markers(source: &[u8]) -> Option<Vec<u8>> {
+    let is_marker = |line: &[u8]| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line == b"======="
+            || [&b"<<<<<<<"[..], b"|||||||", b">>>>>>>"]
+                .iter()
+                .any(|m| line.starts_with(m) && line.get(7).is_none_or(|&b| b == b' '))
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut at = 0;
+    for line in source.split(|&b| b == b'\n') {
+        if line.len() >= 7 && matches!(line[0], b'<' | b'|' | b'=' | b'>') && is_marker(line) {
+            let text = out.get_or_insert_with(|| source.to_vec());
+            text[at..at + line.len()].fill(b' ');
+        }
+        at += line.len() + 1;
+    }
+    out
 }
 
 /// At most this many parses of a Rust file for the items inside macros'

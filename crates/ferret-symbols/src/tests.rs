@@ -460,3 +460,29 @@ impl<T> Tr for *const Bar<T> {
         ]
     );
 }
+
+/// Both sides of a merge conflict are read, and what follows it.
+#[test]
+fn merge_conflict_markers() {
+    let src = "fn alpha() {}\n<<<<<<< HEAD\nfn ours_rs() {}\n=======\nfn theirs_rs() {}\n>>>>>>> branch\nstruct AfterConflictRs;\nfn omega() {}\n";
+    let mut x = Extractor::new(Limits::default());
+    let o = x.extract(Lang::Rust, src.as_bytes()).unwrap();
+    assert!(o.had_errors);
+    assert_eq!(
+        outline(Lang::Rust, src),
+        vec![
+            "1-1-1 function alpha",
+            "3-3-3 function ours_rs",
+            "5-5-5 function theirs_rs",
+            "7-7-7 struct AfterConflictRs",
+            "8-8-8 function omega",
+        ]
+    );
+    // A line of = in a Python docstring's underline is not a marker
+    // unless it is exactly seven.
+    let py = "def a():\n    \"\"\"Title\n    ========\n    \"\"\"\n\ndef b():\n    pass\n";
+    assert_eq!(
+        outline(Lang::Python, py),
+        vec!["1-1-4 function a", "6-6-7 function b"]
+    );
+}
