@@ -183,6 +183,19 @@ def test_read_outline_and_symbol(symtree):
             # From a line on, and paged by the budget's count.
             _, s, _, _ = await call(c, "read", {"path": "src/store.rs", "outline": True, "start_line": 15})
             assert [x["name"] for x in s["symbols"]] == ["get", "parse_query"]
+            # A page cut among one line's definitions (a minified file)
+            # goes on after that line and says how many were left out,
+            # instead of answering the same page again.
+            (symtree / "min.js").write_text(
+                "".join(f"function f{i}(){{return {i}}};" for i in range(3000)) + "\nfunction tail(){}\n"
+            )
+            err, s, text, _ = await call(c, "read", {"path": "min.js", "outline": True})
+            assert not err, text
+            assert s["total"] == 3001 and 0 < s["count"] < 3000, (s["count"], s["total"])
+            assert s["left_out_on_line"] == {"line": 1, "count": 3000 - s["count"]}, s["left_out_on_line"]
+            assert s["next_start_line"] == 2 and "symbols" in text, text[-300:]
+            _, s, _, _ = await call(c, "read", {"path": "min.js", "outline": True, "start_line": 2})
+            assert [x["name"] for x in s["symbols"]] == ["tail"] and "next_start_line" not in s, s
             # One definition, with its doc comment and attributes.
             err, s, text, _ = await call(c, "read", {"path": "src/store.rs", "symbol": "Store"})
             assert not err, text

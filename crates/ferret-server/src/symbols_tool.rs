@@ -526,7 +526,19 @@ pub fn outline(at: &Outlines, shown: &str, start_line: u64, max_symbols: usize) 
         .filter(|s| u64::from(s.line) >= start_line)
         .collect();
     let shown_now = &from[..from.len().min(max_symbols)];
-    let next = from.get(shown_now.len()).map(|s| s.line);
+    let mut next = from.get(shown_now.len()).map(|s| s.line);
+    // Pages continue by line: a page cut among the definitions of one line
+    // (a minified file's) continues after that line, and says how many of
+    // the line's were left out, instead of asking for the same page again.
+    let mut left_out = None;
+    if let (Some(n), Some(last)) = (next, shown_now.last())
+        && n == last.line
+    {
+        let rest = &from[shown_now.len()..];
+        let on_line = rest.iter().take_while(|s| s.line == n).count();
+        left_out = Some((n, on_line));
+        next = rest.get(on_line).map(|s| s.line);
+    }
     let mut text = format!(
         "{shown} · {} definitions{}",
         outline.symbols.len(),
@@ -542,6 +554,11 @@ pub fn outline(at: &Outlines, shown: &str, start_line: u64, max_symbols: usize) 
     let body: Vec<String> = shown_now.iter().map(|s| symbol_text(s)).collect();
     text.push('\n');
     text.push_str(&render::frame(&body.join("\n")));
+    if let Some((line, count)) = left_out {
+        text.push_str(&format!(
+            "\n{count} more definitions on line {line} are left out (more than a page on one line): find them by name with `symbols` and this file as `path`"
+        ));
+    }
     if let Some(n) = next {
         text.push_str(&format!("\nmore: read with outline and start_line {n}"));
     }
@@ -551,6 +568,7 @@ pub fn outline(at: &Outlines, shown: &str, start_line: u64, max_symbols: usize) 
         "count": shown_now.len(),
         "total": outline.symbols.len(),
         "next_start_line": next,
+        "left_out_on_line": left_out.map(|(line, count)| json!({"line": line, "count": count})),
         "had_errors": outline.had_errors.then_some(true),
         "truncated": outline.truncated.then_some(true),
     }));
