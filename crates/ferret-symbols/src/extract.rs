@@ -184,6 +184,11 @@ impl Extractor {
         }
     }
 
+    /// The bounds it extracts within.
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
     fn compiled(&mut self, lang: Lang) -> &mut Compiled {
         self.langs[lang.slot()].get_or_insert_with(|| {
             let grammar = lang.grammar();

@@ -830,6 +830,11 @@ where
     R: Fn(&str) -> Option<Vec<u8>>,
 {
     let lang = Lang::of_path(&source.path).expect("only source files are read");
+    // Too large to parse, as the index knows it: counted as such, and not
+    // read (the reader refuses it too, which would count it unreadable).
+    if source.size > x.limits().max_bytes as u64 {
+        return State::Skipped(Skip::TooLarge);
+    }
     let Some(bytes) = read(&source.path) else {
         return State::Unreadable;
     };
@@ -1311,6 +1316,20 @@ mod tests {
         assert_eq!(table.stats().unreadable, 1);
         let r = table.refresh(&[src("secret.rs", 1)], 100, 1, |_| panic!("not read again"));
         assert_eq!(r.read, 0);
+    }
+
+    /// A file over the size bound is counted too large, not unreadable,
+    /// and is not read.
+    #[test]
+    fn files_too_large_are_counted_as_such_and_not_read() {
+        let mut table = Table::new(Limits::default());
+        let big = Source {
+            size: (Limits::default().max_bytes + 1) as u64,
+            ..src("sqlite3.c", 1)
+        };
+        table.refresh(&[big], 100, 1, |_| panic!("not read"));
+        let st = table.stats();
+        assert_eq!((st.too_large, st.unreadable), (1, 0));
     }
 
     #[test]
