@@ -117,7 +117,61 @@ pub fn fuzzy_until(
     uses: Option<&Uses>,
     stop: Stop<'_>,
 ) -> Result<SearchOutcome, Stopped> {
-    fuzzy_with(store, request, uses, stop, true, None)
+    let (first, first_as_typed) = fuzzy_with(store, request, uses, stop, true, None)?;
+    // Code spells with `_` what folders spell with `-` (`tokio_util` is the
+    // crate in `tokio-util-0.7.20/`), and a word's letters are matched as
+    // typed, its `_` and `-` among them. When there is no match, or the
+    // best does not hold every word as typed (only as an abbreviation,
+    // `tokio-1.54.1/tests/io_util_empty.rs`, or scattered), the words are
+    // asked again without the `_` and `-` inside them; that answer is
+    // taken if its best holds every word as typed. (Decided on the best
+    // match, whatever the page, so every page of one query agrees; asked
+    // only then, since a word without its joiners is a subsequence of many
+    // more paths.)
+    if !first_as_typed && let Some(loose) = without_joiners(request.words) {
+        let (second, second_as_typed) = fuzzy_with(
+            store,
+            &FuzzyRequest {
+                words: &loose,
+                ..*request
+            },
+            uses,
+            stop,
+            true,
+            None,
+        )?;
+        if second_as_typed {
+            return Ok(second);
+        }
+    }
+    Ok(first)
+}
+
+/// The words without the `_` and `-` between two other characters (those
+/// a word starts or ends with are kept: `chrono_` asks for more after
+/// `chrono`), or `None` when no word has one.
+fn without_joiners(words: &[String]) -> Option<Vec<String>> {
+    let mut any = false;
+    let loose = words
+        .iter()
+        .map(|w| {
+            let bytes = w.as_bytes();
+            let mut out = String::with_capacity(w.len());
+            for (i, c) in w.char_indices() {
+                let inner = i > 0
+                    && i + 1 < bytes.len()
+                    && !matches!(bytes[i - 1], b'_' | b'-')
+                    && !matches!(bytes[i + 1], b'_' | b'-');
+                if inner && matches!(c, '_' | '-') {
+                    any = true;
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        })
+        .collect();
+    any.then_some(loose)
 }
 
 /// [`fuzzy_until`]; with `prune`, candidates that cannot reach the page are
@@ -130,7 +184,7 @@ fn fuzzy_with(
     stop: Stop<'_>,
     prune: bool,
     threads: Option<usize>,
-) -> Result<SearchOutcome, Stopped> {
+) -> Result<(SearchOutcome, bool), Stopped> {
     let words: Vec<String> = request
         .words
         .iter()
@@ -163,7 +217,8 @@ fn fuzzy_with(
             },
             uses,
             stop,
-        );
+        )
+        .map(|o| (o, true));
     }
     let halt = Halt::new(stop);
     let now = chrono::Utc::now().timestamp();
@@ -341,7 +396,10 @@ fn fuzzy_with(
     let scattered = sorted
         .first()
         .is_some_and(|(_, path, _, typo)| cover.scatters(path, *typo, &mut buf));
-    halt.result(SearchOutcome {
+    let as_typed = sorted
+        .first()
+        .is_some_and(|(_, path, _, typo)| cover.holds_every_word(path, *typo, &mut buf));
+    let outcome = halt.result(SearchOutcome {
         hits: sorted
             .into_iter()
             .skip(request.offset)
@@ -354,7 +412,8 @@ fn fuzzy_with(
         groups: None,
         total: total as u64,
         scattered,
-    })
+    })?;
+    Ok((outcome, as_typed))
 }
 
 /// Float error allowed for when a bound is compared with a score summed in
@@ -793,6 +852,19 @@ impl Cover {
         *long && within_one_edit(name, typed)
     }
 
+    /// Whether `path` (as shown) holds every word as typed (its letters
+    /// side by side, case and word separators aside) or one typo off.
+    fn holds_every_word(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
+        let shown = path.trim_end_matches('/').as_bytes();
+        fold_into(shown, buf);
+        let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let mut whole = self.held_in.borrow_mut();
+        whole.set(buf);
+        self.words.iter().enumerate().all(|(w, word)| {
+            (w < 64 && typo & (1 << w) != 0) || whole.holds(word) || self.near(w, name)
+        })
+    }
+
     /// Whether `path` (as shown) holds some word neither as typed (its
     /// letters side by side, case and word separators aside) nor one typo
     /// off (matched by a typo: `typo`; or the name one edit from it): only
@@ -1075,7 +1147,12 @@ impl Cover {
         abbrev: impl Fn(usize) -> f32,
     ) -> f32 {
         let typoed = |w: usize| typo & (1 << w) != 0;
-        let forms = exact_forms(name).map(|f| f.iter().filter(|&&b| !is_separator(b)).count());
+        // The name as written, before its last or first dot, or without a
+        // version (`tokio-util-0.7.20` is `tokio-util`'s folder, as
+        // `rustix-1.1.6` is a folder on the way for `rustix`).
+        let squeezed_len = |f: &[u8]| f.iter().filter(|&&b| !is_separator(b)).count();
+        let [a, b, c] = exact_forms(name).map(squeezed_len);
+        let forms = [a, b, c, squeezed_len(unversioned(name))];
         // The runs of words the name equals or starts with, and the words
         // the name is one edit from: each a way to spell out part of the
         // query, at its rate of the lead.
@@ -3011,6 +3088,31 @@ mod tests {
         assert!(find(&s, &long).is_empty());
     }
 
+    /// A `_` typed where a path has `-` (or none), and the other way: code
+    /// names a crate `tokio_util`, its folder is `tokio-util-0.7.20`. A
+    /// path holding the word as typed comes first, and a word that ends
+    /// with `_` still asks for more after it.
+    #[test]
+    fn underscores_and_hyphens_stand_for_each_other() {
+        let s = store(&[
+            "tokio-1.54.1/tests/io_util_empty.rs",
+            "tokio-1.54.1/src/io/util/read_until.rs",
+            "tokio-util-0.7.20/src/lib.rs",
+            "proc-macro2-1.0.107/src/lib.rs",
+            "zerovec/src/snapshots/zerovec__schemars__tests__schema_zerovec_u32.snap",
+            "serde_json-1.0.154/src/de.rs",
+            "tokio/tests/sync_rwlock.rs",
+            "sharded/src/sync.rs",
+            "chrono/src/chrono.rs",
+            "tracing/src/chrono_crate.rs",
+        ]);
+        assert_eq!(find(&s, "tokio_util")[0], "tokio-util-0.7.20");
+        assert_eq!(find(&s, "proc_macro2")[0], "proc-macro2-1.0.107");
+        assert_eq!(find(&s, "serde-json")[0], "serde_json-1.0.154");
+        assert_eq!(find(&s, "sync_r")[0], "tokio/tests/sync_rwlock.rs");
+        assert_eq!(find(&s, "chrono_")[0], "tracing/src/chrono_crate.rs");
+    }
+
     /// Words anywhere in the path and in any order, initials across folders
     /// and word parts, a typo in any word of five characters or more, and
     /// the exact name ahead of names that only hold the words.
@@ -3511,8 +3613,9 @@ mod tests {
                 };
                 for used in [None, Some(&uses)] {
                     let answer = |prune, threads| {
-                        let out =
-                            fuzzy_with(&s, &request, used, Stop::NEVER, prune, threads).unwrap();
+                        let out = fuzzy_with(&s, &request, used, Stop::NEVER, prune, threads)
+                            .unwrap()
+                            .0;
                         let hits: Vec<(String, Option<f32>)> =
                             out.hits.into_iter().map(|h| (h.path, h.score)).collect();
                         (hits, out.total)
