@@ -180,6 +180,14 @@ def test_changes_on_disk_reach_search_and_the_journal(tmp_path):
             assert {ch["path"] for ch in only["changes"]} == {"a/gone.txt"}
             _, prefix, _, _ = await call(c, "changes", {"path": "b"})
             assert all(ch["path"].startswith("b/") or (ch.get("old_path") or "").startswith("b/") for ch in prefix["changes"])
+            # `path` as every tool takes it: absolute inside the root, `./`,
+            # a deleted file's own path; outside the root refused.
+            for given in [str(root / "b"), "./b/", str(root / "a" / "gone.txt")]:
+                _, same, _, _ = await call(c, "changes", {"path": given})
+                want = prefix if "gone" not in given else only
+                assert same["total"] == want["total"] > 0, (given, same, want)
+            err, out, _, _ = await call(c, "changes", {"path": ".."})
+            assert err and out["error"]["code"] == "PATH_OUTSIDE_ROOT", out
             _, future, _, _ = await call(c, "changes", {"since": "2099-01-01"})
             assert future["total"] == 0
             with pytest.raises(MCPError) as info:

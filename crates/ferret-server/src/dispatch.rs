@@ -88,8 +88,21 @@ impl Ferret {
                 .await;
             }
             "changes" => {
-                let query = changes_tool::parse_changes(args)?;
-                let mut query = query;
+                let mut query = changes_tool::parse_changes(args)?;
+                // `path` named as every tool takes it (absolute inside a
+                // root, `./`, `..`), as shown in the journal; outside every
+                // root: refused as the other tools refuse it. A path
+                // deleted since is still a prefix (resolved as written).
+                if let Some(p) = query.path_prefix.take() {
+                    match self.roots().resolve(&p) {
+                        Ok(ferret_fs::Target::AllRoots) => {}
+                        Ok(ferret_fs::Target::In(root, rel)) => {
+                            let shown = self.roots().display(root, &rel);
+                            query.path_prefix = (shown != ".").then_some(shown);
+                        }
+                        Err(e) => return Ok(render::tool_error(&e).into()),
+                    }
+                }
                 let budget = self.roots().policy.limits.max_response_chars;
                 blocking(move || {
                     let index = this.index();
