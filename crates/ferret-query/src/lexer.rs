@@ -115,6 +115,10 @@ impl Lexer {
         let mut i = self.pos + 1;
         while let Some(&c) = self.chars.get(i) {
             if c == ':' {
+                // `a::b` is a path in code, not the function `a:`.
+                if self.chars.get(i + 1) == Some(&':') {
+                    return None;
+                }
                 let name: String = self.chars[self.pos..i].iter().collect();
                 return Some((name, i + 1));
             }
@@ -224,6 +228,7 @@ mod tests {
         assert_eq!(Lexer::new("\"a:b\"").prefix(), None);
         assert_eq!(Lexer::new("a.b:c").prefix(), None);
         assert_eq!(Lexer::new("abc").prefix(), None);
+        assert_eq!(Lexer::new("tokio::runtime").prefix(), None);
     }
 
     #[test]

@@ -152,7 +152,17 @@ impl Parser {
                         "ext:rs|toml",
                     ));
                 }
-                Some(_) => items.push(self.or()?),
+                Some(c) => match self.or()? {
+                    // A word split at `::` (see `primary`) is its words,
+                    // side by side with the others.
+                    Ast::And(parts)
+                        if !matches!(c, '<' | '(')
+                            && parts.iter().all(|p| matches!(p, Ast::Text(_))) =>
+                    {
+                        items.extend(parts)
+                    }
+                    other => items.push(other),
+                },
             }
         }
         Ok(match items.len() {
@@ -257,6 +267,29 @@ impl Parser {
             return self.prefixed(name, pos, after);
         }
         let w = self.lx.word()?;
+        // A path in code (`tokio::runtime::Builder`, `std::fs`) is its
+        // words: the files that hold it are named by them. Each keeps the
+        // whole term's span. (Quoted, `::` is text.)
+        let raw = &self.chars()[w.span.start..w.span.end];
+        if w.text.contains("::") && !raw.contains(&'"') {
+            let parts: Vec<Ast> = w
+                .text
+                .split("::")
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    Ast::Text(Text {
+                        text: p.to_string(),
+                        span: w.span,
+                    })
+                })
+                .collect();
+            if parts.len() > 1 {
+                return Ok(Ast::And(parts));
+            }
+            if let Some(one) = parts.into_iter().next() {
+                return Ok(one);
+            }
+        }
         Ok(Ast::Text(Text {
             text: w.text,
             span: w.span,

@@ -50,6 +50,14 @@ mod tests {
         let (rest, words) = split_words("").unwrap();
         assert!(words.is_empty() && rest.is_empty());
         assert!(split_words("size:>").is_err());
+        // A path in code is its words; quoted, it is text.
+        let (rest, words) = split_words("tokio::runtime::Builder ext:rs").unwrap();
+        assert_eq!(words, ["tokio", "runtime", "Builder"]);
+        assert_eq!(rest, "ext:rs");
+        let (_, words) = split_words("\"a::b\"").unwrap();
+        assert_eq!(words, ["a::b"]);
+        let (_, words) = split_words("::new").unwrap();
+        assert_eq!(words, ["new"]);
     }
 
     #[test]
