@@ -63,6 +63,10 @@ def test_content_mode_skips_and_counts(session):
             # big/big.txt is over the 10 MB limit
             assert sk["too_large"] >= 1, sk
             assert "src/main.rs:1:fn main() {" in text
+            # ... unless `path` names it: the agent asked for that file.
+            err, big, big_text, _ = await call(c, "grep", {"pattern": "line 00399999 ", "path": "big/big.txt"})
+            assert not err and hits(big) == [("big/big.txt", 399999)], (big, big_text)
+            assert "too_large" not in big.get("skipped", {}), big
             # Secrets never come back, even when the pattern names them.
             err, s, text, raw = await call(c, "grep", {"pattern": "API_KEY|sk-never", "path": "."})
             assert ENV_SECRET not in all_text(raw)

@@ -201,6 +201,9 @@ pub struct Gathered {
     /// at the list limit (`max_walk_entries` files): files past it are not
     /// among the candidates.
     pub walk_capped: bool,
+    /// `path` named this one file: the agent asked for it, whatever its
+    /// size (see [`Options::max_file_bytes`](crate::Options)).
+    pub named_file: bool,
 }
 
 /// How long the first build of the index is waited for.
@@ -356,6 +359,7 @@ fn begin(index: &Index, roots: &Roots, scope: &Scope) -> Result<Begun, FsError> 
             caught_up: heard.caught_up(),
             unheard: heard.unheard(),
             walk_capped: false,
+            named_file: true,
         }));
     }
     Ok(match index.folder(&shown) {

@@ -289,10 +289,16 @@ fn execute(
         .then_some(roots.policy.limits.max_walk_entries);
     meter.done.store(0, Ordering::Relaxed);
     meter.set_total(gathered.candidates.len() as u64);
-    let options = ferret_grep::Options {
+    let mut options = ferret_grep::Options {
         deadline: Some(deadline),
         ..call.options.clone()
     };
+    // A file named by `path` is searched whatever its size (a log of
+    // gigabytes): the searcher streams it and the call's time bounds it.
+    // Across lines, a match needs the whole file in memory: the bound holds.
+    if gathered.named_file && !call.multiline {
+        options.max_file_bytes = u64::MAX;
+    }
     let mut outcome = ferret_grep::grep(
         roots,
         &call.matcher,
