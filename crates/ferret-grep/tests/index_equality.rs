@@ -600,6 +600,7 @@ fn compare(
         caught_up: gathered.caught_up,
         unheard: gathered.unheard.clone(),
         walk_capped: gathered.walk_capped,
+        named_file: gathered.named_file,
     };
     let n = narrow(Some(&s.content), p, &mut listed);
     let fast = grep(&listed.candidates);
