@@ -644,7 +644,24 @@ fn symbol(lang: Lang, source: &[u8], name: Node, node: Node, by_capture: Kind) -
         }
         outer = up;
     }
-    let line = node.start_position().row;
+    let mut line = node.start_position().row;
+    // A Java declaration starts with its annotations (`@Override` above
+    // `public void run()`): its line is the first modifier or word after
+    // them, as in the other languages, whose attributes and decorators lie
+    // outside the definition's node. (They stay in its doc lines.)
+    if lang == Lang::Java {
+        let mut walk = node.walk();
+        if let Some(modifiers) = node.children(&mut walk).find(|c| c.kind() == "modifiers") {
+            let mut inner = modifiers.walk();
+            let first = modifiers
+                .children(&mut inner)
+                .find(|c| !c.kind().ends_with("annotation"))
+                .or_else(|| modifiers.next_sibling());
+            if let Some(first) = first {
+                line = first.start_position().row;
+            }
+        }
+    }
     let end = last_row(node).max(last_row(outer));
     let mut first = outer.start_position().row;
     let mut at = outer;
@@ -754,6 +771,16 @@ fn container(lang: Lang, source: &[u8], node: Node) -> Option<(String, Kind)> {
             "struct_specifier" | "union_specifier" => Some(Kind::Struct),
             "interface_declaration" | "annotation_type_declaration" => Some(Kind::Interface),
             "enum_declaration" => Some(Kind::Enum),
+            // A function inside a function (a closure, a helper kept
+            // local) is that function's, not the class's around it, and
+            // not the module's: not a method, not at the top.
+            "function_definition" if lang == Lang::Python => Some(Kind::Function),
+            "function_item" if lang == Lang::Rust => Some(Kind::Function),
+            "function_declaration" | "method_definition"
+                if matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) =>
+            {
+                Some(Kind::Function)
+            }
             _ => None,
         };
         if let Some(kind) = kind

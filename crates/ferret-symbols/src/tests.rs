@@ -254,7 +254,7 @@ interface Drawable { void draw(); }
         vec![
             "3-4-11 class Shape",
             "5-5-5 method Shape (Shape)",
-            "7-7-8 method toString (Shape)",
+            "7-8-8 method toString (Shape)",
             "10-10-10 enum Kind (Shape)",
             "13-13-13 interface Drawable",
             "13-13-13 method draw (Drawable)",
@@ -484,5 +484,47 @@ fn merge_conflict_markers() {
     assert_eq!(
         outline(Lang::Python, py),
         vec!["1-1-4 function a", "6-6-7 function b"]
+    );
+}
+
+/// A function inside a function is that function's: not a method of the
+/// class around it, not at the top.
+#[test]
+fn functions_inside_functions() {
+    let py = r#"class Parser:
+    def parse(self):
+        def take_action(x):
+            return x
+        return take_action
+
+def outer():
+    def helper():
+        pass
+"#;
+    assert_eq!(
+        outline(Lang::Python, py),
+        vec![
+            "1-1-5 class Parser",
+            "2-2-5 method parse (Parser)",
+            "3-3-4 function take_action (parse)",
+            "7-7-9 function outer",
+            "8-8-9 function helper (outer)",
+        ]
+    );
+    let rs = "impl S {\n    fn run(&self) {\n        fn step() {}\n    }\n}\n";
+    assert_eq!(
+        outline(Lang::Rust, rs),
+        vec!["2-2-4 method run (S)", "3-3-3 function step (run)"]
+    );
+    let js = "class A {\n  m() {\n    function inner() {}\n  }\n}\nfunction f() {\n  function g() {}\n}\n";
+    assert_eq!(
+        outline(Lang::JavaScript, js),
+        vec![
+            "1-1-5 class A",
+            "2-2-4 method m (A)",
+            "3-3-3 function inner (m)",
+            "6-6-8 function f",
+            "7-7-7 function g (f)",
+        ]
     );
 }
