@@ -480,3 +480,20 @@ def test_names_that_differ_only_in_case_or_normalisation_match_alike(tmp_path):
             assert sorted(shown(s)) == ["CAFÉ.md", "café.txt"], s
 
     run(go())
+
+
+def test_with_several_roots_a_path_without_its_root_suggests_the_roots_holding_it(project, tmp_path):
+    other = tmp_path / "other"
+    (other / "src").mkdir(parents=True)
+    (other / "src" / "unrelated.rs").write_text("fn x() {}\n")
+
+    async def go():
+        async with connect("stdio", "legacy", ["--root", f"one={project}", "--root", f"two={other}", "--no-persist"]) as c:
+            exact = await call(c, "read", {"path": "src/user_service.rs"})
+            typo = await call(c, "read", {"path": "./src/user_servce.rs"})
+            return exact, typo
+
+    (is_error, s, text, _), (typo_error, t, _, _) = run(go())
+    assert is_error and s["suggested_paths"] == ["one/src/user_service.rs"], s
+    assert "one/src/user_service.rs" in text
+    assert typo_error and t["suggested_paths"][0] == "one/src/user_service.rs", t

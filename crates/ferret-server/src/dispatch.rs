@@ -272,7 +272,35 @@ impl Ferret {
     pub(crate) fn near_paths(&self, path: &str) -> Vec<String> {
         let stack = self.stack();
         let Ok(ferret_fs::Target::In(root, rel)) = stack.roots.resolve(path) else {
-            return Vec::new();
+            // With several roots, a path given without its root's name
+            // (`src/main.rs`): the roots that hold it, else what is near
+            // it in each.
+            if !stack.roots.is_multi() {
+                return Vec::new();
+            }
+            let bare = path.trim().trim_start_matches("./");
+            let in_roots: Vec<String> = stack
+                .roots
+                .roots()
+                .iter()
+                .map(|r| format!("{}/{bare}", r.name))
+                .collect();
+            let held: Vec<String> = in_roots
+                .iter()
+                .filter(|p| stack.roots.entry_kind(p).is_some())
+                .cloned()
+                .collect();
+            if !held.is_empty() {
+                return held;
+            }
+            stack.index.wait_ready(std::time::Duration::from_secs(2));
+            let mut near: Vec<String> = in_roots
+                .iter()
+                .filter(|p| matches!(stack.roots.resolve(p), Ok(ferret_fs::Target::In(..))))
+                .flat_map(|p| stack.index.suggest(p, 5))
+                .collect();
+            near.truncate(5);
+            return near;
         };
         stack.index.wait_ready(std::time::Duration::from_secs(2));
         stack.index.suggest(&stack.roots.display(root, &rel), 5)
