@@ -497,3 +497,24 @@ def test_with_several_roots_a_path_without_its_root_suggests_the_roots_holding_i
     assert is_error and s["suggested_paths"] == ["one/src/user_service.rs"], s
     assert "one/src/user_service.rs" in text
     assert typo_error and t["suggested_paths"][0] == "one/src/user_service.rs", t
+
+
+def test_a_name_with_the_wrong_extension_names_the_file_in_close(tmp_path):
+    root = tmp_path / "py"
+    (root / "asyncio").mkdir(parents=True)
+    (root / "asyncio" / "base_events.py").write_text("x = 1\n")
+    (root / "asyncio" / "events.py").write_text("y = 1\n")
+    (root / "README.md").write_text("z\n")
+
+    async def go():
+        async with connect("stdio", "legacy", ["--root", str(root), "--no-persist"]) as c:
+            wrong = await call(c, "search", {"query": "base_events.rs"})
+            filtered = await call(c, "search", {"query": "base_events.rs ext:md"})
+            return wrong, filtered
+
+    (err, s, text, _), (_, f, _, _) = run(go())
+    assert not err and s["total"] == 0, s
+    assert s["close"][0] == "asyncio/base_events.py", s
+    assert "another extension" in text and "asyncio/base_events.py" in text, text
+    # The rest of the query still applies.
+    assert f["total"] == 0 and "close" not in f, f

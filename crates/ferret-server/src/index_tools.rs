@@ -235,7 +235,8 @@ fn fall_back(
 const CLOSE_BELOW: usize = 5;
 
 /// What the close names are introduced by.
-const CLOSE_NOTE: &str = "close: names one letter off the word (not matches)";
+const CLOSE_NOTE: &str =
+    "close: names one letter off the word, or its name with another extension (not matches)";
 
 /// The close names of a short plain answer ([`CLOSE_BELOW`]): first page
 /// only, one word. A caller gone away or a spent budget gives none (the
@@ -251,8 +252,11 @@ fn close_names(
 ) -> Vec<ferret_index::Hit> {
     let room = CLOSE_BELOW.min(call.limit);
     let found = plain.total as usize;
-    if call.offset != 0 || found == 0 || found >= room || words.len() != 1 {
+    if call.offset != 0 || found >= room || words.len() != 1 {
         return Vec::new();
+    }
+    if found == 0 {
+        return other_extensions(index, request, &words[0], filter, meter, room);
     }
     let skip: Vec<&str> = plain.hits.iter().map(|h| h.path.as_str()).collect();
     let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
@@ -268,6 +272,54 @@ fn close_names(
             &skip,
             stop,
         )
+        .unwrap_or_default()
+}
+
+/// When a name typed with its extension matches nothing, not even fuzzily
+/// (`base_events.rs` in a Python tree, `lexer.py` in a Rust one: the
+/// extension guessed from the language the agent had in mind), the names
+/// holding its stem and a dot (`base_events.py`), best first. Not for a
+/// stem of one character, an extension of more than eight, or a path.
+fn other_extensions(
+    index: &Index,
+    request: &SearchRequest,
+    word: &str,
+    filter: &Query,
+    meter: &Meter,
+    room: usize,
+) -> Vec<ferret_index::Hit> {
+    let Some((stem, ext)) = word.rsplit_once('.') else {
+        return Vec::new();
+    };
+    let plain_stem =
+        stem.chars().count() >= 2 && !stem.contains(['/', '"', '*', '?']) && !stem.starts_with('.');
+    let plain_ext = (1..=8).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
+    if !plain_stem || !plain_ext {
+        return Vec::new();
+    }
+    let Ok(held) = Query::compile(
+        &format!("\"{stem}.\""),
+        &Options::default(),
+        &Clock::system(),
+    ) else {
+        return Vec::new();
+    };
+    let query = held.and(filter.clone());
+    let stop = Stop::on(&meter.cancel).within_cpu(SEARCH_CPU_BUDGET / 2);
+    index
+        .search_until(
+            &SearchRequest {
+                query: &query,
+                under: request.under,
+                sort: SortKey::Relevance,
+                descending: false,
+                offset: 0,
+                limit: room,
+                group_by: None,
+            },
+            stop,
+        )
+        .map(|o| o.hits)
         .unwrap_or_default()
 }
 
