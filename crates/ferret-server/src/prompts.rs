@@ -492,16 +492,30 @@ fn find_symbol(
     // their look.
     let table = defined(symbol, path.as_deref()).filter(|d| !d.is_empty());
     let looks_defined = definition_pattern(symbol);
+    // The files the table reads: source files of its languages, up to its
+    // size bound. Lines elsewhere (a header over 8 MiB, a language it does
+    // not parse) are told by their look, as without a table.
+    let sizes: std::collections::HashMap<&str, u64> = gathered
+        .candidates
+        .iter()
+        .map(|c| (c.path.as_str(), c.size))
+        .collect();
+    let table_reads = |path: &str| {
+        ferret_symbols::Lang::of_path(path).is_some()
+            && sizes
+                .get(path)
+                .is_none_or(|&n| n <= crate::symbols_tool::MAX_SOURCE_BYTES as u64)
+    };
     let (defs, uses): (Vec<_>, Vec<_>) =
         outcome
             .lines
             .iter()
             .filter(|l| !l.context)
             .partition(|l| match &table {
-                Some(t) => t
+                Some(t) if table_reads(&l.path) => t
                     .iter()
                     .any(|(p, s)| *p == l.path && u64::from(s.line) == l.line),
-                None => is_definition(&looks_defined, &l.text),
+                _ => is_definition(&looks_defined, &l.text),
             });
     let mut data = format!(
         "`{symbol}` as a whole word: {} lines in {} files (scanned {} files{})\n",
@@ -530,6 +544,17 @@ fn find_symbol(
                     s.kind.name(),
                     s.name
                 ));
+            }
+            // Lines the table could not judge, told by their look.
+            let guessed: Vec<_> = defs.iter().filter(|l| !table_reads(&l.path)).collect();
+            if !guessed.is_empty() {
+                data.push_str(&format!(
+                    "\nProbably defined, in files the symbols table does not read ({}):\n",
+                    guessed.len()
+                ));
+                for l in guessed.iter().take(40) {
+                    data.push_str(&format!("  {}:{}: {}\n", l.path, l.line, l.text.trim()));
+                }
             }
         }
         None => {
@@ -647,6 +672,62 @@ mod tests {
         )
         .unwrap();
         serde_json::to_value(&result.messages).unwrap().to_string()
+    }
+
+    /// With a symbols table, a definition in a file the table does not
+    /// read (a language it does not parse) is still named, by its look.
+    #[test]
+    fn find_symbol_keeps_the_guesses_the_table_cannot_make() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
+        std::fs::write(dir.path().join("b.rb"), "def add_numbers\nend\n").unwrap();
+        let roots = Roots::open(
+            &[dir.path().to_str().unwrap().parse().unwrap()],
+            ferret_fs::Policy::default(),
+        )
+        .unwrap();
+        let root = &roots.roots()[0];
+        let index = Index::open(ferret_index::IndexConfig::new(vec![
+            ferret_index::IndexRoot::new(root.name.clone(), root.path.clone()),
+        ]))
+        .unwrap();
+        index.build_now(None);
+        let time = SymbolTime {
+            budget: std::time::Duration::from_secs(10),
+            rest_as_task: false,
+        };
+        let table = |_: &str, _: Option<&str>| {
+            let mut x = ferret_symbols::Extractor::new(ferret_symbols::Limits::default());
+            let o = x
+                .extract(ferret_symbols::Lang::Rust, b"fn add_numbers() {}\n")
+                .unwrap();
+            Some(
+                o.symbols
+                    .into_iter()
+                    .map(|s| ("a.rs".to_string(), s))
+                    .collect(),
+            )
+        };
+        let result = find_symbol(
+            &roots,
+            &index,
+            "add_numbers",
+            None,
+            &ferret_fs::Meter::new(),
+            &time,
+            &table,
+        )
+        .unwrap();
+        let told = serde_json::to_value(&result.messages).unwrap().to_string();
+        assert!(
+            told.contains("Defined (1)") && told.contains("a.rs:1-1: function add_numbers"),
+            "{told}"
+        );
+        assert!(
+            told.contains("files the symbols table does not read (1)"),
+            "{told}"
+        );
+        assert!(told.contains("b.rb:1: def add_numbers"), "{told}");
     }
 
     #[test]

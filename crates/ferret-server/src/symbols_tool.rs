@@ -43,7 +43,7 @@ use crate::{
 };
 
 /// Files larger than this are not parsed for symbols.
-const MAX_SOURCE_BYTES: usize = 8 << 20;
+pub(crate) const MAX_SOURCE_BYTES: usize = 8 << 20;
 
 fn limits() -> Limits {
     Limits {
