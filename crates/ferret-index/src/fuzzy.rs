@@ -855,14 +855,25 @@ impl Cover {
     /// Whether `path` (as shown) holds every word as typed (its letters
     /// side by side, case and word separators aside) or one typo off.
     fn holds_every_word(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
+        self.not_held(path, typo, buf) == 0
+    }
+
+    /// The words (a bit each) `path` (as shown) holds neither as typed nor
+    /// one typo off (matched by a typo: `typo`; or the name one edit from
+    /// it). `buf` is left holding the path folded.
+    fn not_held(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> u64 {
         let shown = path.trim_end_matches('/').as_bytes();
         fold_into(shown, buf);
         let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
         let mut whole = self.held_in.borrow_mut();
         whole.set(buf);
-        self.words.iter().enumerate().all(|(w, word)| {
-            (w < 64 && typo & (1 << w) != 0) || whole.holds(word) || self.near(w, name)
-        })
+        let mut loose = 0u64;
+        for (w, word) in self.words.iter().enumerate().take(64) {
+            if !(typo & (1 << w) != 0 || whole.holds(word) || self.near(w, name)) {
+                loose |= 1 << w;
+            }
+        }
+        loose
     }
 
     /// Whether `path` (as shown) holds some word neither as typed (its
@@ -871,17 +882,7 @@ impl Cover {
     /// as letters scattered along it.
     fn scatters(&self, path: &str, typo: u64, buf: &mut Vec<u8>) -> bool {
         let shown = path.trim_end_matches('/').as_bytes();
-        fold_into(shown, buf);
-        let name = buf.rsplit(|&b| b == b'/').next().unwrap_or_default();
-        let mut whole = self.held_in.borrow_mut();
-        whole.set(buf);
-        // The words held neither as typed nor one typo off.
-        let mut loose = 0u64;
-        for (w, word) in self.words.iter().enumerate().take(64) {
-            if !(typo & (1 << w) != 0 || whole.holds(word) || self.near(w, name)) {
-                loose |= 1 << w;
-            }
-        }
+        let mut loose = self.not_held(path, typo, buf);
         if loose == 0 {
             return false;
         }

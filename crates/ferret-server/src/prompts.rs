@@ -641,13 +641,10 @@ pub fn argument_kind(prompt: &str, argument: &str) -> Option<ArgumentKind> {
 mod tests {
     use super::*;
 
-    /// The prompt's text, for a client that declares tasks (`rest_as_task`)
-    /// or not, when the search has no time at all.
-    fn out_of_time(rest_as_task: bool) -> String {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
+    /// The roots and a built index of one folder.
+    fn served(dir: &std::path::Path) -> (Roots, Index) {
         let roots = Roots::open(
-            &[dir.path().to_str().unwrap().parse().unwrap()],
+            &[dir.to_str().unwrap().parse().unwrap()],
             ferret_fs::Policy::default(),
         )
         .unwrap();
@@ -657,6 +654,15 @@ mod tests {
         ]))
         .unwrap();
         index.build_now(None);
+        (roots, index)
+    }
+
+    /// The prompt's text, for a client that declares tasks (`rest_as_task`)
+    /// or not, when the search has no time at all.
+    fn out_of_time(rest_as_task: bool) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
+        let (roots, index) = served(dir.path());
         let time = SymbolTime {
             budget: std::time::Duration::ZERO,
             rest_as_task,
@@ -681,17 +687,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
         std::fs::write(dir.path().join("b.rb"), "def add_numbers\nend\n").unwrap();
-        let roots = Roots::open(
-            &[dir.path().to_str().unwrap().parse().unwrap()],
-            ferret_fs::Policy::default(),
-        )
-        .unwrap();
-        let root = &roots.roots()[0];
-        let index = Index::open(ferret_index::IndexConfig::new(vec![
-            ferret_index::IndexRoot::new(root.name.clone(), root.path.clone()),
-        ]))
-        .unwrap();
-        index.build_now(None);
+        let (roots, index) = served(dir.path());
         let time = SymbolTime {
             budget: std::time::Duration::from_secs(10),
             rest_as_task: false,
