@@ -594,8 +594,11 @@ fn symbol(lang: Lang, source: &[u8], name: Node, node: Node, by_capture: Kind) -
     }
     let mut written = text(name, source).into_owned();
     let mut scope = None;
-    if name.kind() == "qualified_identifier"
-        && let Some((s, n)) = written.rsplit_once("::")
+    // So is C++17's `namespace a::b`: `b` in `a`.
+    if matches!(
+        name.kind(),
+        "qualified_identifier" | "nested_namespace_specifier"
+    ) && let Some((s, n)) = written.rsplit_once("::")
     {
         scope = Some(bare_type(s)).filter(|s| !s.is_empty());
         written = n.to_string();
@@ -780,6 +783,20 @@ fn container(lang: Lang, source: &[u8], node: Node) -> Option<(String, Kind)> {
                 if matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) =>
             {
                 Some(Kind::Function)
+            }
+            // And a function held by a variable (`const App = () => { const
+            // handler = () => {} }`: `handler` is `App`'s).
+            "arrow_function" | "function_expression" | "function"
+                if matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) =>
+            {
+                if let Some(name) = n
+                    .parent()
+                    .filter(|p| p.kind() == "variable_declarator")
+                    .and_then(|p| p.child_by_field_name("name"))
+                {
+                    return Some((text(name, source).into_owned(), Kind::Function));
+                }
+                None
             }
             _ => None,
         };

@@ -178,6 +178,7 @@ const C: &str = r#"
 
 const CPP: &str = r#"
 (namespace_definition name: (namespace_identifier) @name) @definition.module
+(namespace_definition name: (nested_namespace_specifier) @name) @definition.module
 (alias_declaration name: (type_identifier) @name) @definition.type
 (function_declarator declarator: (qualified_identifier) @name) @definition.method
 (function_declarator declarator: (destructor_name) @name) @definition.method

@@ -528,3 +528,19 @@ def outer():
         ]
     );
 }
+
+/// A function held by a variable contains what is defined in it (a React
+/// component's handlers); C++17's `namespace a::b` is `b` in `a`.
+#[test]
+fn arrow_functions_and_nested_namespaces_contain() {
+    let tsx = "export const App = () => {\n  const handler = () => {};\n  return null;\n};\n";
+    assert_eq!(
+        outline(Lang::Tsx, tsx),
+        vec!["1-1-4 function App", "2-2-2 function handler (App)"]
+    );
+    let cpp = "namespace a::b {\nint f() { return 0; }\n}\n";
+    assert_eq!(
+        outline(Lang::Cpp, cpp),
+        vec!["1-1-3 module b (a)", "2-2-2 function f (a::b)"]
+    );
+}
