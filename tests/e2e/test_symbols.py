@@ -325,6 +325,9 @@ def test_bad_input_is_bounded(tmp_path):
     (root / "deep.py").write_text("x = " + "[" * 20000 + "]" * 20000 + "\n\ndef after_deep():\n    pass\n")
     # Not UTF-8.
     (root / "latin1.py").write_bytes(b"# caf\xe9\ndef latin_one():\n    pass\n")
+    # Names in Latin-1 and in UTF-16: read as `read` decodes them.
+    (root / "latin_names.py").write_bytes("def café_fn():\n    pass\n".encode("latin-1"))
+    (root / "wide.py").write_bytes("def wide_fn():\n    pass\n".encode("utf-16"))
     # A symlink loop.
     os.symlink("loop", root / "loop")
     os.symlink(".", root / "self.rs")
@@ -334,6 +337,12 @@ def test_bad_input_is_bounded(tmp_path):
             started = time.monotonic()
             _, s, text, _ = await call(c, "symbols", {"query": "latin_one"})
             assert names(s) == [("latin1.py", "latin_one", "function", 2)], text
+            _, s, text, _ = await call(c, "symbols", {"query": "café_fn"})
+            assert names(s)[:1] == [("latin_names.py", "café_fn", "function", 1)], text
+            _, s, text, _ = await call(c, "symbols", {"query": "wide_fn"})
+            assert names(s)[:1] == [("wide.py", "wide_fn", "function", 1)], text
+            err, s, text, _ = await call(c, "read", {"path": "latin_names.py", "symbol": "café_fn"})
+            assert not err and s["start_line"] == 1 and s["end_line"] == 2, text
             _, s, _, _ = await call(c, "symbols", {"query": "after_deep"})
             assert [r["name"] for r in s["results"]][:1] == ["after_deep"], s
             assert time.monotonic() - started < 30
