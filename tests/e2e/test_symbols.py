@@ -227,6 +227,9 @@ def test_read_outline_and_symbol(symtree):
             # Not source, sensitive, binary: refused as read refuses them.
             err, s, _, _ = await call(c, "read", {"path": "notes.md", "outline": True})
             assert err and s["error"]["code"] == "NO_MATCH"
+            # So does `symbols` with such a file as its `path`, not an empty list.
+            err, s, _, _ = await call(c, "symbols", {"query": "parse_query", "path": "notes.md"})
+            assert err and s["error"]["code"] == "NO_MATCH", s
             err, s, _, _ = await call(c, "read", {"path": "secrets.py", "outline": True})
             assert err and s["error"]["code"] == "PATH_DENIED"
             err, s, _, _ = await call(c, "read", {"path": "blob.rs", "outline": True})

@@ -1252,6 +1252,17 @@ pub fn symbols(
         Ok(s) => s,
         Err(e) => return render::tool_error(&e),
     };
+    // A file of no language symbols reads (`README.md`) holds none: said,
+    // as `read outline` says it, not answered with an empty list.
+    if let (Some(shown), Some(given)) = (&scope, call.path.as_deref())
+        && matches!(
+            stack.roots.entry_kind(given),
+            Some(ferret_query::Kind::File)
+        )
+        && let Err(e) = language_of(shown)
+    {
+        return render::tool_error(&e);
+    }
     let name = spelled_name(&call.query);
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
     let by = NarrowBy {
