@@ -515,11 +515,7 @@ pub(crate) fn text_for_diff(bytes: &[u8]) -> Option<String> {
     if !matches!(sniff::classify(bytes), Content::Text) {
         return None;
     }
-    let detected = sniff::detect_encoding(bytes, true);
-    let (text, _) = detected
-        .encoding
-        .decode_without_bom_handling(&bytes[detected.bom_len..]);
-    Some(text.into_owned())
+    Some(sniff::decoded(bytes).into_owned())
 }
 
 /// Refuse to change a file this account may not write. The atomic rename

@@ -120,6 +120,18 @@ pub struct Detected {
     pub label: String,
 }
 
+/// A whole text file's bytes as text, decoded from the encoding
+/// [`detect_encoding`] finds (its byte-order mark left out; bytes a legacy
+/// encoding cannot map become U+FFFD): borrowed when they are UTF-8 already.
+/// What `write`'s diffs and the symbols' parser read.
+pub fn decoded(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let detected = detect_encoding(bytes, true);
+    detected
+        .encoding
+        .decode_without_bom_handling(&bytes[detected.bom_len..])
+        .0
+}
+
 /// Detect the encoding from `sample`: a BOM first, then UTF-8 validity, then a
 /// statistical guess among legacy encodings. `complete` says whether the sample is
 /// the whole file (otherwise a multi-byte sequence cut at its end is forgiven).
@@ -155,6 +167,18 @@ pub fn detect_encoding(sample: &[u8], complete: bool) -> Detected {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoded_is_the_text_in_its_encoding() {
+        use std::borrow::Cow;
+        assert!(matches!(
+            decoded("déf x():".as_bytes()),
+            Cow::Borrowed("déf x():")
+        ));
+        assert_eq!(decoded(b"\xef\xbb\xbfab"), "ab");
+        assert_eq!(decoded(b"def caf\xe9_fn():\n"), "def café_fn():\n");
+        assert_eq!(decoded(b"\xff\xfea\0\n\0"), "a\n");
+    }
 
     #[test]
     fn content_is_judged_by_bytes() {

@@ -449,12 +449,8 @@ fn read_source(roots: &Roots, shown: &str) -> Result<SourceFile, FsError> {
     // The grammars read UTF-8: a file in UTF-16 or a legacy encoding
     // (Latin-1 `café_fn`, which parsed as `caf`) is parsed as `read`
     // decodes it; its lines are the same lines.
-    let detected = sniff::detect_encoding(&bytes, true);
-    if detected.encoding.name() != "UTF-8" {
-        let (text, _) = detected
-            .encoding
-            .decode_without_bom_handling(&bytes[detected.bom_len..]);
-        bytes = text.into_owned().into_bytes();
+    if let std::borrow::Cow::Owned(text) = sniff::decoded(&bytes) {
+        bytes = text.into_bytes();
     }
     let (mtime, changed) = opened.modified_and_changed();
     Ok(SourceFile {
