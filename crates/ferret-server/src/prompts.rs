@@ -495,11 +495,15 @@ fn find_symbol(
     // The files the table reads: source files of its languages, up to its
     // size bound. Lines elsewhere (a header over 8 MiB, a language it does
     // not parse) are told by their look, as without a table.
-    let sizes: std::collections::HashMap<&str, u64> = gathered
-        .candidates
-        .iter()
-        .map(|c| (c.path.as_str(), c.size))
-        .collect();
+    // (Sizes of the files the lines are in only: a tree's candidates are
+    // many, the lines at most SYMBOL_LINES.)
+    let mut sizes: std::collections::HashMap<&str, u64> =
+        outcome.lines.iter().map(|l| (l.path.as_str(), 0)).collect();
+    for c in &gathered.candidates {
+        if let Some(size) = sizes.get_mut(c.path.as_str()) {
+            *size = c.size;
+        }
+    }
     let table_reads = |path: &str| {
         ferret_symbols::Lang::of_path(path).is_some()
             && sizes
@@ -641,10 +645,20 @@ pub fn argument_kind(prompt: &str, argument: &str) -> Option<ArgumentKind> {
 mod tests {
     use super::*;
 
-    /// The roots and a built index of one folder.
-    fn served(dir: &std::path::Path) -> (Roots, Index) {
+    /// `find_symbol`'s text for `add_numbers` over a folder of `files`,
+    /// given `budget` of time and the symbols table's definitions `table`.
+    fn told(
+        files: &[(&str, &str)],
+        budget: std::time::Duration,
+        rest_as_task: bool,
+        table: &Defined<'_>,
+    ) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
         let roots = Roots::open(
-            &[dir.to_str().unwrap().parse().unwrap()],
+            &[dir.path().to_str().unwrap().parse().unwrap()],
             ferret_fs::Policy::default(),
         )
         .unwrap();
@@ -654,17 +668,8 @@ mod tests {
         ]))
         .unwrap();
         index.build_now(None);
-        (roots, index)
-    }
-
-    /// The prompt's text, for a client that declares tasks (`rest_as_task`)
-    /// or not, when the search has no time at all.
-    fn out_of_time(rest_as_task: bool) -> String {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
-        let (roots, index) = served(dir.path());
         let time = SymbolTime {
-            budget: std::time::Duration::ZERO,
+            budget,
             rest_as_task,
         };
         let result = find_symbol(
@@ -674,24 +679,25 @@ mod tests {
             None,
             &ferret_fs::Meter::new(),
             &time,
-            &|_, _| None,
+            table,
         )
         .unwrap();
         serde_json::to_value(&result.messages).unwrap().to_string()
+    }
+
+    /// The prompt's text, for a client that declares tasks (`rest_as_task`)
+    /// or not, when the search has no time at all.
+    fn out_of_time(rest_as_task: bool) -> String {
+        let files = [("a.rs", "fn add_numbers() {}\n")];
+        told(&files, std::time::Duration::ZERO, rest_as_task, &|_, _| {
+            None
+        })
     }
 
     /// With a symbols table, a definition in a file the table does not
     /// read (a language it does not parse) is still named, by its look.
     #[test]
     fn find_symbol_keeps_the_guesses_the_table_cannot_make() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.rs"), "fn add_numbers() {}\n").unwrap();
-        std::fs::write(dir.path().join("b.rb"), "def add_numbers\nend\n").unwrap();
-        let (roots, index) = served(dir.path());
-        let time = SymbolTime {
-            budget: std::time::Duration::from_secs(10),
-            rest_as_task: false,
-        };
         let table = |_: &str, _: Option<&str>| {
             let mut x = ferret_symbols::Extractor::new(ferret_symbols::Limits::default());
             let o = x
@@ -704,17 +710,11 @@ mod tests {
                     .collect(),
             )
         };
-        let result = find_symbol(
-            &roots,
-            &index,
-            "add_numbers",
-            None,
-            &ferret_fs::Meter::new(),
-            &time,
-            &table,
-        )
-        .unwrap();
-        let told = serde_json::to_value(&result.messages).unwrap().to_string();
+        let files = [
+            ("a.rs", "fn add_numbers() {}\n"),
+            ("b.rb", "def add_numbers\nend\n"),
+        ];
+        let told = told(&files, std::time::Duration::from_secs(10), false, &table);
         assert!(
             told.contains("Defined (1)") && told.contains("a.rs:1-1: function add_numbers"),
             "{told}"

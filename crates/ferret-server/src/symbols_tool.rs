@@ -1060,9 +1060,9 @@ impl Symbols {
 }
 
 /// The shown path of the file or folder `path` names, for [`within`]
-/// (`None`: every root); refused as `grep` refuses it (outside a root, not
-/// there).
-fn scope_of(roots: &Roots, path: Option<&str>) -> Result<Option<String>, FsError> {
+/// (`None`: every root), and whether it is a file; refused as `grep`
+/// refuses it (outside a root, not there).
+fn scope_of(roots: &Roots, path: Option<&str>) -> Result<Option<(String, bool)>, FsError> {
     let Some(p) = path.filter(|p| !p.trim().is_empty()) else {
         return Ok(None);
     };
@@ -1070,14 +1070,14 @@ fn scope_of(roots: &Roots, path: Option<&str>) -> Result<Option<String>, FsError
         Target::AllRoots => Ok(None),
         Target::In(root, rel) => {
             let real = roots.real_path(root, &rel, p)?;
-            if roots.entry_kind(p).is_none() {
+            let Some(kind) = roots.entry_kind(p) else {
                 return Err(
                     FsError::new(ErrorCode::NotFound, format!("`{p}` is not there"))
                         .hint("give a folder or file that exists, or no `path` for every root"),
                 );
-            }
+            };
             let shown = roots.display(root, &real);
-            Ok((shown != ".").then_some(shown))
+            Ok((shown != ".").then_some((shown, kind == ferret_query::Kind::File)))
         }
     }
 }
@@ -1104,7 +1104,7 @@ pub fn definitions(
     limit: usize,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Option<Vec<(String, Symbol)>> {
-    let scope = scope_of(&stack.roots, path).ok()?;
+    let scope = scope_of(&stack.roots, path).ok()?.map(|(shown, _)| shown);
     let mut slot = held.held.try_lock().ok()?;
     if !slot.as_ref().is_some_and(|h| h.serves(stack) && h.whole) {
         return None;
@@ -1250,15 +1250,12 @@ pub fn symbols(
     };
     // A file of no language symbols reads (`README.md`) holds none: said,
     // as `read outline` says it, not answered with an empty list.
-    if let (Some(shown), Some(given)) = (&scope, call.path.as_deref())
-        && matches!(
-            stack.roots.entry_kind(given),
-            Some(ferret_query::Kind::File)
-        )
+    if let Some((shown, true)) = &scope
         && let Err(e) = language_of(shown)
     {
         return render::tool_error(&e);
     }
+    let scope = scope.map(|(shown, _)| shown);
     let name = spelled_name(&call.query);
     let mut slot = held.held.lock().unwrap_or_else(|p| p.into_inner());
     let by = NarrowBy {
