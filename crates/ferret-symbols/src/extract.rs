@@ -240,17 +240,7 @@ impl Extractor {
         let unmarked = without_conflict_markers(source);
         let source = unmarked.as_deref().unwrap_or(source);
         let compiled = self.compiled(lang);
-        compiled.parser.reset();
-        let mut read = |at: usize, _| source.get(at..).unwrap_or_default();
-        let mut progress = |_: &tree_sitter::ParseState| over();
-        let tree = compiled
-            .parser
-            .parse_with_options(
-                &mut read,
-                None,
-                Some(ParseOptions::new().progress_callback(&mut progress)),
-            )
-            .ok_or(Skip::TimedOut)?;
+        let tree = compiled.parse(source, None, &over)?;
         let root = tree.root_node();
         let had_errors = root.has_error() || unmarked.is_some();
         let mut found: Vec<Symbol> = Vec::new();
@@ -294,18 +284,7 @@ impl Extractor {
                         });
                     }
                 }
-                let text: &[u8] = text;
-                compiled.parser.reset();
-                let mut read = |at: usize, _| text.get(at..).unwrap_or_default();
-                let mut progress = |_: &tree_sitter::ParseState| over();
-                tree = compiled
-                    .parser
-                    .parse_with_options(
-                        &mut read,
-                        Some(&tree),
-                        Some(ParseOptions::new().progress_callback(&mut progress)),
-                    )
-                    .ok_or(Skip::TimedOut)?;
+                tree = compiled.parse(text, Some(&tree), &over)?;
             }
             if let Some(text) = &unwrapped {
                 let mut inside = Vec::new();
@@ -388,6 +367,26 @@ fn without_conflict_markers(source: &[u8]) -> Option<Vec<u8>> {
 const MACRO_ROUNDS: usize = 3;
 
 impl Compiled {
+    /// `text` parsed (again, reusing `old` as edited, when given) until
+    /// `over` says the time is up.
+    fn parse(
+        &mut self,
+        text: &[u8],
+        old: Option<&tree_sitter::Tree>,
+        over: &dyn Fn() -> bool,
+    ) -> Result<tree_sitter::Tree, Skip> {
+        self.parser.reset();
+        let mut read = |at: usize, _| text.get(at..).unwrap_or_default();
+        let mut progress = |_: &tree_sitter::ParseState| over();
+        self.parser
+            .parse_with_options(
+                &mut read,
+                old,
+                Some(ParseOptions::new().progress_callback(&mut progress)),
+            )
+            .ok_or(Skip::TimedOut)
+    }
+
     /// Runs the query over `root`, adding each definition to `found` (only
     /// those starting inside one of `within`, when it is not empty). True
     /// when [`Limits::max_symbols`] was reached.
