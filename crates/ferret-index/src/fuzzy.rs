@@ -127,8 +127,13 @@ pub fn fuzzy_until(
     // taken if its best holds every word as typed. (Decided on the best
     // match, whatever the page, so every page of one query agrees; asked
     // only then, since a word without its joiners is a subsequence of many
-    // more paths.)
-    if !first_as_typed && let Some(loose) = without_joiners(request.words) {
+    // more paths, and only when some name holds each such word with its
+    // joiners swapped or left out: else the second pass, as long as the
+    // first, cannot be taken.)
+    if !first_as_typed
+        && let Some(loose) = without_joiners(request.words)
+        && joined_in_some_name(store, request, uses, stop)?
+    {
         let (second, second_as_typed) = fuzzy_with(
             store,
             &FuzzyRequest {
@@ -147,31 +152,89 @@ pub fn fuzzy_until(
     Ok(first)
 }
 
+/// Whether, for each word with a `_` or `-` inside it, some name (below
+/// `request.under`) holds it with all of them `-`, all `_`, or none: read
+/// off the names' trigram lists, as a plain search (`tokio_util`: the
+/// folder `tokio-util-0.7.20`). A word with `"` is taken as held.
+fn joined_in_some_name(
+    store: &Store,
+    request: &FuzzyRequest<'_>,
+    uses: Option<&Uses>,
+    stop: Stop<'_>,
+) -> Result<bool, Stopped> {
+    for word in request.words {
+        if rejoined(word, None).is_none() || word.contains('"') {
+            continue;
+        }
+        let mut held = false;
+        for with in [Some('-'), Some('_'), None] {
+            let form = rejoined(word, with).unwrap_or_default();
+            let Ok(query) = Query::compile(
+                &format!("\"{form}\""),
+                &Default::default(),
+                &ferret_query::Clock::system(),
+            ) else {
+                return Ok(true);
+            };
+            let found = crate::search::search_until(
+                store,
+                &SearchRequest {
+                    query: &query,
+                    under: request.under,
+                    sort: SortKey::Name,
+                    descending: false,
+                    offset: 0,
+                    limit: 1,
+                    group_by: None,
+                },
+                uses,
+                stop,
+            )?;
+            if found.total > 0 {
+                held = true;
+                break;
+            }
+        }
+        if !held {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// The words without the `_` and `-` between two other characters (those
 /// a word starts or ends with are kept: `chrono_` asks for more after
 /// `chrono`), or `None` when no word has one.
 fn without_joiners(words: &[String]) -> Option<Vec<String>> {
+    let any = words.iter().any(|w| rejoined(w, None).is_some());
+    any.then(|| {
+        words
+            .iter()
+            .map(|w| rejoined(w, None).unwrap_or_else(|| w.clone()))
+            .collect()
+    })
+}
+
+/// `word` with each `_` or `-` between two other characters made `with`
+/// (left out for `None`), or `None` when it has none.
+fn rejoined(word: &str, with: Option<char>) -> Option<String> {
+    let bytes = word.as_bytes();
     let mut any = false;
-    let loose = words
-        .iter()
-        .map(|w| {
-            let bytes = w.as_bytes();
-            let mut out = String::with_capacity(w.len());
-            for (i, c) in w.char_indices() {
-                let inner = i > 0
-                    && i + 1 < bytes.len()
-                    && !matches!(bytes[i - 1], b'_' | b'-')
-                    && !matches!(bytes[i + 1], b'_' | b'-');
-                if inner && matches!(c, '_' | '-') {
-                    any = true;
-                } else {
-                    out.push(c);
-                }
-            }
-            out
-        })
-        .collect();
-    any.then_some(loose)
+    let mut out = String::with_capacity(word.len());
+    for (i, c) in word.char_indices() {
+        let inner = matches!(c, '_' | '-')
+            && i > 0
+            && i + 1 < bytes.len()
+            && !matches!(bytes[i - 1], b'_' | b'-')
+            && !matches!(bytes[i + 1], b'_' | b'-');
+        if inner {
+            any = true;
+            out.extend(with);
+        } else {
+            out.push(c);
+        }
+    }
+    any.then_some(out)
 }
 
 /// [`fuzzy_until`]; with `prune`, candidates that cannot reach the page are
@@ -3112,6 +3175,25 @@ mod tests {
         assert_eq!(find(&s, "serde-json")[0], "serde_json-1.0.154");
         assert_eq!(find(&s, "sync_r")[0], "tokio/tests/sync_rwlock.rs");
         assert_eq!(find(&s, "chrono_")[0], "tracing/src/chrono_crate.rs");
+        // The second pass is asked only when some name holds the word
+        // rejoined: never for a scattered guess (it would cost as much as
+        // the first and could not be taken).
+        let held = |q: &str| {
+            let words = vec![q.to_string()];
+            let filter = Query::match_all();
+            let request = FuzzyRequest {
+                words: &words,
+                filter: &filter,
+                under: None,
+                offset: 0,
+                limit: 5,
+            };
+            joined_in_some_name(&s, &request, None, Stop::NEVER).unwrap()
+        };
+        assert!(held("tokio_util") && held("proc_macro2") && held("sync-rwlock"));
+        assert!(!held("rbc_dumbet") && !held("tokio_zzz"));
+        assert_eq!(rejoined("a_b-c_", Some('.')).as_deref(), Some("a.b.c_"));
+        assert_eq!(rejoined("__init__", None), None);
     }
 
     /// Words anywhere in the path and in any order, initials across folders
